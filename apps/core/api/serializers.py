@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from rest_framework import serializers
+
+from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
+from apps.core.models import Course, GradingComponent, Membership, User
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    email = serializers.EmailField(help_text="The email you log in with.")
+    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+
+    def validate(self, attrs: dict) -> dict:
+        user = authenticate(
+            self.context.get("request"), username=attrs["email"], password=attrs["password"]
+        )
+        if user is None:
+            raise serializers.ValidationError(
+                "Email or password is wrong, or the account is inactive.", code="authorization"
+            )
+        attrs["user"] = user
+        return attrs
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    course = serializers.CharField(source="course.code", help_text="Course code.")
+    course_title = serializers.CharField(source="course.title")
+    term = serializers.CharField(source="course.term")
+
+    class Meta:
+        model = Membership
+        fields = ("course", "course_title", "term", "role")
+
+
+class MeSerializer(serializers.ModelSerializer):
+    memberships = serializers.SerializerMethodField()
+
+    class Meta:
+        model = User
+        fields = ("id", "email", "full_name", "sid", "is_demo", "memberships")
+
+    def get_memberships(self, obj: User) -> list[dict]:
+        qs = obj.memberships.filter(is_active=True).select_related("course")
+        return MembershipSerializer(qs, many=True).data  # type: ignore[return-value]
+
+    get_memberships.__annotations__["return"] = MembershipSerializer(many=True)  # for the schema
+
+
+class CourseListSerializer(serializers.ModelSerializer):
+    role = serializers.CharField(
+        read_only=True, allow_null=True, help_text="Your role in this course."
+    )
+
+    class Meta:
+        model = Course
+        fields = ("code", "number", "title", "term", "timezone", "role")
+
+
+class LectureSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Lecture
+        fields = ("number", "title", "starts_at", "ends_at", "is_guest", "part", "notes")
+
+
+class RecessDaySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RecessDay
+        fields = ("date", "note")
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Assignment
+        fields = ("code", "title", "release_at", "due_at", "accepts_slack")
+
+
+class MilestoneSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Milestone
+        fields = ("key", "name", "due_at", "notes")
+
+
+class GradingComponentSerializer(serializers.ModelSerializer):
+    parent = serializers.SlugRelatedField[GradingComponent](
+        slug_field="key", read_only=True, allow_null=True
+    )  # type: ignore[assignment]
+
+    class Meta:
+        model = GradingComponent
+        fields = ("key", "name", "weight", "satisfactory_threshold", "parent")
+
+
+class PolicySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Course
+        fields = (
+            "due_time",
+            "release_time",
+            "group_min_size",
+            "group_max_size",
+            "slack_days_allowance",
+            "slack_days_max_per_assignment",
+            "slack_grace_minutes",
+            "scribe_lectures_per_student",
+            "scribe_min_gap_days",
+            "scribe_notes_due_days",
+            "peer_reviews_per_group",
+            "checkoff_cutoff_hours",
+            "sharing_window_max_hours",
+            "reminder_hours",
+        )
+
+
+class CourseDetailSerializer(CourseListSerializer):
+    """A course with its calendar. Instants are UTC (ISO 8601); show them in `timezone`."""
+
+    location = serializers.CharField()
+    lecture_start = serializers.CharField()
+    lecture_end = serializers.CharField()
+    policy = PolicySerializer(source="*", read_only=True)
+    lectures = LectureSerializer(many=True, read_only=True)
+    recess_days = RecessDaySerializer(many=True, read_only=True)
+    assignments = AssignmentSerializer(many=True, read_only=True)
+    milestones = MilestoneSerializer(many=True, read_only=True)
+    grading_components = GradingComponentSerializer(many=True, read_only=True)
+
+    class Meta(CourseListSerializer.Meta):
+        fields: tuple[str, ...] = (  # type: ignore[assignment]
+            *CourseListSerializer.Meta.fields,
+            "location",
+            "lecture_start",
+            "lecture_end",
+            "policy",
+            "lectures",
+            "recess_days",
+            "assignments",
+            "milestones",
+            "grading_components",
+        )

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.api.serializers import (
+    CourseDetailSerializer,
+    CourseListSerializer,
+    MeSerializer,
+    TokenRequestSerializer,
+    TokenSerializer,
+)
+from apps.core.models import Course, GradingComponent, Membership, User
+from apps.core.selectors import course_list
+
+ERRORS = {
+    401: OpenApiResponse(ErrorSerializer, description="Not logged in."),
+    403: OpenApiResponse(ErrorSerializer, description="Logged in but not allowed."),
+}
+
+
+class LoginThrottle(AnonRateThrottle):
+    rate = "20/min"
+
+
+class TokenView(APIView):
+    """Exchange email + password for an API token; DELETE revokes the caller's token."""
+
+    permission_classes = (AllowAny,)
+    throttle_classes = (LoginThrottle,)
+
+    @extend_schema(
+        request=TokenRequestSerializer,
+        responses={
+            200: TokenSerializer,
+            400: OpenApiResponse(description="Wrong email or password."),
+        },
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = TokenRequestSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+    @extend_schema(request=None, responses={204: None, **ERRORS})
+    def delete(self, request: Request) -> Response:
+        if not request.user.is_authenticated:
+            return Response(
+                {"detail": "Not logged in.", "code": "not_authenticated"},
+                status=status.HTTP_401_UNAUTHORIZED,
+            )
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(generics.RetrieveAPIView):
+    """Your own profile with your role in each course."""
+
+    serializer_class = MeSerializer
+
+    @extend_schema(responses={200: MeSerializer, **ERRORS})
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_object(self) -> User:
+        return self.request.user  # type: ignore[return-value]
+
+
+def _with_role(qs: QuerySet[Course], user: User) -> QuerySet[Course]:
+    role = Membership.objects.filter(course=OuterRef("pk"), user=user, is_active=True).values(
+        "role"
+    )
+    return qs.annotate(role=Subquery(role[:1]))
+
+
+class CourseListView(generics.ListAPIView):
+    """Courses you belong to, with your role in each."""
+
+    serializer_class = CourseListSerializer
+    filterset_fields = ("term",)
+
+    def get_queryset(self) -> QuerySet[Course]:
+        user: User = self.request.user  # type: ignore[assignment]
+        return _with_role(course_list(user=user), user)
+
+    @extend_schema(responses={200: CourseListSerializer(many=True), **ERRORS})
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class CourseDetailView(generics.RetrieveAPIView):
+    """One of your courses with its policy, lectures, recess days, assignments, milestones
+    and grading components. 404 for a course you do not belong to."""
+
+    serializer_class = CourseDetailSerializer
+    lookup_field = "code"
+
+    def get_queryset(self) -> QuerySet[Course]:
+        user: User = self.request.user  # type: ignore[assignment]
+        return _with_role(course_list(user=user), user).prefetch_related(
+            "lectures",
+            "recess_days",
+            "assignments",
+            "milestones",
+            Prefetch(
+                "grading_components",
+                queryset=GradingComponent.objects.select_related("parent"),
+            ),
+        )
+
+    @extend_schema(
+        responses={
+            200: CourseDetailSerializer,
+            **ERRORS,
+            404: OpenApiResponse(ErrorSerializer, description="No such course, or not yours."),
+        }
+    )
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)

@@ -1,0 +1,23 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    name = "apps.core"
+    label = "core"
+    verbose_name = "Core: people, courses, roles, audit"
+
+    def ready(self) -> None:
+        from apps.core import panels
+        from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
+
+        register_nav(NavItem("Dashboard", "core:dashboard", order=0))
+        register_panel(
+            Panel(
+                key="people",
+                title="People",
+                template="core/panels/people.html",
+                context=panels.people_context,
+                roles=STAFF,
+                order=5,
+            )
+        )

@@ -1,0 +1,224 @@
+"""Write a validated course file into the database: one transaction, upserts by natural key.
+
+Re-running with the same file changes nothing; a changed file updates in place (a moved
+deadline moves, never duplicates). Records that are in the database but no longer in the file
+are reported, not deleted: later apps point at lectures and assignments, and their history
+matters more than a tidy table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models, transaction
+
+from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
+from apps.compute.models import Node, StaticIP
+from apps.core.coursefile import CourseFile
+from apps.core.models import Course, GradingComponent, User
+from apps.core.services import audit_record
+
+
+@dataclass
+class LoadReport:
+    course: Course
+    counts: dict[str, Counter[str]] = field(default_factory=dict)
+    not_in_file: dict[str, list[str]] = field(default_factory=dict)
+
+    def tally(self, kind: str, outcome: str) -> None:
+        self.counts.setdefault(kind, Counter())[outcome] += 1
+
+    def lines(self) -> list[str]:
+        out = []
+        for kind, c in self.counts.items():
+            total = sum(c.values())
+            out.append(
+                f"{kind:<18} {total:>3}  (created {c['created']}, updated {c['updated']}, "
+                f"unchanged {c['unchanged']})"
+            )
+        out += [
+            f"{kind}: in the database but not in the file (kept): {', '.join(names)}"
+            for kind, names in self.not_in_file.items()
+            if names
+        ]
+        return out
+
+    @property
+    def changed(self) -> bool:
+        return any(c["created"] or c["updated"] for c in self.counts.values())
+
+
+def _upsert(
+    model: type[models.Model], lookup: dict[str, Any], values: dict[str, Any]
+) -> tuple[Any, str]:
+    obj = model._default_manager.select_for_update().filter(**lookup).first()
+    if obj is None:
+        return model._default_manager.create(**lookup, **values), "created"
+    changed = [k for k, v in values.items() if getattr(obj, k) != v]
+    if not changed:
+        return obj, "unchanged"
+    for k in changed:
+        setattr(obj, k, values[k])
+    obj.save(update_fields=changed)
+    return obj, "updated"
+
+
+def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
+    """Create or update the course and everything the file lists, all or nothing.
+
+    Locks the course row (and each row it updates) so two loads of the same course serialise.
+    Writes one audit event `course.loaded` with the counts when anything changed.
+    """
+    with transaction.atomic():
+        m, p = cf.course, cf.policy
+        course, outcome = _upsert(
+            Course,
+            {"code": m.code},
+            {
+                "number": m.number,
+                "title": m.title,
+                "term": m.term,
+                "timezone": m.timezone,
+                "location": m.location,
+                "lecture_start": m.lecture_time.start,
+                "lecture_end": m.lecture_time.end,
+                "due_time": p.due_time,
+                "release_time": p.release_time,
+                "group_min_size": p.group_size.min,
+                "group_max_size": p.group_size.max,
+                "slack_days_allowance": p.slack_days.allowance,
+                "slack_days_max_per_assignment": p.slack_days.max_per_assignment,
+                "slack_grace_minutes": p.slack_days.grace_minutes,
+                "scribe_lectures_per_student": p.scribing.lectures_per_student,
+                "scribe_min_gap_days": p.scribing.min_gap_days,
+                "scribe_notes_due_days": p.scribing.notes_due_days,
+                "peer_reviews_per_group": p.peer_review.reviews_per_group,
+                "checkoff_cutoff_hours": p.checkoffs.cutoff_hours,
+                "sharing_window_max_hours": p.sharing_windows.max_hours,
+                "reminder_hours": list(p.reminders.hours_before),
+            },
+        )
+        report = LoadReport(course=course)
+        report.tally("course", outcome)
+
+        for lec in cf.lectures:
+            starts, ends = cf.lecture_span(lec.date)
+            _, o = _upsert(
+                Lecture,
+                {"course": course, "number": lec.number},
+                {
+                    "title": lec.title,
+                    "starts_at": starts,
+                    "ends_at": ends,
+                    "is_guest": lec.guest,
+                    "part": lec.part,
+                    "notes": lec.notes,
+                },
+            )
+            report.tally("lectures", o)
+        for r in cf.recess:
+            _, o = _upsert(RecessDay, {"course": course, "date": r.date}, {"note": r.note})
+            report.tally("recess days", o)
+        for a in cf.assignments:
+            _, o = _upsert(
+                Assignment,
+                {"course": course, "code": a.code},
+                {
+                    "title": a.title,
+                    "release_at": cf.instant(a.release, release=True),
+                    "due_at": cf.instant(a.due),
+                    "accepts_slack": a.accepts_slack,
+                },
+            )
+            report.tally("assignments", o)
+        for ms in cf.milestones:
+            _, o = _upsert(
+                Milestone,
+                {"course": course, "key": ms.key},
+                {"name": ms.name, "due_at": cf.instant(ms.due), "notes": ms.notes},
+            )
+            report.tally("milestones", o)
+
+        position = 0
+        for g in cf.grading:
+            position += 1
+            parent, o = _upsert(
+                GradingComponent,
+                {"course": course, "key": g.key},
+                {
+                    "name": g.name,
+                    "weight": g.weight,
+                    "satisfactory_threshold": g.satisfactory_threshold,
+                    "parent": None,
+                    "position": position,
+                },
+            )
+            report.tally("grading components", o)
+            for part in g.parts:
+                position += 1
+                _, o = _upsert(
+                    GradingComponent,
+                    {"course": course, "key": part.key},
+                    {
+                        "name": part.name,
+                        "weight": part.weight,
+                        "satisfactory_threshold": part.satisfactory_threshold,
+                        "parent": parent,
+                        "position": position,
+                    },
+                )
+                report.tally("grading components", o)
+
+        if cf.compute is not None:
+            d = cf.compute.node_defaults
+            for n in cf.compute.nodes:
+                _, o = _upsert(
+                    Node,
+                    {"course": course, "name": n.name},
+                    {
+                        "gcp_project": cf.compute.gcp_project,
+                        "zone": n.zone,
+                        "internal_ip": n.internal_ip,
+                        "machine_type": n.machine_type or d.machine_type,
+                        "gpu_model": n.gpu_model or d.gpu_model,
+                        "gpu_count": n.gpu_count or d.gpu_count,
+                    },
+                )
+                report.tally("nodes", o)
+            for s in cf.compute.static_ips:
+                _, o = _upsert(
+                    StaticIP,
+                    {"course": course, "address": s.address},
+                    {"resource_name": s.resource_name, "region": s.region},
+                )
+                report.tally("static IPs", o)
+
+        report.not_in_file = {
+            "lectures": [
+                f"L{n}"
+                for n in Lecture.objects.filter(course=course)
+                .exclude(number__in=[lec.number for lec in cf.lectures])
+                .values_list("number", flat=True)
+            ],
+            "assignments": list(
+                Assignment.objects.filter(course=course)
+                .exclude(code__in=[a.code for a in cf.assignments])
+                .values_list("code", flat=True)
+            ),
+            "milestones": list(
+                Milestone.objects.filter(course=course)
+                .exclude(key__in=[ms.key for ms in cf.milestones])
+                .values_list("key", flat=True)
+            ),
+        }
+        if report.changed:
+            audit_record(
+                actor=actor,
+                action="course.loaded",
+                course=course,
+                obj=course,
+                after={k: dict(c) for k, c in report.counts.items()},
+            )
+    return report

@@ -1,0 +1,392 @@
+"""The course file: parse YAML, validate every key, and report each problem with its key path.
+
+Pure: no database. `parse_course_file(text)` returns a `CourseFile` or raises
+`CourseFileError` listing every problem found (`assignments[2].due: not a date`), so a staff
+member fixes the whole file in one pass. Dates are course-local; `instant()` turns them into
+aware UTC datetimes with the course's due/release wall-clock times.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import zoneinfo
+from collections import Counter
+from decimal import Decimal
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+
+class CourseFileError(Exception):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def _when(value: Any) -> dt.date | dt.datetime:
+    """A date, or a datetime (naive = course-local). YAML already parses ISO dates."""
+    if isinstance(value, dt.datetime | dt.date):
+        return value
+    if isinstance(value, str):
+        for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
+            try:
+                return parse(value.strip())
+            except ValueError:
+                continue
+    raise ValueError("not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)")
+
+
+def _date(value: Any) -> dt.date:
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise ValueError("not a date (use YYYY-MM-DD)")
+
+
+def _hhmm(value: Any) -> str:
+    # YAML 1.1 reads an unquoted 09:30 as the base-60 integer 570; accept it and say nothing.
+    if isinstance(value, int) and 0 <= value < 24 * 60:
+        return f"{value // 60:02d}:{value % 60:02d}"
+    if isinstance(value, str):
+        try:
+            return dt.time.fromisoformat(value.strip()).strftime("%H:%M")
+        except ValueError:
+            pass
+    raise ValueError("not a time of day (use HH:MM, 24-hour)")
+
+
+def _ipv4(value: Any) -> str:
+    try:
+        return str(ipaddress.IPv4Address(str(value)))
+    except ValueError:
+        raise ValueError("not an IPv4 address") from None
+
+
+def _tz(value: Any) -> str:
+    if isinstance(value, str) and value in zoneinfo.available_timezones():
+        return value
+    raise ValueError("not an IANA time zone (e.g. America/Los_Angeles)")
+
+
+When = Annotated[dt.date | dt.datetime, BeforeValidator(_when)]
+Date = Annotated[dt.date, BeforeValidator(_date)]
+HHMM = Annotated[str, BeforeValidator(_hhmm)]
+IPv4 = Annotated[str, BeforeValidator(_ipv4)]
+TZ = Annotated[str, BeforeValidator(_tz)]
+Slug = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=60)]
+Text = Annotated[str, Field(min_length=1, max_length=200)]
+Count = Annotated[int, Field(ge=0, le=1000)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LectureTime(Strict):
+    start: HHMM
+    end: HHMM
+
+
+class CourseMeta(Strict):
+    code: Slug
+    number: str = ""
+    title: Text
+    term: Text
+    timezone: TZ
+    location: str = ""
+    lecture_time: LectureTime = LectureTime(start="09:30", end="11:00")
+
+
+class GroupSize(Strict):
+    min: Annotated[int, Field(ge=1, le=50)] = 4
+    max: Annotated[int, Field(ge=1, le=50)] = 6
+
+
+class SlackPolicy(Strict):
+    allowance: Count = 3
+    max_per_assignment: Count = 1
+    grace_minutes: Count = 0
+
+
+class ScribePolicy(Strict):
+    lectures_per_student: Count = 2
+    min_gap_days: Count = 7
+    notes_due_days: Count = 7
+
+
+class PeerReviewPolicy(Strict):
+    reviews_per_group: Count = 1
+
+
+class CheckoffPolicy(Strict):
+    cutoff_hours: Count = 2
+
+
+class SharingPolicy(Strict):
+    max_hours: Annotated[int, Field(ge=1, le=24 * 14)] = 48
+
+
+class ReminderPolicy(Strict):
+    hours_before: list[Annotated[int, Field(ge=1, le=24 * 30)]] = [48, 6]
+
+
+class Policy(Strict):
+    due_time: HHMM = "23:59"
+    release_time: HHMM = "00:00"
+    group_size: GroupSize = GroupSize()
+    slack_days: SlackPolicy = SlackPolicy()
+    scribing: ScribePolicy = ScribePolicy()
+    peer_review: PeerReviewPolicy = PeerReviewPolicy()
+    checkoffs: CheckoffPolicy = CheckoffPolicy()
+    sharing_windows: SharingPolicy = SharingPolicy()
+    reminders: ReminderPolicy = ReminderPolicy()
+
+
+class LectureEntry(Strict):
+    number: Annotated[int, Field(ge=1, le=500)]
+    date: Date
+    title: Text
+    guest: bool = False
+    part: str = ""
+    notes: str = ""
+
+
+class RecessEntry(Strict):
+    date: Date
+    note: str = "No class"
+
+
+class AssignmentEntry(Strict):
+    code: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=16)]
+    title: Text
+    release: When
+    due: When
+    accepts_slack: bool = True
+
+
+class MilestoneEntry(Strict):
+    key: Slug
+    name: Text
+    due: When
+    notes: str = ""
+
+
+class GradingPart(Strict):
+    key: Slug
+    name: Text
+    weight: Annotated[Decimal, Field(ge=0, le=100)]
+    satisfactory_threshold: Annotated[Decimal, Field(ge=0, le=100)] = Decimal(60)
+
+
+class GradingEntry(GradingPart):
+    parts: list[GradingPart] = []
+
+
+class NodeDefaults(Strict):
+    machine_type: str = "a3-highgpu-8g"
+    gpu_model: str = "H100 80GB"
+    gpu_count: Annotated[int, Field(ge=1, le=16)] = 8
+
+
+class NodeEntry(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+    zone: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+-[a-z]$")]
+    internal_ip: IPv4
+    machine_type: str | None = None
+    gpu_model: str | None = None
+    gpu_count: Annotated[int, Field(ge=1, le=16)] | None = None
+
+    @property
+    def region(self) -> str:
+        return self.zone.rsplit("-", 1)[0]
+
+
+class StaticIPEntry(Strict):
+    address: IPv4
+    resource_name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")]
+
+
+class Compute(Strict):
+    gcp_project: Annotated[str, Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")]
+    node_defaults: NodeDefaults = NodeDefaults()
+    nodes: list[NodeEntry] = []
+    static_ips: list[StaticIPEntry] = []
+
+
+class CourseFile(Strict):
+    course: CourseMeta
+    policy: Policy = Policy()
+    lectures: list[LectureEntry] = []
+    recess: list[RecessEntry] = []
+    assignments: list[AssignmentEntry] = []
+    milestones: list[MilestoneEntry] = []
+    grading: list[GradingEntry] = []
+    compute: Compute | None = None
+
+    def instant(self, value: dt.date | dt.datetime, *, release: bool = False) -> dt.datetime:
+        """Course-local date/datetime → aware datetime (UTC). A bare date takes the policy's
+        due time, or its release time when `release`."""
+        tz = zoneinfo.ZoneInfo(self.course.timezone)
+        if isinstance(value, dt.datetime):
+            local = value if value.tzinfo else value.replace(tzinfo=tz)
+        else:
+            hhmm = self.policy.release_time if release else self.policy.due_time
+            local = dt.datetime.combine(value, dt.time.fromisoformat(hhmm), tzinfo=tz)
+        return local.astimezone(dt.UTC)
+
+    def lecture_span(self, day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+        tz = zoneinfo.ZoneInfo(self.course.timezone)
+        start = dt.datetime.combine(
+            day, dt.time.fromisoformat(self.course.lecture_time.start), tzinfo=tz
+        )
+        end = dt.datetime.combine(
+            day, dt.time.fromisoformat(self.course.lecture_time.end), tzinfo=tz
+        )
+        return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+
+
+_MESSAGES = {
+    "missing": "required",
+    "extra_forbidden": "unknown key",
+    "int_parsing": "not a whole number",
+    "int_type": "not a whole number",
+    "int_from_float": "not a whole number",
+    "bool_parsing": "not true/false",
+    "bool_type": "not true/false",
+    "decimal_parsing": "not a number",
+    "decimal_type": "not a number",
+    "list_type": "must be a list",
+    "model_type": "must be a mapping of keys",
+    "model_attributes_type": "must be a mapping of keys",
+    "string_type": "not text",
+    "string_too_short": "must not be empty",
+}
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"
+
+
+def _message(err: Any) -> str:
+    kind = err["type"]
+    if kind == "value_error":
+        return str(err["msg"]).removeprefix("Value error, ")
+    if kind == "string_pattern_mismatch":
+        return f"{err['input']!r} does not match the allowed form {err['ctx']['pattern']}"
+    return _MESSAGES.get(kind, str(err["msg"]).lower())
+
+
+def _duplicates(values: list[Any]) -> set[Any]:
+    return {v for v, n in Counter(values).items() if n > 1}
+
+
+def _cross_checks(cf: CourseFile) -> list[str]:
+    problems: list[str] = []
+    lt = cf.course.lecture_time
+    if lt.start >= lt.end:
+        problems.append("course.lecture_time: end must be after start")
+    gs = cf.policy.group_size
+    if gs.min > gs.max:
+        problems.append("policy.group_size: min must not exceed max")
+    slack = cf.policy.slack_days
+    if slack.max_per_assignment > slack.allowance:
+        problems.append("policy.slack_days.max_per_assignment: exceeds the allowance")
+
+    dup = _duplicates([lec.number for lec in cf.lectures])
+    recess = {r.date for r in cf.recess}
+    for i, lec in enumerate(cf.lectures):
+        if lec.number in dup:
+            problems.append(f"lectures[{i}].number: {lec.number} is used by more than one lecture")
+        if lec.date in recess:
+            problems.append(f"lectures[{i}].date: {lec.date} is a recess day")
+    dup_recess = _duplicates([r.date for r in cf.recess])
+    problems += [
+        f"recess[{i}].date: listed more than once"
+        for i, r in enumerate(cf.recess)
+        if r.date in dup_recess
+    ]
+
+    dup = _duplicates([a.code for a in cf.assignments])
+    for i, a in enumerate(cf.assignments):
+        if a.code in dup:
+            problems.append(f"assignments[{i}].code: {a.code} is used by more than one assignment")
+        if cf.instant(a.due) <= cf.instant(a.release, release=True):
+            problems.append(f"assignments[{i}].due: must be after its release ({a.release})")
+
+    dup = _duplicates([m.key for m in cf.milestones])
+    problems += [
+        f"milestones[{i}].key: {m.key} is used by more than one milestone"
+        for i, m in enumerate(cf.milestones)
+        if m.key in dup
+    ]
+
+    keys = [g.key for g in cf.grading] + [p.key for g in cf.grading for p in g.parts]
+    dup = _duplicates(keys)
+    for i, g in enumerate(cf.grading):
+        if g.key in dup:
+            problems.append(f"grading[{i}].key: {g.key} is used more than once")
+        for j, p in enumerate(g.parts):
+            if p.key in dup:
+                problems.append(f"grading[{i}].parts[{j}].key: {p.key} is used more than once")
+        if g.parts and sum(p.weight for p in g.parts) != g.weight:
+            total = sum(p.weight for p in g.parts)
+            problems.append(f"grading[{i}].parts: weights add up to {total}, not {g.weight}")
+    if cf.grading and (total := sum(g.weight for g in cf.grading)) != 100:
+        problems.append(f"grading: weights add up to {total}, not 100")
+
+    if cf.compute is not None:
+        nodes, ips = cf.compute.nodes, cf.compute.static_ips
+        dup_names = _duplicates([n.name for n in nodes])
+        dup_ips = _duplicates([n.internal_ip for n in nodes])
+        for i, n in enumerate(nodes):
+            if n.name in dup_names:
+                problems.append(f"compute.nodes[{i}].name: {n.name} is used by more than one node")
+            if n.internal_ip in dup_ips:
+                problems.append(f"compute.nodes[{i}].internal_ip: {n.internal_ip} is used twice")
+        regions = {n.region for n in nodes}
+        dup_addr = _duplicates([s.address for s in ips])
+        dup_res = _duplicates([s.resource_name for s in ips])
+        for i, s in enumerate(ips):
+            if s.address in dup_addr:
+                problems.append(f"compute.static_ips[{i}].address: {s.address} is listed twice")
+            if s.resource_name in dup_res:
+                problems.append(f"compute.static_ips[{i}].resource_name: listed twice")
+            if nodes and s.region not in regions:
+                problems.append(
+                    f"compute.static_ips[{i}].region: {s.region} has no node "
+                    f"(nodes are in {', '.join(sorted(regions))})"
+                )
+    return problems
+
+
+def parse_course_file(text: str) -> CourseFile:
+    """Parse and validate the whole file. Raises CourseFileError with every problem found."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CourseFileError([f"(file): {where}not valid YAML ({problem})"]) from None
+    if not isinstance(raw, dict):
+        raise CourseFileError(["(file): must be a mapping with at least a 'course' key"])
+    try:
+        cf = CourseFile.model_validate(raw)
+    except ValidationError as exc:
+        raise CourseFileError(
+            [f"{_path(tuple(e['loc']))}: {_message(e)}" for e in exc.errors()]
+        ) from None
+    problems = _cross_checks(cf)
+    if problems:
+        raise CourseFileError(problems)
+    return cf

@@ -1,0 +1,133 @@
+"""Demo people for a first look: 1 instructor, 2 TAs, 40 students in 8 groups of 5.
+
+Only `manage.py load_demo` calls this (never a migration). Every account is marked `is_demo`
+and shares one documented password. Idempotent: re-running finds the same people and groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import Permission
+from django.db import transaction
+
+from apps.core.models import Course, Membership, Role, User
+from apps.core.services import audit_record
+from apps.groups.models import Group, GroupMembership
+
+DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
+DEMO_DOMAIN = "example.edu"
+COURSE_APPS = ("coursecalendar", "groups", "compute")
+
+STUDENT_NAMES = [
+    "Ada Okafor",
+    "Bruno Silva",
+    "Chen Wei",
+    "Dana Levi",
+    "Elif Kaya",
+    "Farah Haddad",
+    "Gabriel Costa",
+    "Hana Sato",
+    "Ivan Petrov",
+    "Jasmine Patel",
+    "Kofi Mensah",
+    "Lena Fischer",
+    "Mateo Rossi",
+    "Nadia Rahman",
+    "Omar Aziz",
+    "Priya Nair",
+    "Quinn Murphy",
+    "Rosa Martinez",
+    "Sven Larsen",
+    "Tara Singh",
+    "Umar Farouk",
+    "Vera Novak",
+    "Wen Zhao",
+    "Ximena Torres",
+    "Yusuf Demir",
+    "Zara Ahmed",
+    "Aiden Brooks",
+    "Bea Lindqvist",
+    "Caleb Nguyen",
+    "Diya Sharma",
+    "Emeka Obi",
+    "Freya Hansen",
+    "Goran Ilic",
+    "Hiro Tanaka",
+    "Isla Campbell",
+    "Jonah Weiss",
+    "Kira Ivanova",
+    "Luca Bianchi",
+    "Maya Cohen",
+    "Nikhil Rao",
+]
+GROUP_NAMES = [
+    "Tensor Cores",
+    "Warp Drive",
+    "Flash Attention",
+    "Ring Reduce",
+    "Pipeline Bubble",
+    "KV Cache",
+    "Mixed Precision",
+    "Roofline",
+]
+
+
+@dataclass(frozen=True)
+class DemoLogin:
+    role: str
+    email: str
+    name: str
+
+
+def _person(email: str, name: str, sid: str = "") -> User:
+    user = User.objects.filter(email=email).first()
+    if user is None:
+        user = User.objects.create_user(
+            email=email, password=DEMO_PASSWORD, full_name=name, sid=sid, is_demo=True
+        )
+    return user
+
+
+def demo_load(*, course: Course) -> list[DemoLogin]:
+    """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
+    logins: list[DemoLogin] = []
+    with transaction.atomic():
+        people = [("instructor", "Instructor Demo", Role.INSTRUCTOR, "")]
+        people += [(f"ta{i}", f"TA Demo {i}", Role.TA, "") for i in (1, 2)]
+        people += [
+            (f"student{i:02d}", name, Role.STUDENT, f"3036{i:05d}")
+            for i, name in enumerate(STUDENT_NAMES, start=1)
+        ]
+        students: list[User] = []
+        for local, name, role, sid in people:
+            user = _person(f"{local}@{DEMO_DOMAIN}", name, sid)
+            Membership.objects.update_or_create(
+                user=user, course=course, defaults={"role": role, "is_active": True}
+            )
+            logins.append(DemoLogin(role=role.label, email=user.email, name=user.full_name))
+            if role == Role.STUDENT:
+                students.append(user)
+            elif role == Role.INSTRUCTOR and not user.is_staff:
+                # The admin is where staff edit lectures and deadlines until pages exist.
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
+                user.user_permissions.set(
+                    Permission.objects.filter(content_type__app_label__in=COURSE_APPS)
+                )
+
+        for g, group_name in enumerate(GROUP_NAMES):
+            group, _ = Group.objects.get_or_create(course=course, name=group_name)
+            for user in students[g * 5 : g * 5 + 5]:
+                if not GroupMembership.objects.filter(
+                    course=course, user=user, left_at__isnull=True
+                ).exists():
+                    GroupMembership.objects.create(group=group, course=course, user=user)
+        audit_record(
+            actor=None,
+            action="demo.loaded",
+            course=course,
+            obj=course,
+            after={"people": len(people), "groups": len(GROUP_NAMES)},
+        )
+    return logins

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.core.demo import DEMO_PASSWORD, demo_load
+from apps.core.models import Course
+
+
+class Command(BaseCommand):
+    help = (
+        "Add demo people to a loaded course: 1 instructor, 2 TAs, 40 students in 8 groups of 5. "
+        "Every demo account is marked as demo and uses the password printed at the end."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("course", help="Course code, e.g. ee290-sp26")
+        parser.add_argument(
+            "--allow-production",
+            action="store_true",
+            help="Load demo accounts even though DEBUG is off (they share a known password).",
+        )
+
+    def handle(self, *args: Any, course: str, allow_production: bool, **options: Any) -> None:
+        if not settings.DEBUG and not allow_production:
+            raise CommandError(
+                "DEBUG is off: demo accounts share a published password. "
+                "Pass --allow-production if you really want them here."
+            )
+        obj = Course.objects.filter(code=course).first()
+        if obj is None:
+            raise CommandError(f"No course {course!r}; run load_course with its file first.")
+        logins = demo_load(course=obj)
+        by_role: dict[str, list[str]] = {}
+        for login in logins:
+            by_role.setdefault(login.role, []).append(login.email)
+        self.stdout.write("")
+        self.stdout.write(self.style.WARNING("Demo logins (DEMO accounts, not real people):"))
+        for role, emails in by_role.items():
+            shown = emails if len(emails) <= 3 else [emails[0], "…", emails[-1]]
+            self.stdout.write(f"  {role:<10} {'  '.join(shown)}  ({len(emails)})")
+        self.stdout.write(f"  password   {DEMO_PASSWORD}   (the same for every demo account)")
+        self.stdout.write("  admin      /admin/ as instructor@example.edu (course data only)")
+        self.stdout.write("")

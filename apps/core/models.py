@@ -1,0 +1,302 @@
+"""People, courses, roles in a course, and the append-only audit trail."""
+
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any, ClassVar
+
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def _create_user(self, email: str, password: str | None, **extra: Any) -> User:
+        if not email:
+            raise ValueError("Every user needs an email address.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra.setdefault("is_staff", False)
+        extra.setdefault("is_superuser", False)
+        return self._create_user(email, password, **extra)
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self._create_user(email, password, **extra)
+
+    def get_by_natural_key(self, username: str | None) -> User:
+        # Emails are stored lower-case; log-in is case-insensitive.
+        return self.get(email__iexact=username)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person. Logs in with their email (case-insensitive, unique).
+
+    `is_staff` means access to the Django admin only; course roles (instructor, TA, student)
+    live in `Membership`. Users are never deleted, only deactivated, so history stays.
+    """
+
+    email = models.EmailField(
+        "email address", unique=True, help_text="Used to log in; stored in lower case."
+    )
+    full_name = models.CharField(max_length=200, blank=True, help_text="As shown to staff.")
+    sid = models.CharField(
+        "student ID",
+        max_length=32,
+        blank=True,
+        help_text="University student ID (SID), used to match roster and Gradescope exports.",
+    )
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False, help_text="May log in to the Django admin.")
+    is_demo = models.BooleanField(
+        default=False, help_text="Created by the demo loader; never a real person."
+    )
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects: ClassVar[UserManager] = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: ClassVar[list[str]] = ["full_name"]
+
+    class Meta:
+        ordering = ("full_name", "email")
+        constraints = [
+            models.UniqueConstraint(Lower("email"), name="user_email_ci_unique"),
+            models.UniqueConstraint(
+                fields=["sid"], condition=~models.Q(sid=""), name="user_sid_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.full_name or self.email
+
+    def clean(self) -> None:
+        super().clean()
+        self.email = self.__class__.objects.normalize_email(self.email).lower()
+
+    def get_full_name(self) -> str:
+        return self.full_name or self.email
+
+    def get_short_name(self) -> str:
+        return self.full_name.split(" ")[0] if self.full_name else self.email
+
+
+def validate_timezone(value: str) -> None:
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(f"{value!r} is not an IANA time zone (e.g. America/Los_Angeles).")
+
+
+hhmm = RegexValidator(r"^([01]\d|2[0-3]):[0-5]\d$", "Use 24-hour HH:MM, e.g. 23:59.")
+
+
+class Course(models.Model):
+    """A course offering and its policy values.
+
+    Policy values are the course's numbers for the rules in `domain-rules.md` (group size, slack
+    days, scribing, reviews, cut-offs). They come from the course file and staff may edit them in
+    the admin; no rule hard-codes them.
+    """
+
+    code = models.SlugField(
+        max_length=40, unique=True, help_text="Short stable identifier, e.g. ee290-sp26."
+    )
+    number = models.CharField(
+        max_length=40, blank=True, help_text="Catalog number(s), e.g. EE 290 / 194."
+    )
+    title = models.CharField(max_length=200)
+    term = models.CharField(max_length=40, help_text="e.g. Spring 2026.")
+    timezone = models.CharField(
+        max_length=64,
+        default="America/Los_Angeles",
+        validators=[validate_timezone],
+        help_text="Every deadline is shown in this zone.",
+    )
+    location = models.CharField(max_length=200, blank=True, help_text="Where lectures meet.")
+    lecture_start = models.CharField(max_length=5, default="09:30", validators=[hhmm])
+    lecture_end = models.CharField(max_length=5, default="11:00", validators=[hhmm])
+
+    # --- policy (see domain-rules.md); defaults are the EE 290 values
+    due_time = models.CharField(
+        max_length=5,
+        default="23:59",
+        validators=[hhmm],
+        help_text="Wall-clock time (course zone) of a deadline given as a date.",
+    )
+    release_time = models.CharField(
+        max_length=5,
+        default="00:00",
+        validators=[hhmm],
+        help_text="Wall-clock time (course zone) of a release given as a date.",
+    )
+    group_min_size = models.PositiveSmallIntegerField(default=4, validators=[MinValueValidator(1)])
+    group_max_size = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1)])
+    slack_days_allowance = models.PositiveSmallIntegerField(
+        default=3, help_text="Slack days per student per course."
+    )
+    slack_days_max_per_assignment = models.PositiveSmallIntegerField(default=1)
+    slack_grace_minutes = models.PositiveSmallIntegerField(
+        default=0, help_text="Minutes after a deadline before a submission counts as late."
+    )
+    scribe_lectures_per_student = models.PositiveSmallIntegerField(default=2)
+    scribe_min_gap_days = models.PositiveSmallIntegerField(
+        default=7, help_text="A student's scribe lectures are at least this many days apart."
+    )
+    scribe_notes_due_days = models.PositiveSmallIntegerField(
+        default=7, help_text="Scribe notes are due this many days after the lecture."
+    )
+    peer_reviews_per_group = models.PositiveSmallIntegerField(default=1)
+    checkoff_cutoff_hours = models.PositiveSmallIntegerField(
+        default=2,
+        help_text="Bookings can be made, moved or cancelled until this many hours before.",
+    )
+    sharing_window_max_hours = models.PositiveSmallIntegerField(
+        default=48, validators=[MinValueValidator(1), MaxValueValidator(24 * 14)]
+    )
+    reminder_hours = models.JSONField(
+        default=list, blank=True, help_text="Hours before each deadline that reminders go out."
+    )
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("-term", "code")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(group_min_size__lte=models.F("group_max_size")),
+                name="course_group_min_le_max",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} — {self.title}"
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.timezone)
+
+
+class Role(models.TextChoices):
+    INSTRUCTOR = "instructor", "Instructor"
+    TA = "ta", "TA"
+    STUDENT = "student", "Student"
+
+
+STAFF_ROLES = frozenset({Role.INSTRUCTOR, Role.TA})
+
+
+class Membership(models.Model):
+    """A person's one role in one course. Dropped students are made inactive, never deleted."""
+
+    user = models.ForeignKey(User, on_delete=models.PROTECT, related_name="memberships")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    is_active = models.BooleanField(default=True, help_text="Inactive = dropped; history stays.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("course", "role", "user__full_name")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "course"], name="membership_one_role_per_course"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=[r.value for r in Role]), name="membership_role_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["course", "role", "is_active"])]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.get_role_display()} in {self.course.code}"
+
+    @property
+    def is_staff_role(self) -> bool:
+        return self.role in STAFF_ROLES
+
+
+class AuditEvent(models.Model):
+    """One thing that happened: who did what to which object, with before/after JSON.
+
+    Written only through `apps.core.services.audit_record`, inside the service's transaction.
+    Append-only: `save()` refuses updates and, on PostgreSQL, a trigger refuses UPDATE and
+    DELETE of any row (migration 0002).
+    """
+
+    actor = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    course = models.ForeignKey(
+        Course, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events"
+    )
+    action = models.CharField(max_length=80, help_text="dotted verb, e.g. group.member_moved")
+    object_type = models.CharField(max_length=80, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    object_repr = models.CharField(max_length=200, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = [
+            models.Index(fields=["course", "-created_at"]),
+            models.Index(fields=["object_type", "object_id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.object_repr}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise ValidationError("Audit events are append-only.")
+        super().save(*args, **kwargs)
+
+
+class GradingComponent(models.Model):
+    """A weighted part of the course grade (e.g. Assignments 35 = core 25 + enhancements 10).
+
+    A component must be satisfactory (`satisfactory_threshold`, percent) or the course grade is
+    F, whatever the total.
+    """
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="grading_components")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="parts"
+    )
+    key = models.SlugField(max_length=40, help_text="Stable identifier within the course.")
+    name = models.CharField(max_length=100)
+    weight = models.DecimalField(
+        max_digits=5, decimal_places=2, help_text="Percent of the course grade."
+    )
+    satisfactory_threshold = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=60,
+        help_text="Minimum percent on this component for the course not to be an F.",
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ("course", "position")
+        constraints = [
+            models.UniqueConstraint(fields=["course", "key"], name="grading_component_key_unique"),
+            models.CheckConstraint(
+                condition=models.Q(weight__gte=0, weight__lte=100), name="grading_weight_0_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.weight}%)"

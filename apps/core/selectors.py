@@ -1,0 +1,32 @@
+"""Reads scoped to what the user may see."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from apps.core.models import Course, Membership, User
+
+
+def course_list(*, user: User) -> QuerySet[Course]:
+    """Courses the user belongs to (active membership); every course for a superuser."""
+    qs = Course.objects.all()
+    if not user.is_superuser:
+        qs = qs.filter(memberships__user=user, memberships__is_active=True)
+    return qs.order_by("-term", "code").distinct()
+
+
+def course_get(*, user: User, code: str) -> Course:
+    """The course with this code, if the user may see it; 404 otherwise (no existence leak)."""
+    course = course_list(user=user).filter(code=code).first()
+    if course is None:
+        raise Http404("No such course, or you are not a member of it.")
+    return course
+
+
+def membership_list(*, user: User) -> QuerySet[Membership]:
+    return (
+        Membership.objects.filter(user=user, is_active=True)
+        .select_related("course")
+        .order_by("-course__term", "course__code")
+    )

@@ -1,0 +1,22 @@
+"""Instants are stored in UTC and shown in the course's zone, always with its abbreviation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+
+
+def to_course_tz(value: dt.datetime, tz_name: str) -> dt.datetime:
+    return value.astimezone(zoneinfo.ZoneInfo(tz_name))
+
+
+def format_instant(value: dt.datetime, tz_name: str) -> str:
+    """'Tue Feb 10, 2026, 11:59 PM PST' — unambiguous to a reader in any zone."""
+    local = to_course_tz(value, tz_name)
+    hour = local.strftime("%I").lstrip("0")
+    return f"{local:%a %b} {local.day}, {local.year}, {hour}:{local:%M %p} {local.tzname()}"
+
+
+def format_date(value: dt.datetime, tz_name: str) -> str:
+    local = to_course_tz(value, tz_name)
+    return f"{local:%a %b} {local.day}"

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from apps.core import views
+
+app_name = "core"
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("c/<slug:code>/", views.dashboard, name="dashboard"),
+]

@@ -1,0 +1,33 @@
+from django.apps import AppConfig
+
+
+class GroupsConfig(AppConfig):
+    name = "apps.groups"
+    label = "groups"
+    verbose_name = "Groups"
+
+    def ready(self) -> None:
+        from apps.core.models import Role
+        from apps.core.registry import STAFF, Panel, register_panel
+        from apps.groups import panels
+
+        register_panel(
+            Panel(
+                key="my-group",
+                title="My group",
+                template="groups/panels/my_group.html",
+                context=panels.my_group_context,
+                roles=frozenset({Role.STUDENT}),
+                order=20,
+            )
+        )
+        register_panel(
+            Panel(
+                key="groups-overview",
+                title="Groups",
+                template="groups/panels/overview.html",
+                context=panels.groups_overview_context,
+                roles=STAFF,
+                order=20,
+            )
+        )

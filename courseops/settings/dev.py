@@ -1,0 +1,13 @@
+"""Development: `make run`. SQLite unless DATABASE_URL is set; Celery eager unless REDIS_URL is."""
+
+from .base import *  # noqa: F403
+from .base import env_bool, env_list
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-do-not-use-in-production"  # noqa: F405
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+# Serve static files from the app folders without collectstatic while developing.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,46 @@
+"""pytest: PostgreSQL when DATABASE_URL is set or 127.0.0.1:5432 answers, else SQLite.
+
+Celery is not eager here: a test asserts what was queued, or opts into eager execution with the
+`celery_eager` fixture, or runs a real worker on Redis (`tests/core/test_celery_worker.py`).
+"""
+
+import os
+import socket
+
+import dj_database_url
+
+from .dev import *  # noqa: F403
+
+
+def _port_answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+elif _port_answers("127.0.0.1", 5432):
+    DATABASES = {"default": dj_database_url.parse("postgres://postgres@127.0.0.1:5432/courseops")}
+else:
+    DATABASES = {"default": dj_database_url.parse("sqlite:///:memory:")}
+DATABASES["default"]["TEST"] = {"NAME": "test_courseops"}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"]["TEST"] = {"NAME": ""}  # in memory
+
+# Tests use their own Redis database so they never touch a developer's queue.
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+CELERY_BROKER_URL = TEST_REDIS_URL
+CELERY_RESULT_BACKEND = TEST_REDIS_URL
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_TASK_EAGER_PROPAGATES = True
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
