@@ -369,10 +369,21 @@ def _cross_checks(cf: CourseFile) -> list[str]:
     return problems
 
 
+class _Loader(yaml.SafeLoader):
+    """Leaves timestamps as text: PyYAML raises a bare ValueError on 2026-02-30, and our
+    validators turn the text into a date or a problem with its key path."""
+
+
+_Loader.add_constructor(
+    "tag:yaml.org,2002:timestamp",
+    lambda loader, node: loader.construct_scalar(node),  # type: ignore[arg-type]
+)
+
+
 def parse_course_file(text: str) -> CourseFile:
     """Parse and validate the whole file. Raises CourseFileError with every problem found."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

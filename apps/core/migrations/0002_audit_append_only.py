@@ -25,12 +25,12 @@ DROP FUNCTION IF EXISTS core_auditevent_append_only();
 
 def forward(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(FORWARD)
+        schema_editor.execute(FORWARD, params=None)
 
 
 def backward(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(BACKWARD)
+        schema_editor.execute(BACKWARD, params=None)
 
 
 class Migration(migrations.Migration):

@@ -1,0 +1,67 @@
+"""Playwright on Debian's Chromium against pytest-django's live server.
+
+Every request that leaves 127.0.0.1 is aborted and recorded, so a page that needs a CDN fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.conftest import CHROMIUM
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls in tests are still
+# synchronous and safe here.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is missing")  # the browser marker turns this into a failure in CI
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, live_server):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="UTC")
+    pg = context.new_page()
+    pg.external_requests = []  # type: ignore[attr-defined]
+
+    def route(r):  # type: ignore[no-untyped-def]
+        host = urlparse(r.request.url).hostname
+        if host in {"127.0.0.1", "localhost"}:
+            return r.continue_()
+        pg.external_requests.append(r.request.url)  # type: ignore[attr-defined]
+        return r.abort()
+
+    pg.route("**/*", route)
+    pg.set_default_timeout(15_000)
+    yield pg
+    context.close()
+
+
+def log_in(page, live_server, email: str, password: str = "courseops-demo") -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_load_state("networkidle")

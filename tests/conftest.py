@@ -1,0 +1,155 @@
+"""Shared fixtures and the rules for tests that need real components.
+
+Markers: `postgres`, `redis`, `browser`. Without the service a marked test is skipped with the
+reason shown; with CI=true it fails instead, so CI can never pass by skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_FILE = ROOT / "courses" / "ee290-sp26.yaml"
+CHROMIUM = "/usr/bin/chromium"
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _redis_answers() -> bool:
+    try:
+        return bool(redis.Redis.from_url(settings.TEST_REDIS_URL, socket_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def _missing(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}: real components are required in CI", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("postgres"):
+        engine = settings.DATABASES["default"]["ENGINE"]
+        if "postgresql" not in engine:
+            _missing("PostgreSQL is not configured (set DATABASE_URL or start 127.0.0.1:5432)")
+    if item.get_closest_marker("redis") and not _redis_answers():
+        _missing(f"Redis does not answer at {settings.TEST_REDIS_URL}")
+    if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
+        _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+
+
+_RAN: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.passed:
+        for marker in ("postgres", "redis", "browser"):
+            if marker in report.keywords:
+                _RAN[marker] += 1
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    terminalreporter.write_sep("-", "real components")
+    terminalreporter.write_line(
+        f"database: {engine}; passed on PostgreSQL-only: {_RAN['postgres']}, "
+        f"with Redis/worker: {_RAN['redis']}, in Chromium: {_RAN['browser']}"
+    )
+
+
+@pytest.fixture
+def celery_eager(settings):  # type: ignore[no-untyped-def]
+    """Run tasks in-process for this test (the default in tests is: queue, don't run)."""
+    from courseops.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def course_file_text() -> str:
+    return COURSE_FILE.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
+    """The real EE 290 course file loaded, without people."""
+    from apps.core.course_loader import course_load
+    from apps.core.coursefile import parse_course_file
+
+    return course_load(cf=parse_course_file(course_file_text)).course
+
+
+@pytest.fixture
+def ee290_demo(ee290):  # type: ignore[no-untyped-def]
+    """The EE 290 course with the demo people: 1 instructor, 2 TAs, 40 students, 8 groups."""
+    from apps.core.demo import demo_load
+
+    demo_load(course=ee290)
+    return ee290
+
+
+def _database_url() -> str:
+    """The URL of the database the tests use right now (the test database, not the dev one)."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if "postgresql" not in s["ENGINE"]:
+        raise RuntimeError("a worker process needs a shared database: PostgreSQL")
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
+    """A real `celery worker` in its own process, on the test Redis, reading the test database.
+
+    Yields a function that starts the worker (call it again after killing it); every worker
+    started is stopped at teardown. Queued messages from earlier runs are purged first.
+    """
+    import subprocess
+    import sys
+    import time
+
+    from courseops.celery import app
+
+    app.control.purge()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "courseops.settings.test",
+        "DATABASE_URL": _database_url(),
+    }
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(concurrency: int = 1) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "celery", "-A", "courseops", "worker", "--loglevel=WARNING",
+             f"--concurrency={concurrency}", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", f"--hostname=test-{len(procs)}@%h"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        procs.append(proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker exited: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            if app.control.ping(timeout=0.5):
+                return proc
+        raise RuntimeError("worker did not answer a ping within 60 s")
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -1,0 +1,101 @@
+"""load_course: validate first, write all or nothing, re-run without duplicates."""
+
+from __future__ import annotations
+
+import datetime as dt
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
+from apps.compute.models import Node, StaticIP
+from apps.core.models import AuditEvent, Course, GradingComponent
+
+pytestmark = pytest.mark.django_db
+MODELS = (Course, Lecture, RecessDay, Assignment, Milestone, GradingComponent, Node, StaticIP)
+
+
+def counts() -> dict[str, int]:
+    return {m.__name__: m.objects.count() for m in MODELS}
+
+
+def run(path: Path) -> str:
+    out = StringIO()
+    call_command("load_course", str(path), stdout=out, stderr=out)
+    return out.getvalue()
+
+
+def test_loading_twice_gives_the_same_rows(tmp_path: Path, course_file_text: str) -> None:
+    path = tmp_path / "course.yaml"
+    path.write_text(course_file_text)
+    first = run(path)
+    after_first = counts()
+    second = run(path)
+    assert after_first == counts()
+    assert after_first == {
+        "Course": 1, "Lecture": 26, "RecessDay": 2, "Assignment": 5, "Milestone": 11,
+        "GradingComponent": 8, "Node": 8, "StaticIP": 8,
+    }  # fmt: skip
+    assert "lectures            26  (created 26" in first
+    assert "Already up to date; nothing changed." in second
+    assert AuditEvent.objects.filter(action="course.loaded").count() == 1
+
+
+def test_a_moved_deadline_is_updated_in_place(tmp_path: Path, course_file_text: str) -> None:
+    path = tmp_path / "course.yaml"
+    path.write_text(course_file_text)
+    run(path)
+    a3 = Assignment.objects.get(code="A3")
+    path.write_text(course_file_text.replace("due: 2026-03-10}", "due: 2026-03-12}"))
+    out = run(path)
+    assert "assignments          5  (created 0, updated 1, unchanged 4)" in out
+    moved = Assignment.objects.get(code="A3")
+    assert moved.pk == a3.pk
+    assert moved.due_at == dt.datetime(2026, 3, 13, 6, 59, tzinfo=dt.UTC)  # 23:59 PDT
+    assert Assignment.objects.count() == 5
+
+
+def test_a_broken_file_names_each_key_and_writes_nothing(
+    tmp_path: Path, course_file_text: str
+) -> None:
+    broken = course_file_text.replace("due: 2026-03-10}", "due: 2026-03-32}").replace(
+        "internal_ip: 10.128.0.15", "internal_ip: ten"
+    )
+    path = tmp_path / "broken.yaml"
+    path.write_text(broken)
+    err = StringIO()
+    with pytest.raises(CommandError, match="2 problem"):
+        call_command("load_course", str(path), stdout=StringIO(), stderr=err)
+    assert "assignments[2].due: not a date" in err.getvalue()
+    assert "compute.nodes[4].internal_ip: not an IPv4 address" in err.getvalue()
+    assert all(n == 0 for n in counts().values())
+
+
+def test_check_only_validates(tmp_path: Path, course_file_text: str) -> None:
+    path = tmp_path / "course.yaml"
+    path.write_text(course_file_text)
+    out = StringIO()
+    call_command("load_course", str(path), "--check", stdout=out)
+    assert "valid (ee290-sp26)" in out.getvalue()
+    assert Course.objects.count() == 0
+
+
+def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="cannot read"):
+        call_command("load_course", str(tmp_path / "nope.yaml"))
+
+
+def test_records_dropped_from_the_file_are_reported_not_deleted(
+    tmp_path: Path, course_file_text: str
+) -> None:
+    path = tmp_path / "course.yaml"
+    path.write_text(course_file_text)
+    run(path)
+    lines = course_file_text.splitlines()
+    without_a5 = "\n".join(line for line in lines if "code: A5" not in line)
+    path.write_text(without_a5)
+    out = run(path)
+    assert "assignments: in the database but not in the file (kept): A5" in out
+    assert Assignment.objects.filter(code="A5").exists()

@@ -1,0 +1,158 @@
+"""Pages: login by email, dashboards per role, scoping, password reset, query counts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core import mail
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from apps.core.models import Role
+from tests.factories import (
+    PASSWORD,
+    AssignmentFactory,
+    CourseFactory,
+    LectureFactory,
+    MilestoneFactory,
+    member,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def logged_in(user) -> Client:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client: Client, ee290) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/c/ee290-sp26/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_log_in_with_email_in_any_case(client: Client, ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    response = client.post(
+        "/accounts/login/",
+        {"username": "Student01@Example.EDU", "password": "courseops-demo"},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == "/c/ee290-sp26/"
+    assert "Ada Okafor" in response.content.decode()
+
+
+def test_a_wrong_password_says_so(client: Client, ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    response = client.post(
+        "/accounts/login/", {"username": "student01@example.edu", "password": "nope"}
+    )
+    assert response.status_code == 200
+    assert "enter a correct email address and password" in response.content.decode()
+
+
+def test_student_dashboard_shows_every_deadline_in_pacific_time(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.core.models import User
+
+    student = User.objects.get(email="student03@example.edu")
+    page = logged_in(student).get("/c/ee290-sp26/").content.decode()
+    for code in ("A1", "A2", "A3", "A4", "A5"):
+        assert f"<td>{code}</td>" in page
+    assert "Tue Feb 10, 2026, 11:59 PM PST" in page  # A1, before daylight saving
+    assert "Tue Apr 7, 2026, 11:59 PM PDT" in page  # A4, after 8 March
+    assert "Group formation" in page and "Thu Jan 29, 2026, 11:59 PM PST" in page
+    assert "Impact update close" in page
+    assert "Tensor Cores" in page  # student03 is in the first demo group
+    assert 'id="panel-people"' not in page  # staff-only panel
+
+
+def test_staff_dashboard_shows_people_groups_and_compute(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.core.models import User
+
+    for email in ("instructor@example.edu", "ta1@example.edu"):
+        page = logged_in(User.objects.get(email=email)).get("/c/ee290-sp26/").content.decode()
+        assert 'id="panel-people"' in page and 'id="panel-groups-overview"' in page
+        assert 'id="panel-compute-inventory"' in page
+        assert re.search(r"<dt>Students</dt><dd>40</dd>", page)
+        assert 'id="panel-my-group"' not in page
+
+
+def test_another_course_is_not_found_not_forbidden() -> None:
+    mine, theirs = CourseFactory(), CourseFactory()
+    student = member(mine)
+    client = logged_in(student)
+    assert client.get(f"/c/{theirs.code}/").status_code == 404
+    assert client.get(f"/c/{theirs.code}/schedule/").status_code == 404
+
+
+def test_home_redirects_to_the_only_course_and_lists_several() -> None:
+    one, two = CourseFactory(), CourseFactory()
+    person = member(one, Role.STUDENT)
+    assert logged_in(person).get("/")["Location"] == f"/c/{one.code}/"
+    from tests.factories import MembershipFactory
+
+    MembershipFactory(user=person, course=two, role=Role.TA)
+    page = logged_in(person).get("/").content.decode()
+    assert one.title in page and two.title in page
+
+
+def test_someone_in_no_course_is_told_what_to_do() -> None:
+    from tests.factories import UserFactory
+
+    page = logged_in(UserFactory()).get("/").content.decode()
+    assert "not in any course yet" in page
+
+
+def test_schedule_lists_lectures_and_recess(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.core.models import User
+
+    page = logged_in(User.objects.get(email="student01@example.edu")).get("/c/ee290-sp26/schedule/")
+    text = page.content.decode()
+    assert "L26" in text and "Multi-Agent Systems and Architecture" in text
+    assert "Spring Recess" in text
+    assert "Tue Jan 20, 2026, 9:30 AM PST" in text
+
+
+def test_password_reset_by_email_works_end_to_end(client: Client) -> None:
+    from tests.factories import UserFactory
+
+    user = UserFactory(email="lost@uni.example")
+    client.post("/accounts/password/reset/", {"email": "lost@uni.example"})
+    assert len(mail.outbox) == 1
+    link = re.search(r"http://testserver(/accounts/password/reset/\S+/)", mail.outbox[0].body)
+    assert link is not None
+    form = client.get(link.group(1), follow=True)
+    response = client.post(
+        form.redirect_chain[-1][0],
+        {"new_password1": "a-new-long-passphrase", "new_password2": "a-new-long-passphrase"},
+    )
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.check_password("a-new-long-passphrase")
+    assert not user.check_password(PASSWORD)
+
+
+@pytest.mark.parametrize("url_name", ["core:dashboard", "calendar:schedule"])
+def test_page_queries_do_not_grow_with_the_calendar(url_name: str) -> None:
+    course = CourseFactory()
+    student = member(course)
+    client = logged_in(student)
+    url = reverse(url_name, kwargs={"code": course.code})
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    AssignmentFactory(course=course)
+    MilestoneFactory(course=course)
+    LectureFactory(course=course)
+    small = queries()
+    AssignmentFactory.create_batch(10, course=course)
+    MilestoneFactory.create_batch(10, course=course)
+    LectureFactory.create_batch(20, course=course)
+    assert queries() == small
+    assert small <= 14
