@@ -130,7 +130,7 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(concurrency: int = 1) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "courseops", "worker", "--loglevel=WARNING",
              f"--concurrency={concurrency}", "--without-gossip", "--without-mingle",
              "--without-heartbeat", f"--hostname=test-{len(procs)}@%h"],

@@ -47,9 +47,12 @@ def test_the_ee290_file_matches_the_syllabus(course_file_text: str) -> None:
     assert {m.key for m in cf.milestones} >= {"group-formation", "draft-report", "peer-review"}
     weights = {g.key: g.weight for g in cf.grading}
     assert weights == {"project": 50, "assignments": 35, "scribing": 5, "participation": 10}
-    assert cf.policy.group_size.min == 4 and cf.policy.group_size.max == 6
-    assert cf.policy.slack_days.allowance == 3 and cf.policy.slack_days.max_per_assignment == 1
-    assert cf.compute is not None and len(cf.compute.nodes) == 8
+    assert cf.policy.group_size.min == 4
+    assert cf.policy.group_size.max == 6
+    assert cf.policy.slack_days.allowance == 3
+    assert cf.policy.slack_days.max_per_assignment == 1
+    assert cf.compute is not None
+    assert len(cf.compute.nodes) == 8
     assert all(ip.address.startswith("203.0.113.") for ip in cf.compute.static_ips)
 
 
