@@ -99,7 +99,7 @@ def test_a_course_i_do_not_belong_to_is_404(ee290) -> None:  # type: ignore[no-u
     outsider = member(CourseFactory())
     response = api_as(outsider).get("/api/v1/courses/ee290-sp26/")
     assert response.status_code == 404
-    assert "detail" in response.json()
+    assert response.json()["detail"] == "No such course, or you are not a member of it."
 
 
 def test_list_and_detail_queries_do_not_grow_with_data() -> None:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -105,6 +107,12 @@ class CourseDetailView(generics.RetrieveAPIView):
 
     serializer_class = CourseDetailSerializer
     lookup_field = "code"
+
+    def get_object(self) -> Course:
+        try:
+            return super().get_object()
+        except Http404:
+            raise NotFound("No such course, or you are not a member of it.") from None
 
     def get_queryset(self) -> QuerySet[Course]:
         if getattr(self, "swagger_fake_view", False):
