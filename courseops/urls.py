@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 urlpatterns = [
     path("", include("apps.core.urls")),
     path("", include("apps.calendar.urls")),
+    path("", include("apps.perfcalc.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
@@ -36,6 +37,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("api/v1/", include("apps.core.api.urls")),
+    path("api/v1/", include("apps.perfcalc.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

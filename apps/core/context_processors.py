@@ -7,13 +7,19 @@ from django.urls import NoReverseMatch, reverse
 
 from apps.core.permissions import role_in
 from apps.core.registry import nav_for
+from apps.core.selectors import membership_list
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
     """The current course (set by course-scoped views) and the role's navigation links."""
-    course = getattr(request, "course", None)
-    if course is None or not request.user.is_authenticated:
+    if not request.user.is_authenticated:
         return {"nav_items": [], "current_role": None}
+    course = getattr(request, "course", None)
+    if course is None:  # pages outside a course (calculator …): navigate the user's first course
+        first = membership_list(user=request.user).first()
+        if first is None:
+            return {"nav_items": [], "current_role": None}
+        course = first.course
     role = role_in(request.user, course)
     items = []
     for item in nav_for(role):

@@ -18,7 +18,7 @@ from apps.groups.models import Group, GroupMembership
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
-COURSE_APPS = ("coursecalendar", "groups", "compute")
+COURSE_APPS = ("coursecalendar", "groups", "compute", "perfcalc")
 
 STUDENT_NAMES = [
     "Ada Okafor",

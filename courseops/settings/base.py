@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "apps.calendar",
     "apps.groups",
     "apps.compute",
+    "apps.perfcalc",
 ]
 
 MIDDLEWARE = [
@@ -192,6 +193,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {
+        "WeightPrecisionEnum": "apps.perfcalc.calc.formulas.common.WEIGHT_PRECISIONS",
+        "TrainingPrecisionEnum": "apps.perfcalc.calc.formulas.common.TRAINING_PRECISIONS",
+        "PeakPrecisionEnum": "apps.perfcalc.calc.catalog.PRECISIONS",
+    },
 }
 
 LOGGING = {

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+
+from apps.core.http import AuthedRequest
+from apps.perfcalc import svg
+from apps.perfcalc.calc import catalog
+from apps.perfcalc.calc.catalog import PRECISIONS
+from apps.perfcalc.calc.core import InputError, Result, fmt
+from apps.perfcalc.calc.evaluate import HARDWARE_FIELDS, evaluate
+from apps.perfcalc.calc.registry import TOPICS, InputErrors, all_formulas
+from apps.perfcalc.forms import formula_form
+from apps.perfcalc.selectors import gpu_table
+
+ROOFLINE_FORMULAS = {"roofline-time", "decode-step-time", "ridge-point"}
+
+
+@login_required
+def index(request: AuthedRequest) -> HttpResponse:
+    by_topic: dict[str, list[Any]] = {key: [] for key in TOPICS}
+    for f in all_formulas().values():
+        by_topic[f.topic].append(f)
+    return render(
+        request, "perfcalc/index.html", {"topics": [(TOPICS[k], v) for k, v in by_topic.items()]}
+    )
+
+
+def _plot(result: Result) -> str | None:
+    e, inputs = result.extras, result.inputs
+    if result.formula == "ridge-point":
+        roof = svg.Roof(
+            e.get("gpu_name", "GPU"),
+            float(inputs["peak_flops_per_s"]),
+            float(inputs["bandwidth_bytes_per_s"]),
+        )
+        return svg.roofline_svg([roof], [], title=f"Roofline with ridge at {result.display}")
+    if result.formula not in {"roofline-time", "decode-step-time"}:
+        return None
+    peak = float(inputs["peak_flops_per_s"])
+    bw = float(inputs["bandwidth_bytes_per_s"])
+    if result.formula == "roofline-time":
+        ai, attained = e["arithmetic_intensity"], e["attainable_flops_per_s"]
+    else:
+        flops = float(inputs["flops_per_token"]) * float(inputs.get("batch_size") or 1)
+        ai = flops / float(inputs["model_bytes"])
+        attained = min(peak, ai * bw)
+    label = f"workload ({result.classification})"
+    return svg.roofline_svg(
+        [svg.Roof(e.get("gpu_name", "GPU"), peak, bw)], [svg.Point(label, ai, attained)],
+        title=f"Roofline: {result.classification} at {fmt(ai, '')} FLOP/B",
+    )  # fmt: skip
+
+
+@login_required
+def formula_page(request: AuthedRequest, name: str) -> HttpResponse:
+    formulas = all_formulas()
+    if name not in formulas:
+        raise Http404("No such formula.")
+    f = formulas[name]
+    gpus = gpu_table(user=request.user)
+    submitted = any(k in request.GET for k in [p.name for p in f.params] + list(HARDWARE_FIELDS))
+    form = formula_form(f, gpus, request.GET if submitted else None)
+    result = plot = None
+    if submitted and form.is_valid():
+        raw = {k: v for k, v in form.cleaned_data.items() if v not in ("", None, False)}
+        try:
+            result = evaluate(name, raw, gpus=gpus)
+        except InputError as exc:
+            errors = exc.errors if isinstance(exc, InputErrors) else [exc]
+            for err in errors:
+                form.add_error(err.field if err.field in form.fields else None, err.message)
+        else:
+            plot = _plot(result)
+    return render(
+        request, "perfcalc/formula.html",
+        {"formula": f, "topic": TOPICS[f.topic], "form": form, "result": result,
+         "plot": mark_safe(plot) if plot else None, "submitted": submitted},
+    )  # fmt: skip
+
+
+@login_required
+def compare(request: AuthedRequest) -> HttpResponse:
+    """One workload on every GPU: roofline time, bound, and a plot of every roof."""
+    gpus = gpu_table(user=request.user)
+    precision = request.GET.get("precision", "bf16")
+    precision = precision if precision in PRECISIONS else "bf16"
+    sparse = request.GET.get("sparse") in {"on", "true", "1"}
+    rows: list[dict[str, Any]] = []
+    error = plot = None
+    flops, bytes_moved = request.GET.get("flops", ""), request.GET.get("bytes_moved", "")
+    if flops or bytes_moved:
+        roofs, point = [], None
+        for g in gpus.values():
+            try:
+                peak = g.peak(precision, sparse=sparse)
+            except InputError:
+                rows.append({"gpu": g, "missing": True})
+                continue
+            try:
+                r = evaluate("roofline-time", {"flops": flops, "bytes_moved": bytes_moved,
+                                               "peak_flops_per_s": peak,
+                                               "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s})  # fmt: skip
+            except InputError as exc:
+                errs = exc.errors if isinstance(exc, InputErrors) else [exc]
+                error = "; ".join(f"{e.field}: {e.message}" for e in errs)
+                rows = []
+                break
+            rows.append({"gpu": g, "result": r, "peak": peak})
+            roofs.append(svg.Roof(g.name, peak, g.bandwidth_bytes_per_s))
+            point = r.extras["arithmetic_intensity"]
+        ok = [row for row in rows if "result" in row]
+        if ok:
+            fastest = min(row["result"].value for row in ok)
+            for row in ok:
+                row["relative"] = row["result"].value / fastest
+            rows.sort(key=lambda row: row["result"].value if "result" in row else float("inf"))
+            marker = [svg.Point(f"workload: {fmt(point, '')} FLOP/B", point)] if point else []
+            plot = mark_safe(
+                svg.roofline_svg(roofs, marker, title="Every GPU's roofline for this workload")
+            )
+    return render(
+        request, "perfcalc/compare.html",
+        {"rows": rows, "error": error, "plot": plot, "precision": precision, "sparse": sparse,
+         "precisions": PRECISIONS, "flops": flops, "bytes_moved": bytes_moved},
+    )  # fmt: skip
+
+
+@login_required
+def hardware(request: AuthedRequest) -> HttpResponse:
+    gpus = gpu_table(user=request.user)
+    return render(request, "perfcalc/hardware.html",
+                  {"gpus": gpus.values(), "links": catalog.links().values(), "precisions": PRECISIONS})  # fmt: skip
