@@ -7,6 +7,8 @@ urlpatterns = [
     path("", include("apps.core.urls")),
     path("", include("apps.calendar.urls")),
     path("", include("apps.perfcalc.urls")),
+    path("", include("apps.groups.urls")),
+    path("", include("apps.roster.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
@@ -38,6 +40,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("apps.core.api.urls")),
     path("api/v1/", include("apps.perfcalc.api.urls")),
+    path("api/v1/", include("apps.groups.api.urls")),
+    path("api/v1/", include("apps.roster.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -125,3 +125,18 @@ def member(course: Course, role: Role = Role.STUDENT, **user_kwargs: object) -> 
     user = UserFactory(**user_kwargs)
     MembershipFactory(user=user, course=course, role=role)
     return user
+
+
+def open_course(**kwargs: object) -> Course:
+    """A course whose group formation deadline is a week away."""
+    course = CourseFactory(**kwargs)
+    MilestoneFactory(course=course, key="group-formation", name="Group formation",
+                     due_at=timezone.now() + dt.timedelta(days=7))  # fmt: skip
+    return course
+
+
+def group_of(course: Course, size: int, name: str | None = None) -> Group:
+    group = GroupFactory(course=course, **({"name": name} if name else {}))
+    for _ in range(size):
+        GroupMembershipFactory(group=group, user=member(course))
+    return group

@@ -8,9 +8,11 @@ class GroupsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.models import Role
-        from apps.core.registry import STAFF, Panel, register_panel
+        from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
         from apps.groups import panels
 
+        register_nav(NavItem("My group", "groups:mine", roles=frozenset({Role.STUDENT}), order=30))
+        register_nav(NavItem("Groups", "groups:board", roles=STAFF, order=30))
         register_panel(
             Panel(
                 key="my-group",

@@ -6,6 +6,7 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from apps.core.models import Course
@@ -18,14 +19,27 @@ def new_join_code() -> str:
 
 
 class Group(models.Model):
+    """A project group. Dissolved groups keep their rows (and membership history) but leave
+    every list, and their name is free again."""
+
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="groups")
-    name = models.CharField(max_length=80)
+    name = models.CharField(
+        max_length=80, help_text="Unique (ignoring case) among the course's groups."
+    )
     join_code = models.CharField(max_length=12, unique=True, default=new_join_code)
     created_at = models.DateTimeField(auto_now_add=True)
+    dissolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("course", "name")
-        constraints = [models.UniqueConstraint(fields=["course", "name"], name="group_name_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                "course",
+                Lower("name"),
+                condition=models.Q(dissolved_at__isnull=True),
+                name="group_name_unique_live",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

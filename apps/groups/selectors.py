@@ -1,29 +1,63 @@
-"""Reads of groups, scoped to what the user may see."""
+"""Reads of groups, scoped to what the user may see.
+
+A student sees their own group in full and other groups' names and sizes only; staff see all.
+"""
 
 from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from apps.core.models import Course, Membership, Role, User
+from apps.core.permissions import is_staff
 from apps.groups.models import Group, GroupMembership
 
+CURRENT = Q(memberships__left_at__isnull=True)
 
-def group_for_student(*, course: Course, user: User) -> Group | None:
-    """The student's current group with its current members prefetched (2 queries)."""
-    current = GroupMembership.objects.filter(left_at__isnull=True).select_related("user")
-    return (
-        Group.objects.filter(
-            course=course, memberships__user=user, memberships__left_at__isnull=True
-        )
-        .prefetch_related(Prefetch("memberships", queryset=current, to_attr="current_members"))
-        .first()
+
+def current_members_prefetch() -> Prefetch:
+    return Prefetch(
+        "memberships",
+        queryset=GroupMembership.objects.filter(left_at__isnull=True)
+        .select_related("user")
+        .order_by("joined_at"),
+        to_attr="current_members",
     )
 
 
 def group_list_with_sizes(*, course: Course) -> QuerySet[Group]:
-    return Group.objects.filter(course=course).annotate(
-        size=Count("memberships", filter=Q(memberships__left_at__isnull=True))
+    return (
+        Group.objects.filter(course=course, dissolved_at__isnull=True)
+        .annotate(size=Count("memberships", filter=CURRENT))
+        .order_by("name")
     )
+
+
+def size_of(group: Group) -> int:
+    """The `size` annotation of a group from `group_list_with_sizes`."""
+    return int(group.size)  # type: ignore[attr-defined]
+
+
+def group_for_student(*, course: Course, user: User) -> Group | None:
+    """The student's current group with its current members prefetched (2 queries)."""
+    return (
+        Group.objects.filter(
+            course=course, memberships__user=user, memberships__left_at__isnull=True
+        )
+        .prefetch_related(current_members_prefetch())
+        .first()
+    )
+
+
+def group_list(*, user: User, course: Course) -> QuerySet[Group]:
+    """Live groups with `size` and current members prefetched (2 queries). Callers decide what
+    a student may see of other groups (name and size only): see `group_visible_in_full`."""
+    return group_list_with_sizes(course=course).prefetch_related(current_members_prefetch())
+
+
+def group_visible_in_full(*, user: User, group: Group) -> bool:
+    if is_staff(user, group.course):
+        return True
+    return group.memberships.filter(user=user, left_at__isnull=True).exists()
 
 
 def students_without_group(*, course: Course) -> QuerySet[User]:
@@ -31,4 +65,16 @@ def students_without_group(*, course: Course) -> QuerySet[User]:
     student_ids = Membership.objects.filter(
         course=course, role=Role.STUDENT, is_active=True
     ).values("user_id")
-    return User.objects.filter(id__in=student_ids).exclude(id__in=grouped)
+    return (
+        User.objects.filter(id__in=student_ids)
+        .exclude(id__in=grouped)
+        .order_by("full_name", "email")
+    )
+
+
+def membership_history(*, course: Course, limit: int = 50) -> QuerySet[GroupMembership]:
+    return (
+        GroupMembership.objects.filter(course=course)
+        .select_related("user", "group")
+        .order_by("-joined_at")[:limit]
+    )

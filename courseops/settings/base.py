@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "apps.groups",
     "apps.compute",
     "apps.perfcalc",
+    "apps.roster",
 ]
 
 MIDDLEWARE = [

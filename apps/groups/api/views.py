@@ -1,0 +1,198 @@
+"""Groups API. Students: list (own group in full, others name + size), create, join, leave,
+rename. Staff: everything, plus assign/move, remove, merge, dissolve, ungrouped list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.errors import DomainError, NotAllowed
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.selectors import course_get
+from apps.groups import services
+from apps.groups.api.serializers import (
+    GroupBriefSerializer,
+    GroupFullSerializer,
+    JoinSerializer,
+    MergeSerializer,
+    NameSerializer,
+    UngroupedSerializer,
+    UserRefSerializer,
+)
+from apps.groups.models import Group, GroupMembership
+from apps.groups.selectors import (
+    current_members_prefetch,
+    group_list,
+    group_list_with_sizes,
+    students_without_group,
+)
+
+E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
+    400: "Invalid input (the message says which rule).", 401: "Not logged in.",
+    403: "Not allowed (wrong role, or after the formation deadline).",
+    404: "No such course or group, or not yours.", 409: "Conflicts with the current state (full, taken, already in a group).",
+}.items()}  # fmt: skip
+
+
+def _ctx(request: Request, code: str) -> tuple[User, Course]:
+    user: User = request.user  # type: ignore[assignment]
+    return user, course_get(user=user, code=code)
+
+
+def _render(user: User, course: Course, group: Group) -> dict[str, Any]:
+    mine = any(m.user_id == user.pk for m in getattr(group, "current_members", []))
+    if is_staff(user, course) or mine:
+        return {**GroupFullSerializer(group).data, "full": True}
+    return {**GroupBriefSerializer(group).data, "full": False}
+
+
+def _one(course: Course, group_id: int) -> Group:
+    group = (
+        group_list_with_sizes(course=course)
+        .prefetch_related(current_members_prefetch())
+        .filter(pk=group_id)
+        .first()
+    )
+    if group is None:
+        raise DomainError("No such group in this course.")
+    return group
+
+
+class GroupListView(APIView):
+    @extend_schema(tags=["groups"], summary="Groups of the course",
+                   description="Staff and a group's own members see members and the join code; other students see names and sizes.",
+                   responses={200: GroupFullSerializer(many=True), **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        groups = group_list(user=user, course=course)
+        return Response([_render(user, course, g) for g in groups])
+
+    @extend_schema(tags=["groups"], summary="Create a group",
+                   description="A student creates a group and becomes its first member (until the formation deadline); staff create an empty group.",
+                   request=NameSerializer, responses={201: GroupFullSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = NameSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        create = services.group_staff_create if is_staff(user, course) else services.group_create
+        group = create(actor=user, course=course, name=data.validated_data["name"])
+        return Response(_render(user, course, _one(course, group.pk)), status=201)
+
+
+class GroupDetailView(APIView):
+    @extend_schema(tags=["groups"], summary="One group", responses={200: GroupFullSerializer, **E})
+    def get(self, request: Request, code: str, group_id: int) -> Response:
+        user, course = _ctx(request, code)
+        return Response(_render(user, course, _one(course, group_id)))
+
+    @extend_schema(
+        tags=["groups"],
+        summary="Rename a group",
+        request=NameSerializer,
+        responses={200: GroupFullSerializer, **E},
+    )
+    def patch(self, request: Request, code: str, group_id: int) -> Response:
+        user, course = _ctx(request, code)
+        data = NameSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        group = _one(course, group_id)
+        services.group_rename(actor=user, group=group, name=data.validated_data["name"])
+        return Response(_render(user, course, _one(course, group_id)))
+
+    @extend_schema(tags=["groups"], summary="Dissolve a group (staff)",
+                   description="Every member becomes ungrouped; history is kept.", responses={204: None, **E})  # fmt: skip
+    def delete(self, request: Request, code: str, group_id: int) -> Response:
+        user, course = _ctx(request, code)
+        services.group_dissolve(actor=user, course=course, group_id=group_id)
+        return Response(status=204)
+
+
+class JoinView(APIView):
+    @extend_schema(
+        tags=["groups"],
+        summary="Join a group with its code",
+        request=JoinSerializer,
+        responses={200: GroupFullSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = JoinSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        group = services.group_join(actor=user, course=course, code=data.validated_data["code"])
+        return Response(_render(user, course, _one(course, group.pk)))
+
+
+class LeaveView(APIView):
+    @extend_schema(
+        tags=["groups"], summary="Leave your group", request=None, responses={204: None, **E}
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        services.group_leave(actor=user, course=course)
+        return Response(status=204)
+
+
+class MembersView(APIView):
+    @extend_schema(tags=["groups"], summary="Put a student into this group (staff)",
+                   description="Assigns an ungrouped student or moves one from another group.",
+                   request=UserRefSerializer, responses={200: GroupFullSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, group_id: int) -> Response:
+        user, course = _ctx(request, code)
+        data = UserRefSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.member_move(
+            actor=user, course=course, user_id=data.validated_data["user"], group_id=group_id
+        )
+        return Response(_render(user, course, _one(course, group_id)))
+
+
+class MemberView(APIView):
+    @extend_schema(
+        tags=["groups"],
+        summary="Take a student out of this group (staff)",
+        responses={204: None, **E},
+    )
+    def delete(self, request: Request, code: str, group_id: int, user_id: int) -> Response:
+        user, course = _ctx(request, code)
+        if not GroupMembership.objects.filter(
+            group_id=group_id, user_id=user_id, left_at__isnull=True
+        ).exists() and is_staff(user, course):
+            raise DomainError("That student is not in this group.")
+        services.member_remove(actor=user, course=course, user_id=user_id)
+        return Response(status=204)
+
+
+class MergeView(APIView):
+    @extend_schema(
+        tags=["groups"],
+        summary="Merge this group into another (staff)",
+        request=MergeSerializer,
+        responses={200: GroupFullSerializer, **E},
+    )
+    def post(self, request: Request, code: str, group_id: int) -> Response:
+        user, course = _ctx(request, code)
+        data = MergeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        target = services.group_merge(
+            actor=user, course=course, source_id=group_id, target_id=data.validated_data["into"]
+        )
+        return Response(_render(user, course, _one(course, target.pk)))
+
+
+class UngroupedView(APIView):
+    @extend_schema(
+        tags=["groups"],
+        summary="Active students in no group (staff)",
+        responses={200: UngroupedSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        if not is_staff(user, course):
+            raise NotAllowed("Only the course's instructors and TAs may list ungrouped students.")
+        return Response(UngroupedSerializer(students_without_group(course=course), many=True).data)

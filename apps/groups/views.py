@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.forms import Form
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.views_helpers import course_for
+from apps.groups import rules, services
+from apps.groups.forms import CreateGroupForm, JoinGroupForm, MergeForm, MoveForm, RenameGroupForm
+from apps.groups.models import Group
+from apps.groups.selectors import (
+    group_for_student,
+    group_list,
+    membership_history,
+    size_of,
+    students_without_group,
+)
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    group: Group
+    size: int
+    status: str  # under | ok | full
+
+
+@login_required
+def my_group(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code)
+    deadline = services.formation_deadline(course)
+    is_open = rules.formation_open(now=timezone.now(), deadline=deadline)
+    forms: dict[str, Form] = {"create": CreateGroupForm(prefix="create"), "join": JoinGroupForm(prefix="join"),
+             "rename": RenameGroupForm(prefix="rename")}  # fmt: skip
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "create":
+                forms["create"] = form = CreateGroupForm(request.POST, prefix="create")
+                if form.is_valid():
+                    g = services.group_create(
+                        actor=request.user, course=course, name=form.cleaned_data["name"]
+                    )
+                    messages.success(
+                        request,
+                        f"You created {g.name}. Share the join code {g.join_code} with your group.",
+                    )
+                    return redirect("groups:mine", code=code)
+            elif action == "join":
+                forms["join"] = join = JoinGroupForm(request.POST, prefix="join")
+                if join.is_valid():
+                    g = services.group_join(
+                        actor=request.user, course=course, code=join.cleaned_data["code"]
+                    )
+                    messages.success(request, f"You joined {g.name}.")
+                    return redirect("groups:mine", code=code)
+            elif action == "leave":
+                g = services.group_leave(actor=request.user, course=course)
+                messages.success(request, f"You left {g.name}.")
+                return redirect("groups:mine", code=code)
+            elif action == "rename":
+                forms["rename"] = rename = RenameGroupForm(request.POST, prefix="rename")
+                mine = group_for_student(course=course, user=request.user)
+                if rename.is_valid() and mine is not None:
+                    g = services.group_rename(
+                        actor=request.user, group=mine, name=rename.cleaned_data["name"]
+                    )
+                    messages.success(request, f"Your group is now called {g.name}.")
+                    return redirect("groups:mine", code=code)
+        except DomainError as exc:
+            target = forms.get(action)
+            if target is not None and exc.field and exc.field in target.fields:
+                target.add_error(exc.field, exc.message)
+            else:
+                messages.error(request, exc.message)
+    return render(request, "groups/my_group.html", {
+        "course": course, "group": group_for_student(course=course, user=request.user),
+        "deadline": deadline, "is_open": is_open, "forms": forms,
+    })  # fmt: skip
+
+
+@login_required
+def board(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    groups = list(group_list(user=request.user, course=course))
+    show = request.GET.get("show", "all")
+    rows = [
+        BoardRow(
+            g,
+            size_of(g),
+            rules.size_status(
+                size=size_of(g), min_size=course.group_min_size, max_size=course.group_max_size
+            ),
+        )
+        for g in groups
+    ]
+    return render(request, "groups/board.html", {
+        "course": course, "rows": [r for r in rows if show == "all" or r.status == show], "all_groups": groups, "show": show,
+        "ungrouped": students_without_group(course=course),
+        "counts": {s: sum(1 for r in rows if r.status == s) for s in ("under", "ok", "full")},
+        "move_form": MoveForm(groups=groups), "merge_form": MergeForm(groups=groups),
+        "create_form": CreateGroupForm(prefix="create"), "history": membership_history(course=course),
+        "deadline": services.formation_deadline(course),
+    })  # fmt: skip
+
+
+@login_required
+@require_POST
+def board_action(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    action = request.POST.get("action", "")
+    groups = list(group_list(user=request.user, course=course))
+    try:
+        if action == "create":
+            form = CreateGroupForm(request.POST, prefix="create")
+            if form.is_valid():
+                g = services.group_staff_create(
+                    actor=request.user, course=course, name=form.cleaned_data["name"]
+                )
+                messages.success(request, f"Created {g.name}.")
+        elif action == "move":
+            move = MoveForm(request.POST, groups=groups)
+            if move.is_valid():
+                g = services.member_move(
+                    actor=request.user,
+                    course=course,
+                    user_id=move.cleaned_data["user"],
+                    group_id=move.cleaned_data["group"],
+                )
+                messages.success(request, f"Moved into {g.name}.")
+            else:
+                messages.error(request, "Choose a student and a group.")
+        elif action == "remove":
+            services.member_remove(
+                actor=request.user, course=course, user_id=int(request.POST.get("user", 0))
+            )
+            messages.success(request, "The student is now without a group.")
+        elif action == "merge":
+            merge = MergeForm(request.POST, groups=groups)
+            if merge.is_valid():
+                g = services.group_merge(
+                    actor=request.user,
+                    course=course,
+                    source_id=merge.cleaned_data["source"],
+                    target_id=merge.cleaned_data["target"],
+                )
+                messages.success(request, f"Merged into {g.name}.")
+            else:
+                messages.error(request, "Choose two groups to merge.")
+        else:
+            messages.error(request, "Unknown action.")
+    except (DomainError, ValueError) as exc:
+        messages.error(request, getattr(exc, "message", "That request was not understood."))
+    return redirect("groups:board", code=code)
+
+
+@login_required
+def dissolve(request: AuthedRequest, code: str, group_id: int) -> HttpResponse:
+    """GET asks for confirmation; POST dissolves."""
+    course = course_for(request, code, staff=True)
+    group = (
+        Group.objects.filter(course=course, pk=group_id, dissolved_at__isnull=True)
+        .prefetch_related("memberships__user")
+        .first()
+    )
+    if group is None:
+        messages.error(request, "That group no longer exists.")
+        return redirect("groups:board", code=code)
+    if request.method == "POST":
+        try:
+            n = services.group_dissolve(actor=request.user, course=course, group_id=group.pk)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(
+                request, f"Dissolved {group.name}; {n} student(s) are now without a group."
+            )
+        return redirect("groups:board", code=code)
+    members = [m for m in group.memberships.all() if m.left_at is None]
+    return render(
+        request,
+        "groups/dissolve_confirm.html",
+        {"course": course, "group": group, "members": members},
+    )
+
+
+@login_required
+def export(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{course.code}-groups.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["group", "size", "join_code", "name", "email", "sid", "joined_at"])
+    for g in group_list(user=request.user, course=course):
+        for m in g.current_members:  # type: ignore[attr-defined]
+            writer.writerow(
+                [
+                    g.name,
+                    size_of(g),
+                    g.join_code,
+                    m.user.full_name,
+                    m.user.email,
+                    m.user.sid,
+                    m.joined_at.isoformat(),
+                ]
+            )
+    for u in students_without_group(course=course):
+        writer.writerow(["", 0, "", u.full_name, u.email, u.sid, ""])
+    return response
