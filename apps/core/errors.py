@@ -25,3 +25,10 @@ class Conflict(DomainError):
 
     status_code = 409
     code = "conflict"
+
+
+class NotFound(DomainError):
+    """No such object in this course, or not one the user may see (404, no existence leak)."""
+
+    status_code = 404
+    code = "not_found"

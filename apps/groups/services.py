@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.calendar.models import Milestone
-from apps.core.errors import Conflict, DomainError, NotAllowed
+from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, role_in
 from apps.core.services import audit_record
@@ -107,7 +107,7 @@ def _lock_group(group_id: int, course: Course) -> Group:
         .first()
     )
     if group is None:
-        raise DomainError("No such group in this course.")
+        raise NotFound("No such group in this course.")
     return group
 
 
@@ -250,7 +250,7 @@ def member_move(*, actor: User, course: Course, user_id: int, group_id: int) -> 
             .order_by("pk")
         }
         if group_id not in locked:
-            raise DomainError("No such group in this course.", field="group")
+            raise NotFound("No such group in this course.", field="group")
         target = locked[group_id]
         if current is not None and current.group_id == target.pk:
             raise Conflict(f"{student} is already in {target.name}.")
@@ -286,7 +286,7 @@ def group_merge(*, actor: User, course: Course, source_id: int, target_id: int) 
         live = Group.objects.select_for_update().filter(course=course, dissolved_at__isnull=True)
         locked = {g.pk: g for g in live.filter(pk__in=[source_id, target_id]).order_by("pk")}
         if len(locked) != 2:
-            raise DomainError("No such group in this course.")
+            raise NotFound("No such group in this course.")
         source, target = locked[source_id], locked[target_id]
         moving = list(source.memberships.filter(left_at__isnull=True).select_related("user"))
         total = _size(target) + len(moving)

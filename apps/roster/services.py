@@ -16,7 +16,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.errors import Conflict, DomainError, NotAllowed
+from apps.core.errors import Conflict, NotAllowed, NotFound
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -200,5 +200,5 @@ def roster_import_get(*, actor: User, course: Course, import_id: int) -> RosterI
     _require_staff(actor, course)
     record = RosterImport.objects.filter(course=course, pk=import_id).first()
     if record is None:
-        raise DomainError("No such roster import in this course.")
+        raise NotFound("No such roster import in this course.")
     return record

@@ -116,7 +116,7 @@ def test_other_courses_are_404_and_anonymous_401() -> None:
     group = group_of(other, 2)
     outsider = member(course)
     assert api(outsider).get(f"/api/v1/courses/{other.code}/groups/").status_code == 404
-    assert api(outsider).get(f"/api/v1/courses/{course.code}/groups/{group.pk}/").status_code == 400
+    assert api(outsider).get(f"/api/v1/courses/{course.code}/groups/{group.pk}/").status_code == 404
     assert APIClient().get(f"/api/v1/courses/{course.code}/groups/").status_code == 401
 
 

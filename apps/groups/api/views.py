@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.api.exceptions import ErrorSerializer
-from apps.core.errors import DomainError, NotAllowed
+from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.selectors import course_get
@@ -60,7 +60,7 @@ def _one(course: Course, group_id: int) -> Group:
         .first()
     )
     if group is None:
-        raise DomainError("No such group in this course.")
+        raise NotFound("No such group in this course.")
     return group
 
 
