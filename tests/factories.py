@@ -140,3 +140,10 @@ def group_of(course: Course, size: int, name: str | None = None) -> Group:
     for _ in range(size):
         GroupMembershipFactory(group=group, user=member(course))
     return group
+
+
+def compute_inventory(course: Course, n: int) -> None:
+    """`n` ready nodes and `n` IPs in us-central1."""
+    for _ in range(n):
+        NodeFactory(course=course)
+        StaticIPFactory(course=course)

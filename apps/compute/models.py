@@ -59,3 +59,46 @@ class StaticIP(models.Model):
 
     def __str__(self) -> str:
         return self.address
+
+
+class Allocation(models.Model):
+    """A group holding a node and a static IP from `started_at` until `ended_at` (open = now).
+
+    Partial unique indexes hold "one active allocation per group, per node and per IP", so no
+    concurrent request can double-assign; history is every closed row.
+    """
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="allocations")
+    group = models.ForeignKey("groups.Group", on_delete=models.PROTECT, related_name="allocations")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="allocations")
+    static_ip = models.ForeignKey(StaticIP, on_delete=models.PROTECT, related_name="allocations")
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("course", "-started_at")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group"],
+                condition=models.Q(ended_at__isnull=True),
+                name="one_node_per_group",
+            ),
+            models.UniqueConstraint(
+                fields=["node"],
+                condition=models.Q(ended_at__isnull=True),
+                name="one_group_per_node",
+            ),
+            models.UniqueConstraint(
+                fields=["static_ip"],
+                condition=models.Q(ended_at__isnull=True),
+                name="one_group_per_ip",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ended_at__isnull=True)
+                | models.Q(ended_at__gte=models.F("started_at")),
+                name="allocation_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group} → {self.node} / {self.static_ip}"

@@ -12,6 +12,7 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
+from apps.compute.services import allocate_all
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
 from apps.groups.models import Group, GroupMembership
@@ -125,6 +126,9 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
                     course=course, user=user, left_at__isnull=True
                 ).exists():
                     GroupMembership.objects.create(group=group, course=course, user=user)
+        # Every demo group holds a node and an IP, allocated as the instructor would.
+        instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")
+        allocate_all(actor=instructor, course=course)
         audit_record(
             actor=None,
             action="demo.loaded",

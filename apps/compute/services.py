@@ -1,0 +1,170 @@
+"""Writes for compute: allocation of nodes and IPs to groups.
+
+Each service is one transaction; it first locks the course's nodes, IPs and groups (in a fixed
+order, so two staff cannot deadlock), then reads what is free, and writes an audit event. Partial unique indexes back every "one at a time" rule; an IntegrityError from a race
+becomes a Conflict (409).
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from apps.compute.models import Allocation, Node, StaticIP
+from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.services import audit_record
+from apps.groups.models import Group
+
+
+def _require_staff(actor: User, course: Course) -> None:
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course's instructors and TAs may allocate nodes and IPs.")
+
+
+def _active() -> QuerySet[Allocation]:
+    return Allocation.objects.filter(ended_at__isnull=True)
+
+
+def _lock_inventory(course: Course) -> None:
+    """Lock every node, IP and group of the course, always in this order and by id, so
+    allocations in one course serialise and never deadlock. Reads of what is free come after
+    the locks, so they see every allocation committed while this transaction waited."""
+    for model in (Node, StaticIP, Group):
+        list(
+            model.objects.select_for_update()
+            .filter(course=course)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+
+
+def _free_nodes(course: Course) -> list[Node]:
+    return list(
+        Node.objects.filter(course=course, status=Node.Status.READY)
+        .exclude(pk__in=_active().values("node_id"))
+        .order_by("name")
+    )
+
+
+def _free_ips(course: Course) -> list[StaticIP]:
+    return list(
+        StaticIP.objects.filter(course=course)
+        .exclude(status=StaticIP.Status.RELEASED)
+        .exclude(pk__in=_active().values("static_ip_id"))
+        .order_by("address")
+    )
+
+
+def _unallocated_groups(course: Course) -> list[Group]:
+    return list(
+        Group.objects.filter(course=course, dissolved_at__isnull=True)
+        .exclude(pk__in=_active().values("group_id"))
+        .order_by("name")
+    )
+
+
+def _create(course: Course, group: Group, node: Node, ip: StaticIP) -> Allocation:
+    if ip.region != node.region:
+        raise DomainError(
+            f"IP {ip.address} is in {ip.region}, but {node.name} is in {node.region}; choose an IP in the node's region."
+        )
+    try:
+        with transaction.atomic():
+            alloc = Allocation.objects.create(
+                course=course, group=group, node=node, static_ip=ip, started_at=timezone.now()
+            )
+    except IntegrityError:
+        raise Conflict(
+            f"{group.name}, {node.name} or {ip.address} was just allocated by someone else; reload and try again."
+        ) from None
+    StaticIP.objects.filter(pk=ip.pk).update(status=StaticIP.Status.IN_USE)
+    return alloc
+
+
+def allocation_create(
+    *,
+    actor: User,
+    course: Course,
+    group_id: int,
+    node_id: int | None = None,
+    ip_id: int | None = None,
+) -> Allocation:
+    """Give one group a node and an IP (the first free ones when not named)."""
+    _require_staff(actor, course)
+    with transaction.atomic():
+        _lock_inventory(course)
+        nodes, ips = _free_nodes(course), _free_ips(course)
+        group = Group.objects.filter(course=course, pk=group_id, dissolved_at__isnull=True).first()
+        if group is None:
+            raise NotFound("No such group in this course.")
+        if Allocation.objects.filter(group=group, ended_at__isnull=True).exists():
+            raise Conflict(f"{group.name} already holds a node; release it first to reassign.")
+        node = next((n for n in nodes if node_id is None or n.pk == node_id), None)
+        if node is None:
+            raise Conflict("That node is not free." if node_id else "No node is free.")
+        ip = next(
+            (i for i in ips if (ip_id is None and i.region == node.region) or i.pk == ip_id), None
+        )
+        if ip is None:
+            raise Conflict("That IP is not free." if ip_id else f"No IP is free in {node.region}.")
+        alloc = _create(course, group, node, ip)
+        audit_record(actor=actor, action="allocation.created", course=course, obj=alloc,
+                     after={"group": group.name, "node": node.name, "ip": ip.address})  # fmt: skip
+    return alloc
+
+
+def allocation_release(*, actor: User, course: Course, allocation_id: int) -> Allocation:
+    """End an allocation now; the node and IP become free. History stays."""
+    _require_staff(actor, course)
+    with transaction.atomic():
+        alloc = (
+            Allocation.objects.select_for_update()
+            .filter(course=course, pk=allocation_id)
+            .select_related("group", "node", "static_ip")
+            .first()
+        )
+        if alloc is None:
+            raise NotFound("No such allocation in this course.")
+        if alloc.ended_at is not None:
+            raise Conflict("That allocation has already ended.")
+        alloc.ended_at = timezone.now()
+        alloc.save(update_fields=["ended_at"])
+        StaticIP.objects.filter(pk=alloc.static_ip_id).update(status=StaticIP.Status.RESERVED)
+        audit_record(actor=actor, action="allocation.released", course=course, obj=alloc,
+                     before={"group": alloc.group.name, "node": alloc.node.name, "ip": alloc.static_ip.address})  # fmt: skip
+    return alloc
+
+
+def allocate_all(*, actor: User, course: Course) -> list[Allocation]:
+    """Give every unallocated group a free node and an IP, in a stable order (groups, nodes and
+    IPs by name/address), all or nothing. With too few free nodes or IPs nothing is allocated
+    and the Conflict names the groups that would be left without."""
+    _require_staff(actor, course)
+    with transaction.atomic():
+        _lock_inventory(course)
+        nodes, ips, groups = _free_nodes(course), _free_ips(course), _unallocated_groups(course)
+        if not groups:
+            return []
+        by_region: dict[str, list[StaticIP]] = {}
+        for ip in ips:
+            by_region.setdefault(ip.region, []).append(ip)
+        pairs: list[tuple[Group, Node, StaticIP]] = []
+        for group in groups:
+            node = next((n for n in nodes if by_region.get(n.region)), None)
+            if node is None:
+                break
+            nodes.remove(node)
+            pairs.append((group, node, by_region[node.region].pop(0)))
+        left = [g.name for g in groups[len(pairs) :]]
+        if left:
+            raise Conflict(
+                f"Not enough free nodes and IPs: {len(groups)} groups need one, {len(pairs)} available. "
+                f"Left without: {', '.join(left)}. Nothing was allocated."
+            )
+        created = [_create(course, g, n, i) for g, n, i in pairs]
+        audit_record(actor=actor, action="allocation.allocate_all", course=course, obj=course,
+                     after={"allocated": {g.name: [n.name, i.address] for g, n, i in pairs}})  # fmt: skip
+    return created
