@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from apps.core.models import Course
@@ -102,3 +103,87 @@ class Allocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group} → {self.node} / {self.static_ip}"
+
+
+class SharingWindow(models.Model):
+    """A group's request to use other groups' nodes with its own for [starts_at, ends_at).
+
+    Approved when every other owning group (any member) has approved its node, or staff approve
+    the whole window. No two approved windows may use one node at overlapping times: on
+    PostgreSQL an exclusion constraint on `WindowNode` (migration 0005) holds it.
+    """
+
+    class Status(models.TextChoices):
+        REQUESTED = "requested", "Requested"
+        APPROVED = "approved", "Approved"
+        DECLINED = "declined", "Declined"
+        CANCELLED = "cancelled", "Cancelled"
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="sharing_windows")
+    requester = models.ForeignKey(
+        "groups.Group", on_delete=models.PROTECT, related_name="window_requests"
+    )
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    purpose = models.CharField(
+        max_length=300, blank=True, help_text="What the run is for, shown to the other groups."
+    )
+    master_port = models.PositiveIntegerField(
+        default=29500, help_text="Rendezvous port for torchrun."
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.REQUESTED)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    note = models.CharField(
+        max_length=300, blank=True, help_text="Why it was declined or cancelled."
+    )
+
+    class Meta:
+        ordering = ("course", "starts_at")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(ends_at__gt=models.F("starts_at")),
+                name="window_ends_after_start",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"window #{self.pk} ({self.requester})"
+
+
+class WindowNode(models.Model):
+    """One node in a window. `starts_at`/`ends_at` repeat the window's so the database can
+    compare intervals per node; `active` is true while the window is approved."""
+
+    window = models.ForeignKey(SharingWindow, on_delete=models.CASCADE, related_name="nodes")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="window_uses")
+    owner = models.ForeignKey(
+        "groups.Group",
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The group holding the node when requested.",
+    )
+    rank = models.PositiveSmallIntegerField(help_text="NODE_RANK; the requester's own node is 0.")
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    active = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ("window", "rank")
+        constraints = [
+            models.UniqueConstraint(fields=["window", "node"], name="window_node_once"),
+            models.UniqueConstraint(fields=["window", "rank"], name="window_rank_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.node} in {self.window}"

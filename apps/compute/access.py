@@ -1,0 +1,103 @@
+"""Access files for a group's own node or a sharing window: /etc/hosts block, SSH config,
+torchrun launch environment per node, and the GCP firewall rule. Pure: plain values in, text out.
+
+Traffic between teams' nodes goes over their static external IPs, so every file uses those;
+the firewall admits exactly the participants' IPs as /32 for the window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Participant:
+    rank: int
+    node: str  # instance name, also the host alias
+    external_ip: str
+    internal_ip: str
+    group: str
+    gpus: int = 8
+
+
+@dataclass(frozen=True)
+class Bundle:
+    title: str  # e.g. "ee290-sp26 window #12"
+    slug: str  # safe for file and resource names, e.g. "ee290-sp26-w12"
+    participants: tuple[Participant, ...]
+    gcp_project: str
+    master_port: int = 29500
+    starts: dt.datetime | None = None
+    ends: dt.datetime | None = None
+
+
+def _span(b: Bundle) -> str:
+    if b.starts and b.ends:
+        return f" valid {b.starts:%Y-%m-%d %H:%M} – {b.ends:%Y-%m-%d %H:%M} UTC"
+    return ""
+
+
+def hosts_block(b: Bundle) -> str:
+    lines = [f"# >>> courseops {b.title}{_span(b)}"]
+    lines += [f"{p.external_ip}\t{p.node}\t# rank {p.rank}, {p.group}" for p in b.participants]
+    lines.append(f"# <<< courseops {b.title}")
+    return "\n".join(lines) + "\n"
+
+
+def ssh_config(
+    b: Bundle, *, user: str = "YOUR_USERNAME", identity: str = "~/.ssh/id_ed25519"
+) -> str:
+    blocks = [f"# courseops {b.title}{_span(b)}"]
+    blocks += [
+        f"Host {p.node}\n    HostName {p.external_ip}\n    User {user}\n    IdentityFile {identity}\n"
+        "    ServerAliveInterval 60"
+        for p in b.participants
+    ]
+    return "\n\n".join(blocks) + "\n"
+
+
+def launch_env(b: Bundle) -> dict[str, dict[str, str]]:
+    """Per node: the torchrun rendezvous variables. Rank 0 (the requester's node) is master."""
+    master = min(b.participants, key=lambda p: p.rank)
+    return {
+        p.node: {
+            "MASTER_ADDR": master.external_ip,
+            "MASTER_PORT": str(b.master_port),
+            "NNODES": str(len(b.participants)),
+            "NODE_RANK": str(p.rank),
+            "NPROC_PER_NODE": str(p.gpus),
+        }
+        for p in b.participants
+    }
+
+
+def launch_script(b: Bundle) -> str:
+    out = [f"# courseops {b.title}{_span(b)}: run the block for your node on that node."]
+    for node, env in launch_env(b).items():
+        out.append(f"\n# --- on {node} ---")
+        out += [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
+        out.append('torchrun --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node="$NPROC_PER_NODE" \\\n'
+                   '  --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" train.py')  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def firewall_rule_name(b: Bundle) -> str:
+    return f"courseops-{b.slug}"[:62].rstrip("-")
+
+
+def firewall_command(b: Bundle) -> str:
+    sources = ",".join(f"{p.external_ip}/32" for p in sorted(b.participants, key=lambda p: p.rank))
+    lo, hi = b.master_port, b.master_port + 100
+    name = firewall_rule_name(b)
+    cmd = [
+        "gcloud", "compute", "firewall-rules", "create", name,
+        f"--project={b.gcp_project}", "--direction=INGRESS", "--action=ALLOW",
+        f"--rules=tcp:22,tcp:{lo}-{hi}", f"--source-ranges={sources}",
+        f"--description=courseops {b.title}{_span(b)}",
+    ]  # fmt: skip
+    text = " \\\n  ".join(shlex.quote(part) if " " in part or "–" in part else part for part in cmd)
+    return f"# Allow the window's nodes to reach each other (SSH + rendezvous ports).\n{text}\n" + (
+        f"# When the window ends: gcloud compute firewall-rules delete {name} --project={b.gcp_project} --quiet\n"
+    )

@@ -1,0 +1,86 @@
+"""Reads for compute, scoped by role: a student sees only their own group's node, IP, windows."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from apps.compute.access import Bundle, Participant
+from apps.compute.models import Allocation, SharingWindow
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.groups.models import Group, GroupMembership
+
+
+def group_id_of(*, user: User, course: Course) -> int | None:
+    return (
+        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
+        .values_list("group_id", flat=True)
+        .first()
+    )
+
+
+def allocation_for_group(*, group: Group) -> Allocation | None:
+    return (
+        Allocation.objects.filter(group=group, ended_at__isnull=True)
+        .select_related("node", "static_ip", "group", "course")
+        .first()
+    )
+
+
+def window_list(*, user: User, course: Course) -> QuerySet[SharingWindow]:
+    """Staff: every window. Students: windows their group requested or that use its node."""
+    qs = (
+        SharingWindow.objects.filter(course=course)
+        .select_related("requester")
+        .prefetch_related("nodes__node", "nodes__owner")
+    )
+    if is_staff(user, course):
+        return qs.order_by("starts_at")
+    gid = group_id_of(user=user, course=course)
+    if gid is None:
+        return qs.none()
+    return qs.filter(Q(requester_id=gid) | Q(nodes__owner_id=gid)).distinct().order_by("starts_at")
+
+
+def own_node_bundle(*, allocation: Allocation) -> Bundle:
+    node, ip = allocation.node, allocation.static_ip
+    return Bundle(
+        title=f"{allocation.course.code} {allocation.group.name} node",
+        slug=f"{allocation.course.code}-g{allocation.group_id}",
+        participants=(
+            Participant(
+                0, node.name, ip.address, node.internal_ip, allocation.group.name, node.gpu_count
+            ),
+        ),
+        gcp_project=node.gcp_project,
+    )
+
+
+def window_bundle(*, window: SharingWindow) -> Bundle:
+    """Participants with the IP each node's group holds now (2 queries)."""
+    rows = list(window.nodes.select_related("node", "owner").order_by("rank"))
+    ips = dict(
+        Allocation.objects.filter(
+            node_id__in=[r.node_id for r in rows], ended_at__isnull=True
+        ).values_list("node_id", "static_ip__address")
+    )
+    participants = tuple(
+        Participant(
+            r.rank,
+            r.node.name,
+            ips.get(r.node_id, ""),
+            r.node.internal_ip,
+            r.owner.name,
+            r.node.gpu_count,
+        )
+        for r in rows
+    )
+    return Bundle(
+        title=f"{window.course.code} window #{window.pk}",
+        slug=f"{window.course.code}-w{window.pk}",
+        participants=participants,
+        gcp_project=rows[0].node.gcp_project if rows else "",
+        master_port=window.master_port,
+        starts=window.starts_at,
+        ends=window.ends_at,
+    )
