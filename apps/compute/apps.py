@@ -8,7 +8,11 @@ class ComputeConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.compute import panels
-        from apps.core.registry import STAFF, Panel, register_panel
+        from apps.core.models import Role
+        from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
+
+        register_nav(NavItem("My node", "compute:mine", roles=frozenset({Role.STUDENT}), order=35))
+        register_nav(NavItem("Compute", "compute:board", roles=STAFF, order=35))
 
         register_panel(
             Panel(

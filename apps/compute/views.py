@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from apps.compute import access, services, windows
+from apps.compute.forms import WindowRequestForm
+from apps.compute.models import Allocation, Node, SharingWindow
+from apps.compute.selectors import (
+    allocation_for_group,
+    group_id_of,
+    own_node_bundle,
+    window_bundle,
+    window_list,
+)
+from apps.compute.timeline import timeline_svg
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+from apps.groups.models import Group
+
+FILES = {
+    "hosts": ("hosts", "text/plain", access.hosts_block),
+    "ssh": ("ssh_config", "text/plain", access.ssh_config),
+    "launch": ("launch.sh", "text/x-shellscript", access.launch_script),
+    "firewall": ("firewall.sh", "text/x-shellscript", access.firewall_command),
+}
+
+
+def _download(bundle: access.Bundle, kind: str) -> HttpResponse:
+    if kind not in FILES:
+        raise Http404("No such file.")
+    name, mime, render_file = FILES[kind]
+    response = HttpResponse(render_file(bundle), content_type=f"{mime}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{bundle.slug}-{name}"'
+    return response
+
+
+@login_required
+def my_node(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code)
+    gid = group_id_of(user=request.user, course=course)
+    group = Group.objects.filter(pk=gid).first() if gid else None
+    allocation = allocation_for_group(group=group) if group else None
+    others = (
+        Allocation.objects.filter(course=course, ended_at__isnull=True).exclude(group_id=gid or 0)
+        .select_related("node", "group").order_by("node__name")
+    )  # fmt: skip
+    form = WindowRequestForm(
+        node_choices=[(str(a.node_id), f"{a.node.name} ({a.group.name})") for a in others]
+    )
+    if request.method == "POST" and allocation is not None:
+        form = WindowRequestForm(
+            request.POST,
+            node_choices=[(str(a.node_id), f"{a.node.name} ({a.group.name})") for a in others],
+        )
+        with timezone.override(course.timezone):
+            valid = form.is_valid()
+        if valid:
+            try:
+                w = windows.window_request(
+                    actor=request.user, course=course, node_ids=[int(n) for n in form.cleaned_data["nodes"]],
+                    starts_at=form.cleaned_data["starts_at"], ends_at=form.cleaned_data["ends_at"],
+                    purpose=form.cleaned_data["purpose"], master_port=form.cleaned_data["master_port"] or 29500,
+                )  # fmt: skip
+            except DomainError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                messages.success(
+                    request,
+                    f"Window #{w.pk} requested; the other groups see it on their node page.",
+                )
+                return redirect("compute:mine", code=code)
+    return render(request, "compute/my_node.html", {
+        "course": course, "group": group, "allocation": allocation, "form": form,
+        "windows": window_list(user=request.user, course=course), "group_id": gid,
+        "files": FILES,
+    })  # fmt: skip
+
+
+@login_required
+def my_node_file(request: AuthedRequest, code: str, kind: str) -> HttpResponse:
+    course = course_for(request, code)
+    gid = group_id_of(user=request.user, course=course)
+    allocation = (
+        Allocation.objects.filter(course=course, group_id=gid, ended_at__isnull=True)
+        .select_related("node", "static_ip", "group", "course")
+        .first()
+        if gid
+        else None
+    )
+    if allocation is None:
+        raise Http404("Your group holds no node.")
+    return _download(own_node_bundle(allocation=allocation), kind)
+
+
+def _window_for(request: AuthedRequest, course: Course, window_id: int) -> SharingWindow:
+    window = window_list(user=request.user, course=course).filter(pk=window_id).first()
+    if window is None:
+        raise Http404("No such window, or not one of your group's.")
+    return window
+
+
+@login_required
+def window_file(request: AuthedRequest, code: str, window_id: int, kind: str) -> HttpResponse:
+    course = course_for(request, code)
+    window = _window_for(request, course, window_id)
+    if window.status != SharingWindow.Status.APPROVED:
+        raise PermissionDenied("Access files exist once the window is approved.")
+    return _download(window_bundle(window=window), kind)
+
+
+@login_required
+@require_POST
+def window_action(request: AuthedRequest, code: str, window_id: int, action: str) -> HttpResponse:
+    course = course_for(request, code)
+    _window_for(request, course, window_id)
+    if action not in {"approve", "cancel", "decline"}:
+        raise Http404("No such action.")
+    note = request.POST.get("note", "")
+    try:
+        if action == "approve":
+            w = windows.window_approve(actor=request.user, course=course, window_id=window_id)
+        elif action == "cancel":
+            w = windows.window_cancel(
+                actor=request.user, course=course, window_id=window_id, note=note
+            )
+        else:
+            w = windows.window_decline(
+                actor=request.user, course=course, window_id=window_id, note=note
+            )
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
+    return redirect(
+        request.POST.get("next")
+        or ("compute:board" if is_staff(request.user, course) else "compute:mine"),
+        code=code,
+    )
+
+
+@login_required
+def board(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    nodes = list(Node.objects.filter(course=course).order_by("name"))
+    live = {
+        a.node_id: a
+        for a in Allocation.objects.filter(course=course, ended_at__isnull=True).select_related(
+            "group", "static_ip"
+        )
+    }
+    allocated_groups = {a.group_id for a in live.values()}
+    waiting = (
+        Group.objects.filter(course=course, dissolved_at__isnull=True)
+        .exclude(pk__in=allocated_groups)
+        .order_by("name")
+    )
+    all_windows = list(
+        window_list(user=request.user, course=course).filter(
+            ends_at__gte=timezone.now() - dt.timedelta(days=1)
+        )
+    )
+    svg = timeline_svg(nodes, all_windows, start=timezone.now(), days=21, tz=course.timezone)
+    return render(request, "compute/board.html", {
+        "course": course, "rows": [(n, live.get(n.pk)) for n in nodes], "waiting": waiting,
+        "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
+        "timeline": mark_safe(svg),
+        "history": Allocation.objects.filter(course=course).select_related("group", "node", "static_ip")[:30],
+    })  # fmt: skip
+
+
+@login_required
+@require_POST
+def board_action(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    action = request.POST.get("action")
+    try:
+        if action == "allocate_all":
+            made = services.allocate_all(actor=request.user, course=course)
+            messages.success(
+                request,
+                f"Allocated {len(made)} group(s)." if made else "Every group already holds a node.",
+            )
+        elif action == "allocate":
+            a = services.allocation_create(
+                actor=request.user, course=course, group_id=int(request.POST["group"])
+            )
+            messages.success(
+                request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
+            )
+        elif action == "release":
+            a = services.allocation_release(
+                actor=request.user, course=course, allocation_id=int(request.POST["allocation"])
+            )
+            messages.success(
+                request, f"Released {a.node.name} and {a.static_ip.address} from {a.group.name}."
+            )
+        else:
+            messages.error(request, "Unknown action.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    except (KeyError, ValueError):
+        messages.error(request, "That request was incomplete.")
+    return redirect("compute:board", code=code)

@@ -1,0 +1,116 @@
+"""Compute pages: My node, downloads, windows; the staff board; nobody sees another group's IP."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from apps.compute.models import Allocation, SharingWindow
+from apps.compute.services import allocate_all
+from apps.compute.windows import window_approve, window_request
+from apps.core.models import Role, User
+from tests.factories import CourseFactory, compute_inventory, group_of, member
+
+pytestmark = pytest.mark.django_db
+
+
+def as_user(user: User) -> Client:
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+@pytest.fixture
+def world():  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    compute_inventory(course, 3)
+    groups = [group_of(course, 4, f"G{i}") for i in range(3)]
+    staff = member(course, Role.TA)
+    allocate_all(actor=staff, course=course)
+    alloc = {g.name: Allocation.objects.get(group=g, ended_at__isnull=True) for g in groups}
+    students = {g.name: g.memberships.first().user for g in groups}
+    return course, staff, alloc, students
+
+
+def test_my_node_shows_my_ip_and_nobody_elses(world) -> None:  # type: ignore[no-untyped-def]
+    course, _staff, alloc, students = world
+    page = as_user(students["G0"]).get(f"/c/{course.code}/node/").content.decode()
+    assert f'id="static-ip">{alloc["G0"].static_ip.address}' in page
+    assert f"ssh YOUR_USERNAME@{alloc['G0'].static_ip.address}" in page
+    for other in ("G1", "G2"):
+        assert alloc[other].static_ip.address not in page
+
+
+def test_my_node_files_are_my_groups_only(world) -> None:  # type: ignore[no-untyped-def]
+    course, _staff, alloc, students = world
+    client = as_user(students["G1"])
+    for kind in ("hosts", "ssh", "launch", "firewall"):
+        body = client.get(f"/c/{course.code}/node/files/{kind}/").content.decode()
+        assert alloc["G1"].static_ip.address in body
+        assert alloc["G0"].static_ip.address not in body
+    assert client.get(f"/c/{course.code}/node/files/passwords/").status_code == 404
+
+
+def test_window_files_only_for_participants_after_approval(world) -> None:  # type: ignore[no-untyped-def]
+    course, staff, alloc, students = world
+    w = window_request(actor=students["G0"], course=course, node_ids=[alloc["G1"].node_id],
+                       starts_at=timezone.now() + dt.timedelta(hours=2), ends_at=timezone.now() + dt.timedelta(hours=8))  # fmt: skip
+    url = f"/c/{course.code}/windows/{w.pk}/files/hosts/"
+    assert as_user(students["G0"]).get(url).status_code == 403  # not approved yet
+    window_approve(actor=staff, course=course, window_id=w.pk)
+    body = as_user(students["G1"]).get(url).content.decode()
+    assert alloc["G0"].static_ip.address in body and alloc["G1"].static_ip.address in body  # noqa: PT018
+    assert as_user(students["G2"]).get(url).status_code == 404  # not a participant
+    assert (
+        as_user(students["G2"]).post(f"/c/{course.code}/windows/{w.pk}/cancel/").status_code == 404
+    )
+
+
+def test_requesting_a_window_in_course_time_and_errors_on_fields(world) -> None:  # type: ignore[no-untyped-def]
+    course, _staff, alloc, students = world
+    client = as_user(students["G0"])
+    start = (
+        (timezone.now() + dt.timedelta(days=2))
+        .astimezone(course.tz)
+        .replace(minute=0, second=0, microsecond=0)
+    )
+    data = {"nodes": [str(alloc["G1"].node_id)], "starts_at": start.strftime("%Y-%m-%dT%H:%M"),
+            "ends_at": (start + dt.timedelta(hours=50)).strftime("%Y-%m-%dT%H:%M"), "master_port": 29500}  # fmt: skip
+    page = client.post(f"/c/{course.code}/node/", data).content.decode()
+    assert "at most 48 hours" in page
+    data["ends_at"] = (start + dt.timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M")
+    assert client.post(f"/c/{course.code}/node/", data).status_code == 302
+    w = SharingWindow.objects.get()
+    assert w.starts_at == start  # read as course time, not UTC
+    page = as_user(students["G1"]).get(f"/c/{course.code}/node/").content.decode()
+    assert f"Approve use of {alloc['G1'].node.name}" in page
+
+
+def test_the_board_is_staff_only_and_shows_the_timeline(world) -> None:  # type: ignore[no-untyped-def]
+    course, staff, alloc, students = world
+    assert as_user(students["G0"]).get(f"/c/{course.code}/compute/").status_code == 403
+    w = window_request(actor=students["G0"], course=course, node_ids=[alloc["G1"].node_id],
+                       starts_at=timezone.now() + dt.timedelta(days=1), ends_at=timezone.now() + dt.timedelta(days=1, hours=12))  # fmt: skip
+    page = as_user(staff).get(f"/c/{course.code}/compute/").content.decode()
+    assert "<svg" in page and 'class="window requested"' in page  # noqa: PT018
+    assert f"#{w.pk} G0" in page
+    for a in alloc.values():
+        assert a.static_ip.address in page
+
+
+def test_board_release_and_allocate_all(world) -> None:  # type: ignore[no-untyped-def]
+    course, staff, alloc, _students = world
+    client = as_user(staff)
+    client.post(
+        f"/c/{course.code}/compute/action/", {"action": "release", "allocation": alloc["G2"].pk}
+    )
+    assert not Allocation.objects.filter(group=alloc["G2"].group, ended_at__isnull=True).exists()
+    group_of(course, 4, "G9")
+    response = client.post(
+        f"/c/{course.code}/compute/action/", {"action": "allocate_all"}, follow=True
+    )
+    assert "Left without: G9" in response.content.decode()  # 1 free node, 2 groups: none allocated
+    assert not Allocation.objects.filter(group=alloc["G2"].group, ended_at__isnull=True).exists()
