@@ -13,6 +13,7 @@ class ComputeConfig(AppConfig):
 
         register_nav(NavItem("My node", "compute:mine", roles=frozenset({Role.STUDENT}), order=35))
         register_nav(NavItem("Compute", "compute:board", roles=STAFF, order=35))
+        register_nav(NavItem("Incidents", "compute:incidents", order=36))
 
         register_panel(
             Panel(

@@ -30,3 +30,27 @@ class WindowRequestForm(forms.Form):
         browser's local-time input in the active zone."""
         super().__init__(*args, **kwargs)
         self.fields["nodes"].choices = node_choices  # type: ignore[attr-defined]
+
+
+class IncidentForm(forms.Form):
+    node = forms.TypedChoiceField(
+        coerce=int, help_text="Your group's node, or one shared with it in a window."
+    )
+    occurred_at = forms.DateTimeField(
+        label="When it happened", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Course time, as close as you know.",
+    )  # fmt: skip
+    summary = forms.CharField(
+        max_length=200, help_text="One line, e.g. 'NCCL timeout on rank 3 after 20 min'."
+    )
+    job_ids = forms.CharField(
+        required=False, max_length=500, label="Job IDs", help_text="Comma separated."
+    )
+    logs = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}),
+                           help_text="Paste the lines around the error (at most 1 MB).")  # fmt: skip
+    repro = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="How to reproduce",
+                            help_text="The command and config, briefly.")  # fmt: skip
+
+    def __init__(self, *args: Any, node_choices: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["node"].choices = node_choices  # type: ignore[attr-defined]

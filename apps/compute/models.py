@@ -187,3 +187,42 @@ class WindowNode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node} in {self.window}"
+
+
+MAX_LOG_BYTES = 1024 * 1024
+
+
+class Incident(models.Model):
+    """An infrastructure problem report: which node, when, job IDs, logs (text, at most 1 MB), a
+    short repro. Status moves open → acknowledged → resolved; staff add notes."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ACKNOWLEDGED = "acknowledged", "Acknowledged"
+        RESOLVED = "resolved", "Resolved"
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="incidents")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="incidents")
+    group = models.ForeignKey("groups.Group", null=True, blank=True, on_delete=models.PROTECT, related_name="incidents",
+                              help_text="The reporter's group; empty when staff report.")  # fmt: skip
+    reported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    occurred_at = models.DateTimeField(help_text="When it happened (course time).")
+    summary = models.CharField(max_length=200, help_text="One line: what went wrong.")
+    job_ids = models.CharField(
+        max_length=500, blank=True, help_text="Job or run IDs, comma separated."
+    )
+    logs = models.TextField(blank=True, help_text="Relevant log lines (at most 1 MB).")
+    repro = models.TextField(blank=True, help_text="A short way to reproduce it.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    staff_notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes = [models.Index(fields=["course", "status"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.node}: {self.summary}"

@@ -18,4 +18,8 @@ urlpatterns = [
     ),
     path("c/<slug:code>/compute/", views.board, name="board"),
     path("c/<slug:code>/compute/action/", views.board_action, name="action"),
+    path("c/<slug:code>/incidents/", views.incidents, name="incidents"),
+    path(
+        "c/<slug:code>/incidents/<int:incident_id>/", views.incident_action, name="incident-action"
+    ),
 ]

@@ -213,3 +213,62 @@ def board_action(request: AuthedRequest, code: str) -> HttpResponse:
     except (KeyError, ValueError):
         messages.error(request, "That request was incomplete.")
     return redirect("compute:board", code=code)
+
+
+@login_required
+def incidents(request: AuthedRequest, code: str) -> HttpResponse:
+    from apps.compute.forms import IncidentForm
+    from apps.compute.incidents import _nodes_for_group, incident_report
+    from apps.compute.models import Incident
+
+    course = course_for(request, code)
+    staff = is_staff(request.user, course)
+    gid = group_id_of(user=request.user, course=course)
+    node_qs = Node.objects.filter(course=course).order_by("name")
+    if not staff:
+        node_qs = node_qs.filter(pk__in=_nodes_for_group(course, gid) if gid else [])
+    choices = [(n.pk, n.name) for n in node_qs]
+    form = IncidentForm(node_choices=choices)
+    if request.method == "POST":
+        form = IncidentForm(request.POST, node_choices=choices)
+        with timezone.override(course.timezone):
+            valid = form.is_valid()
+        if valid:
+            try:
+                i = incident_report(actor=request.user, course=course, node_id=form.cleaned_data["node"],
+                                    occurred_at=form.cleaned_data["occurred_at"], summary=form.cleaned_data["summary"],
+                                    job_ids=form.cleaned_data["job_ids"], logs=form.cleaned_data["logs"],
+                                    repro=form.cleaned_data["repro"])  # fmt: skip
+            except DomainError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                messages.success(
+                    request, f"Incident #{i.pk} reported; the course staff have been emailed."
+                )
+                return redirect("compute:incidents", code=code)
+    qs = Incident.objects.filter(course=course).select_related("node", "group", "reported_by")
+    if not staff:
+        qs = qs.filter(group_id=gid) if gid else qs.none()
+    status = request.GET.get("status", "")
+    if status in Incident.Status.values:
+        qs = qs.filter(status=status)
+    return render(request, "compute/incidents.html", {
+        "course": course, "form": form, "incidents": qs[:100], "staff": staff, "status": status,
+        "statuses": Incident.Status.choices, "can_report": bool(choices),
+    })  # fmt: skip
+
+
+@login_required
+@require_POST
+def incident_action(request: AuthedRequest, code: str, incident_id: int) -> HttpResponse:
+    from apps.compute.incidents import incident_update
+
+    course = course_for(request, code, staff=True)
+    try:
+        i = incident_update(actor=request.user, course=course, incident_id=incident_id,
+                            status=request.POST.get("status", ""), note=request.POST.get("note", ""))  # fmt: skip
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Incident #{i.pk} is {i.get_status_display().lower()}.")
+    return redirect("compute:incidents", code=code)
