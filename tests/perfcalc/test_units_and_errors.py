@@ -43,6 +43,8 @@ def test_quantities_parse(text: str, unit: str, expected: float) -> None:
         ("3 parsecs", "s", "unknown unit 'parsecs'"),
         ("1,97,9", "", "not a number"),
         ("..5", "", "not a number"),
+        ("E0", "", "not a number"),  # found by hypothesis: an exponent with no mantissa
+        ("e5 GB", "B", "not a number"),
     ],
 )
 def test_bad_quantities_say_why(text: str, unit: str, message: str) -> None:

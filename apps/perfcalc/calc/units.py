@@ -97,7 +97,8 @@ EXAMPLES = {"B": "16 GB", "B/s": "3.35 TB/s", "FLOP": "32 GFLOP", "FLOP/s": "989
             "s": "40 ms", "kWh": "500 MWh", "W": "700 W", "g/kWh": "390 g/kWh",
             "QPS": "1000", "tokens/s": "3000", "count": "70B"}  # fmt: skip
 
-_NUMBER = r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][+-]?\d+)?"
+# A mantissa is required (digits, optionally with thousands commas and a fraction, or .5).
+_NUMBER = r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$")
 
 
@@ -110,7 +111,10 @@ def parse_number(text: str) -> float:
     t = text.strip().replace("\u2212", "-")
     if not re.fullmatch(_NUMBER, t) or not re.search(r"\d", t):
         raise UnitError(f"{text.strip()!r} is not a number")
-    return float(t.replace(",", ""))
+    try:
+        return float(t.replace(",", ""))
+    except ValueError:
+        raise UnitError(f"{text.strip()!r} is not a number") from None
 
 
 def parse(value: Any, unit: str) -> float:
