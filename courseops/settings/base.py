@@ -198,6 +198,10 @@ SPECTACULAR_SETTINGS = {
         "WeightPrecisionEnum": "apps.perfcalc.calc.formulas.common.WEIGHT_PRECISIONS",
         "TrainingPrecisionEnum": "apps.perfcalc.calc.formulas.common.TRAINING_PRECISIONS",
         "PeakPrecisionEnum": "apps.perfcalc.calc.catalog.PRECISIONS",
+        "NodeStatusEnum": "apps.compute.models.Node.Status",
+        "StaticIPStatusEnum": "apps.compute.models.StaticIP.Status",
+        "WindowStatusEnum": "apps.compute.models.SharingWindow.Status",
+        "IncidentStatusEnum": "apps.compute.models.Incident.Status",
     },
 }
 

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.compute.models import Allocation, Incident, Node, SharingWindow, StaticIP, WindowNode
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    region = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Node
+        fields = (
+            "id",
+            "name",
+            "gcp_project",
+            "zone",
+            "region",
+            "machine_type",
+            "gpu_model",
+            "gpu_count",
+            "internal_ip",
+            "status",
+        )
+
+
+class StaticIPSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StaticIP
+        fields = ("id", "address", "resource_name", "region", "status")
+
+
+class AllocationSerializer(serializers.ModelSerializer):
+    group = serializers.CharField(source="group.name")
+    group_id = serializers.IntegerField()
+    node = NodeSerializer()
+    static_ip = serializers.CharField(source="static_ip.address")
+
+    class Meta:
+        model = Allocation
+        fields = ("id", "group_id", "group", "node", "static_ip", "started_at", "ended_at")
+
+
+class AllocateSerializer(serializers.Serializer):
+    group = serializers.IntegerField(help_text="Group id.")
+    node = serializers.IntegerField(
+        required=False, help_text="Node id; the first free node when left out."
+    )
+    static_ip = serializers.IntegerField(
+        required=False, help_text="IP id; the first free IP in the node's region when left out."
+    )
+
+
+class WindowNodeSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name")
+    owner = serializers.CharField(source="owner.name")
+
+    class Meta:
+        model = WindowNode
+        fields = ("node_id", "node", "owner", "rank", "approved_at")
+
+
+class WindowSerializer(serializers.ModelSerializer):
+    requester = serializers.CharField(source="requester.name")
+    nodes = WindowNodeSerializer(many=True)
+
+    class Meta:
+        model = SharingWindow
+        fields = (
+            "id",
+            "requester",
+            "starts_at",
+            "ends_at",
+            "purpose",
+            "master_port",
+            "status",
+            "note",
+            "nodes",
+        )
+
+
+class WindowRequestSerializer(serializers.Serializer):
+    node_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Other groups' node ids."
+    )
+    starts_at = serializers.DateTimeField(help_text="ISO 8601 with offset; must be in the future.")
+    ends_at = serializers.DateTimeField(
+        help_text="At most the course's limit (48 h) after the start."
+    )
+    purpose = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    master_port = serializers.IntegerField(
+        required=False, default=29500, min_value=1024, max_value=65535
+    )
+
+
+class NoteSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+
+
+class IncidentSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name")
+    group = serializers.CharField(source="group.name", allow_null=True, default=None)
+
+    class Meta:
+        model = Incident
+        fields = (
+            "id",
+            "node",
+            "group",
+            "occurred_at",
+            "summary",
+            "job_ids",
+            "logs",
+            "repro",
+            "status",
+            "staff_notes",
+            "created_at",
+        )
+
+
+class IncidentReportSerializer(serializers.Serializer):
+    node = serializers.IntegerField()
+    occurred_at = serializers.DateTimeField()
+    summary = serializers.CharField(max_length=200)
+    job_ids = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    logs = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    repro = serializers.CharField(required=False, allow_blank=True)
+
+
+class IncidentStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Incident.Status.choices)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class FilesSerializer(serializers.Serializer):
+    hosts = serializers.CharField()
+    ssh_config = serializers.CharField()
+    launch = serializers.CharField()
+    launch_env = serializers.DictField()
+    firewall = serializers.CharField()

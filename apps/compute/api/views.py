@@ -1,0 +1,310 @@
+"""Compute API. Students see their own group's node, IP, windows and incidents; staff see and
+manage everything. Every write goes through the same services as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.compute import access, incidents, services, windows
+from apps.compute.api.serializers import (
+    AllocateSerializer,
+    AllocationSerializer,
+    FilesSerializer,
+    IncidentReportSerializer,
+    IncidentSerializer,
+    IncidentStatusSerializer,
+    NodeSerializer,
+    NoteSerializer,
+    StaticIPSerializer,
+    WindowRequestSerializer,
+    WindowSerializer,
+)
+from apps.compute.models import Allocation, Incident, Node, SharingWindow, StaticIP
+from apps.compute.selectors import group_id_of, own_node_bundle, window_bundle, window_list
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.selectors import course_get
+
+E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
+    400: "Invalid input (the message says which rule).", 401: "Not logged in.", 403: "Not allowed for your role.",
+    404: "No such course or object, or not yours.", 409: "Conflicts with the current state (taken, overlapping, already decided).",
+}.items()}  # fmt: skip
+TAGS = ["compute"]
+
+
+def _ctx(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
+    user: User = request.user  # type: ignore[assignment]
+    course = course_get(user=user, code=code)
+    if staff and not is_staff(user, course):
+        raise NotAllowed("Only the course's instructors and TAs may do this.")
+    return user, course
+
+
+def _files(bundle: access.Bundle) -> dict[str, Any]:
+    return {"hosts": access.hosts_block(bundle), "ssh_config": access.ssh_config(bundle),
+            "launch": access.launch_script(bundle), "launch_env": access.launch_env(bundle),
+            "firewall": access.firewall_command(bundle)}  # fmt: skip
+
+
+def _allocations(user: User, course: Course) -> QuerySet[Allocation]:
+    qs = Allocation.objects.filter(course=course, ended_at__isnull=True).select_related(
+        "group", "node", "static_ip"
+    )
+    if is_staff(user, course):
+        return qs.order_by("node__name")
+    return qs.filter(group_id=group_id_of(user=user, course=course) or 0)
+
+
+class NodeListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Nodes (staff: all; students: their group's)",
+        responses={200: NodeSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        nodes = Node.objects.filter(course=course).order_by("name")
+        if not is_staff(user, course):
+            nodes = nodes.filter(pk__in=_allocations(user, course).values("node_id"))
+        return Response(NodeSerializer(nodes, many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Add a node (staff)",
+        request=NodeSerializer,
+        responses={201: NodeSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        _, course = _ctx(request, code, staff=True)
+        data = NodeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        if Node.objects.filter(course=course, name=data.validated_data["name"]).exists():
+            raise DomainError("A node with that name already exists.", field="name")
+        return Response(NodeSerializer(data.save(course=course)).data, status=201)
+
+
+class NodeDetailView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Edit a node, e.g. its status (staff)",
+        request=NodeSerializer,
+        responses={200: NodeSerializer, **E},
+    )
+    def patch(self, request: Request, code: str, node_id: int) -> Response:
+        _, course = _ctx(request, code, staff=True)
+        node = Node.objects.filter(course=course, pk=node_id).first()
+        if node is None:
+            raise NotFound("No such node in this course.")
+        data = NodeSerializer(node, data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return Response(NodeSerializer(data.save()).data)
+
+
+class StaticIPListView(APIView):
+    @extend_schema(
+        tags=TAGS, summary="Static IPs (staff)", responses={200: StaticIPSerializer(many=True), **E}
+    )
+    def get(self, request: Request, code: str) -> Response:
+        _, course = _ctx(request, code, staff=True)
+        return Response(
+            StaticIPSerializer(
+                StaticIP.objects.filter(course=course).order_by("address"), many=True
+            ).data
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Add a static IP (staff)",
+        request=StaticIPSerializer,
+        responses={201: StaticIPSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        _, course = _ctx(request, code, staff=True)
+        data = StaticIPSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(StaticIPSerializer(data.save(course=course)).data, status=201)
+
+
+class AllocationListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Current allocations (staff: all; students: their group's)",
+        responses={200: AllocationSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        return Response(AllocationSerializer(_allocations(user, course), many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Allocate a node and IP to a group (staff)",
+        request=AllocateSerializer,
+        responses={201: AllocationSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = AllocateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        a = services.allocation_create(actor=user, course=course, group_id=data.validated_data["group"],
+                                       node_id=data.validated_data.get("node"), ip_id=data.validated_data.get("static_ip"))  # fmt: skip
+        return Response(AllocationSerializer(a).data, status=201)
+
+
+class AllocateAllView(APIView):
+    @extend_schema(tags=TAGS, summary="Allocate every unallocated group, all or nothing (staff)",
+                   description="409 names the groups left without when there are too few free nodes or IPs.",
+                   request=None, responses={200: AllocationSerializer(many=True), **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        return Response(
+            AllocationSerializer(services.allocate_all(actor=user, course=course), many=True).data
+        )
+
+
+class ReleaseView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Release an allocation (staff)",
+        request=None,
+        responses={200: AllocationSerializer, **E},
+    )
+    def post(self, request: Request, code: str, allocation_id: int) -> Response:
+        user, course = _ctx(request, code)
+        return Response(
+            AllocationSerializer(
+                services.allocation_release(actor=user, course=course, allocation_id=allocation_id)
+            ).data
+        )
+
+
+class MyNodeFilesView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Access files for your group's own node",
+        responses={200: FilesSerializer, **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        a = Allocation.objects.filter(course=course, group_id=group_id_of(user=user, course=course) or 0,
+                                      ended_at__isnull=True).select_related("node", "static_ip", "group", "course").first()  # fmt: skip
+        if a is None:
+            raise NotFound("Your group holds no node.")
+        return Response(_files(own_node_bundle(allocation=a)))
+
+
+class WindowListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Sharing windows (staff: all; students: their group's)",
+        responses={200: WindowSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        return Response(WindowSerializer(window_list(user=user, course=course), many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Request a window (student)",
+        request=WindowRequestSerializer,
+        responses={201: WindowSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = WindowRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        w = windows.window_request(actor=user, course=course, **data.validated_data)
+        return Response(
+            WindowSerializer(window_list(user=user, course=course).get(pk=w.pk)).data, status=201
+        )
+
+
+def _visible_window(user: User, course: Course, window_id: int) -> SharingWindow:
+    w = window_list(user=user, course=course).filter(pk=window_id).first()
+    if w is None:
+        raise NotFound("No such window, or not one of your group's.")
+    return w
+
+
+class WindowActionView(APIView):
+    action_name = ""
+
+    @extend_schema(tags=TAGS, request=NoteSerializer, responses={200: WindowSerializer, **E})
+    def post(self, request: Request, code: str, window_id: int) -> Response:
+        user, course = _ctx(request, code)
+        _visible_window(user, course, window_id)
+        note = str((request.data or {}).get("note", "")) if isinstance(request.data, dict) else ""
+        if self.action_name == "approve":
+            windows.window_approve(actor=user, course=course, window_id=window_id)
+        elif self.action_name == "decline":
+            windows.window_decline(actor=user, course=course, window_id=window_id, note=note)
+        else:
+            windows.window_cancel(actor=user, course=course, window_id=window_id, note=note)
+        return Response(WindowSerializer(_visible_window(user, course, window_id)).data)
+
+
+class WindowFilesView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Access files of an approved window (participants and staff)",
+        responses={200: FilesSerializer, **E},
+    )
+    def get(self, request: Request, code: str, window_id: int) -> Response:
+        user, course = _ctx(request, code)
+        w = _visible_window(user, course, window_id)
+        if w.status != SharingWindow.Status.APPROVED:
+            raise NotAllowed("Access files exist once the window is approved.")
+        return Response(_files(window_bundle(window=w)))
+
+
+class IncidentListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Incidents (staff: all; students: their group's)",
+        responses={200: IncidentSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        qs = Incident.objects.filter(course=course).select_related("node", "group")
+        if not is_staff(user, course):
+            qs = qs.filter(group_id=group_id_of(user=user, course=course) or 0)
+        return Response(IncidentSerializer(qs[:200], many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Report an incident",
+        request=IncidentReportSerializer,
+        responses={201: IncidentSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = IncidentReportSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        i = incidents.incident_report(actor=user, course=course, node_id=v["node"], occurred_at=v["occurred_at"],
+                                      summary=v["summary"], job_ids=v.get("job_ids", ""), logs=v.get("logs", ""),
+                                      repro=v.get("repro", ""))  # fmt: skip
+        return Response(IncidentSerializer(i).data, status=201)
+
+
+class IncidentStatusView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Acknowledge or resolve an incident (staff)",
+        request=IncidentStatusSerializer,
+        responses={200: IncidentSerializer, **E},
+    )
+    def post(self, request: Request, code: str, incident_id: int) -> Response:
+        user, course = _ctx(request, code)
+        data = IncidentStatusSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        i = incidents.incident_update(actor=user, course=course, incident_id=incident_id,
+                                      status=data.validated_data["status"], note=data.validated_data.get("note", ""))  # fmt: skip
+        return Response(IncidentSerializer(i).data)
