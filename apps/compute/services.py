@@ -168,3 +168,34 @@ def allocate_all(*, actor: User, course: Course) -> list[Allocation]:
         audit_record(actor=actor, action="allocation.allocate_all", course=course, obj=course,
                      after={"allocated": {g.name: [n.name, i.address] for g, n, i in pairs}})  # fmt: skip
     return created
+
+
+def node_set_status(*, actor: User, course: Course, node_id: int, status: str) -> Node:
+    """Staff mark a node ready, in maintenance, failed or retired. A node a group still holds
+    cannot be retired (release it first, so the group is not left pointing at nothing)."""
+    _require_staff(actor, course)
+    if status not in Node.Status.values:
+        raise DomainError(
+            f"Status must be one of: {', '.join(Node.Status.values)}.", field="status"
+        )
+    with transaction.atomic():
+        node = Node.objects.select_for_update().filter(course=course, pk=node_id).first()
+        if node is None:
+            raise NotFound("No such node in this course.")
+        held = _active().filter(node=node).select_related("group").first()
+        if status == Node.Status.RETIRED and held is not None:
+            raise Conflict(
+                f"{held.group.name} still holds {node.name}; release it before retiring the node."
+            )
+        before = node.status
+        node.status = status
+        node.save(update_fields=["status"])
+        audit_record(
+            actor=actor,
+            action="node.status",
+            course=course,
+            obj=node,
+            before={"status": before},
+            after={"status": status},
+        )
+    return node

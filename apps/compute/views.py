@@ -176,6 +176,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
         "course": course, "rows": [(n, live.get(n.pk)) for n in nodes], "waiting": waiting,
         "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
         "timeline": mark_safe(svg),
+        "statuses": Node.Status.choices,
         "history": Allocation.objects.filter(course=course).select_related("group", "node", "static_ip")[:30],
     })  # fmt: skip
 
@@ -199,6 +200,14 @@ def board_action(request: AuthedRequest, code: str) -> HttpResponse:
             messages.success(
                 request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
             )
+        elif action == "node_status":
+            n = services.node_set_status(
+                actor=request.user,
+                course=course,
+                node_id=int(request.POST["node"]),
+                status=request.POST.get("status", ""),
+            )
+            messages.success(request, f"{n.name} is now {n.get_status_display().lower()}.")
         elif action == "release":
             a = services.allocation_release(
                 actor=request.user, course=course, allocation_id=int(request.POST["allocation"])

@@ -114,3 +114,32 @@ def test_board_release_and_allocate_all(world) -> None:  # type: ignore[no-untyp
     )
     assert "Left without: G9" in response.content.decode()  # 1 free node, 2 groups: none allocated
     assert not Allocation.objects.filter(group=alloc["G2"].group, ended_at__isnull=True).exists()
+
+
+def test_staff_set_node_status_and_cannot_retire_a_held_node(world) -> None:  # type: ignore[no-untyped-def]
+    course, staff, alloc, students = world
+    client = as_user(staff)
+    node = alloc["G0"].node
+    response = client.post(
+        f"/c/{course.code}/compute/action/",
+        {"action": "node_status", "node": node.pk, "status": "retired"},
+        follow=True,
+    )
+    assert "still holds" in response.content.decode()
+    node.refresh_from_db()
+    assert node.status == "ready"
+    client.post(
+        f"/c/{course.code}/compute/action/",
+        {"action": "node_status", "node": node.pk, "status": "maintenance"},
+    )
+    node.refresh_from_db()
+    assert node.status == "maintenance"
+    assert (
+        as_user(students["G0"])
+        .post(
+            f"/c/{course.code}/compute/action/",
+            {"action": "node_status", "node": node.pk, "status": "failed"},
+        )
+        .status_code
+        == 403
+    )
