@@ -31,11 +31,22 @@ class Deadline:
 
 
 def deadline_list(*, course: Course, user: User) -> list[Deadline]:
-    """Assignments and milestones of the course, soonest first (2 queries)."""
-    items = [
-        Deadline("assignment", a.code, a.title, a.due_at, a.release_at, "")
-        for a in Assignment.objects.filter(course=course)
-    ]
+    """Assignments (a student's effective deadlines) and milestones, soonest first."""
+    from apps.core.permissions import is_student
+    from apps.slackdays.selectors import student_deadlines
+
+    if is_student(user, course):
+        # A student's own deadlines: base + exceptions + slack (one rule, apps.slackdays.rules).
+        items = [
+            Deadline("assignment", d.assignment.code, d.assignment.title, d.effective, d.assignment.release_at,
+                     "" if d.effective == d.base else f"base deadline moved by {d.extension_hours + d.accommodation_hours} h of exceptions and {d.slack_days} slack day(s)")
+            for d in student_deadlines(course=course, student=user)
+        ]  # fmt: skip
+    else:
+        items = [
+            Deadline("assignment", a.code, a.title, a.due_at, a.release_at, "")
+            for a in Assignment.objects.filter(course=course)
+        ]
     items += [
         Deadline("milestone", m.key, m.name, m.due_at, None, m.notes)
         for m in Milestone.objects.filter(course=course)

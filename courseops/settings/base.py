@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "apps.compute",
     "apps.perfcalc",
     "apps.roster",
+    "apps.slackdays",
 ]
 
 MIDDLEWARE = [

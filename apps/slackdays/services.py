@@ -1,0 +1,379 @@
+"""Writes for slack days and exceptions.
+
+Every ledger write locks the student's `SlackAccount` row (group spends lock all members'
+accounts in id order, so they never deadlock), checks the rules, appends entries with the next
+`seq` and the new balance, and writes an audit event. The database backs each rule: the balance
+CHECK (0 … allowance), unique `(account, seq)`, and unique `ActiveSpend(account, assignment, slot)`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.calendar.models import Assignment
+from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
+from apps.core.models import Course, Membership, Role, User
+from apps.core.permissions import is_staff, is_student
+from apps.core.services import audit_record
+from apps.core.timefmt import format_instant
+from apps.groups.models import Group, GroupMembership
+from apps.slackdays import rules
+from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry, SlackAccount
+
+
+def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
+    for s in students:
+        SlackAccount.objects.get_or_create(
+            course=course,
+            student=s,
+            defaults={
+                "allowance": course.slack_days_allowance,
+                "balance": course.slack_days_allowance,
+            },
+        )
+
+
+def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
+    _ensure_accounts(course, students)
+    accounts = (
+        SlackAccount.objects.select_for_update()
+        .filter(course=course, student__in=students)
+        .order_by("student_id")
+    )
+    return {a.student_id: a for a in accounts}
+
+
+def _append(account: SlackAccount, *, kind: str, delta: int, actor: User | None, reason: str = "",
+            assignment: Assignment | None = None, group: Group | None = None, batch: uuid.UUID | None = None,
+            reverses: LedgerEntry | None = None) -> LedgerEntry:  # fmt: skip
+    new_balance = account.balance + delta
+    if not 0 <= new_balance <= account.allowance:
+        raise Conflict(
+            f"That would make {account.student}'s balance {new_balance}; it must stay between 0 and {account.allowance}."
+        )
+    account.last_seq += 1
+    account.balance = new_balance
+    account.save(update_fields=["last_seq", "balance"])
+    return LedgerEntry.objects.create(account=account, seq=account.last_seq, kind=kind, delta=delta,
+                                      balance_after=new_balance, assignment=assignment, group=group,
+                                      batch=batch or uuid.uuid4(), reverses=reverses, actor=actor, reason=reason[:300])  # fmt: skip
+
+
+def _assignment(course: Course, assignment_id: int) -> Assignment:
+    a = Assignment.objects.filter(course=course, pk=assignment_id).first()
+    if a is None:
+        raise NotFound("No such assignment in this course.")
+    return a
+
+
+def _current_group(course: Course, user: User) -> Group | None:
+    m = (
+        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
+        .select_related("group")
+        .first()
+    )
+    return m.group if m else None
+
+
+def exception_hours(
+    course: Course, assignment: Assignment, student: User, group: Group | None
+) -> tuple[int, int]:
+    """(one-off extension hours for the student or their group, accommodation hours)."""
+    live = DeadlineException.objects.filter(course=course, revoked_at__isnull=True)
+    ext = sum(e.hours for e in live.filter(kind="extension", assignment=assignment)
+              if e.student_id == student.pk or (group is not None and e.group_id == group.pk))  # fmt: skip
+    acc = sum(e.hours for e in live.filter(kind="accommodation", student=student))
+    return ext, acc
+
+
+def deadline_without_slack(course: Course, assignment: Assignment, student: User) -> dt.datetime:
+    ext, acc = exception_hours(course, assignment, student, _current_group(course, student))
+    return rules.effective_deadline(
+        assignment.due_at, tz=course.timezone, extension_hours=ext, accommodation_hours=acc
+    )
+
+
+def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: User | None = None,
+                reason: str = "") -> list[LedgerEntry]:  # fmt: skip
+    """Spend one slack day on an assignment for the actor's whole group, all or nothing.
+
+    Refuses (nothing charged) when any current member is out of days or already at the
+    per-assignment maximum, naming them, or when the extended deadline has already passed.
+    `charged_by` is the staff member or import applying it on the student's behalf."""
+    if not is_student(actor, course):
+        raise NotAllowed("Slack days are spent by students of the course.")
+    assignment = _assignment(course, assignment_id)
+    if not assignment.accepts_slack:
+        raise DomainError(f"Slack days do not apply to {assignment.code}.")
+    group = _current_group(course, actor)
+    members = (
+        [
+            m.user
+            for m in GroupMembership.objects.filter(
+                group=group, left_at__isnull=True
+            ).select_related("user")
+        ]
+        if group
+        else [actor]
+    )
+    members.sort(key=lambda u: u.pk)
+    with transaction.atomic():
+        accounts = _lock_accounts(course, members)
+        active = {}
+        for s in members:
+            active[s.pk] = ActiveSpend.objects.filter(
+                account=accounts[s.pk], assignment=assignment
+            ).count()
+        if charged_by is None:
+            limit = rules.add_calendar_days(
+                deadline_without_slack(course, assignment, actor),
+                active[actor.pk] + 1,
+                course.timezone,
+            )
+            if timezone.now() > limit:
+                raise Conflict(
+                    f"A slack day on {assignment.code} would have moved the deadline to {format_instant(limit, course.timezone)}, which has passed."
+                )
+        out = []
+        for s in members:
+            why = rules.can_spend(balance_left=accounts[s.pk].balance, active_on_assignment=active[s.pk],
+                                  max_per_assignment=course.slack_days_max_per_assignment)  # fmt: skip
+            if why:
+                out.append(f"{s.get_full_name()} {why}")
+        if out:
+            raise Conflict("Nothing was charged: " + "; ".join(out) + ".")
+        batch = uuid.uuid4()
+        entries = []
+        try:
+            with transaction.atomic():
+                for s in members:
+                    e = _append(accounts[s.pk], kind="spend", delta=-1, actor=charged_by or actor, assignment=assignment,
+                                group=group, batch=batch, reason=reason or "applied by the group")  # fmt: skip
+                    ActiveSpend.objects.create(
+                        account=accounts[s.pk],
+                        assignment=assignment,
+                        slot=active[s.pk] + 1,
+                        entry=e,
+                    )
+                    entries.append(e)
+        except IntegrityError:
+            raise Conflict(
+                f"A slack day on {assignment.code} was just applied; reload to see it."
+            ) from None
+        audit_record(actor=charged_by or actor, action="slack.spent", course=course, obj=assignment,
+                     after={"group": group.name if group else None, "members": [m.email for m in members]})  # fmt: skip
+    return entries
+
+
+def _reverse(
+    course: Course, spend_entries: list[LedgerEntry], *, kind: str, actor: User, reason: str
+) -> list[LedgerEntry]:
+    accounts = _lock_accounts(course, [e.account.student for e in spend_entries])
+    out = []
+    for e in sorted(spend_entries, key=lambda e: e.account.student_id):
+        account = accounts[e.account.student_id]
+        deleted, _ = ActiveSpend.objects.filter(entry=e).delete()
+        if not deleted:
+            continue  # already reversed by a concurrent request
+        out.append(_append(account, kind=kind, delta=1, actor=actor, assignment=e.assignment, group=e.group,
+                           batch=e.batch, reverses=e, reason=reason))  # fmt: skip
+    return out
+
+
+def slack_cancel(*, actor: User, course: Course, assignment_id: int) -> list[LedgerEntry]:
+    """A student cancels their group's slack day before the original deadline; every member
+    charged in that spend gets the day back."""
+    if not is_student(actor, course):
+        raise NotAllowed("Students cancel their own slack days; staff refund them.")
+    assignment = _assignment(course, assignment_id)
+    with transaction.atomic():
+        mine = (
+            ActiveSpend.objects.filter(
+                account__course=course, account__student=actor, assignment=assignment
+            )
+            .select_related("entry")
+            .order_by("-slot")
+            .first()
+        )
+        if mine is None:
+            raise DomainError(f"You have no slack day on {assignment.code} to cancel.")
+        original = deadline_without_slack(course, assignment, actor)
+        if timezone.now() >= original:
+            raise Conflict(
+                f"The original deadline ({format_instant(original, course.timezone)}) has passed; ask the course staff for a refund."
+            )
+        batch = list(
+            LedgerEntry.objects.filter(batch=mine.entry.batch, kind="spend").select_related(
+                "account__student", "assignment", "group"
+            )
+        )
+        entries = _reverse(
+            course, batch, kind="cancel", actor=actor, reason="cancelled before the deadline"
+        )
+        audit_record(actor=actor, action="slack.cancelled", course=course, obj=assignment,
+                     after={"restored": [e.account.student.email for e in entries]})  # fmt: skip
+    return entries
+
+
+def slack_refund(
+    *, actor: User, course: Course, student_id: int, assignment_id: int, reason: str
+) -> LedgerEntry:
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course staff refund slack days.")
+    if not reason.strip():
+        raise DomainError("Give a reason for the refund.", field="reason")
+    assignment = _assignment(course, assignment_id)
+    with transaction.atomic():
+        spend = (
+            ActiveSpend.objects.filter(
+                account__course=course, account__student_id=student_id, assignment=assignment
+            )
+            .select_related("entry__account__student", "entry__assignment", "entry__group")
+            .order_by("-slot")
+            .first()
+        )
+        if spend is None:
+            raise DomainError(f"That student has no slack day on {assignment.code}.")
+        entries = _reverse(course, [spend.entry], kind="refund", actor=actor, reason=reason)
+        if not entries:
+            raise Conflict("That slack day was just refunded or cancelled.")
+        audit_record(
+            actor=actor,
+            action="slack.refunded",
+            course=course,
+            obj=assignment,
+            after={"student": spend.entry.account.student.email, "reason": reason},
+        )
+    return entries[0]
+
+
+def slack_adjust(
+    *, actor: User, course: Course, student_id: int, delta: int, reason: str
+) -> LedgerEntry:
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course staff adjust slack balances.")
+    if not reason.strip():
+        raise DomainError("Give a reason for the adjustment.", field="reason")
+    if delta == 0:
+        raise DomainError("An adjustment changes the balance by at least one day.", field="delta")
+    student = (
+        Membership.objects.filter(course=course, user_id=student_id, role=Role.STUDENT)
+        .select_related("user")
+        .first()
+    )
+    if student is None:
+        raise NotFound("No such student in this course.")
+    with transaction.atomic():
+        account = _lock_accounts(course, [student.user])[student.user.pk]
+        e = _append(account, kind="adjustment", delta=delta, actor=actor, reason=reason)
+        audit_record(
+            actor=actor,
+            action="slack.adjusted",
+            course=course,
+            obj=account,
+            after={"delta": delta, "reason": reason},
+        )
+    return e
+
+
+def exception_grant(*, actor: User, course: Course, kind: str, hours: int, reason: str,
+                    assignment_id: int | None = None, student_ids: Iterable[int] = (),
+                    group_id: int | None = None) -> list[DeadlineException]:  # fmt: skip
+    """Staff grant extra hours: a one-off extension (one assignment; students or a group) or an
+    accommodation (every assignment; students). Many students at once make one row each."""
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course staff grant exceptions.")
+    if not reason.strip():
+        raise DomainError("Give a reason; it is kept with the exception.", field="reason")
+    if not 1 <= hours <= 24 * 60:
+        raise DomainError("Hours must be between 1 and 1,440.", field="hours")
+    students = list(
+        Membership.objects.filter(
+            course=course, user_id__in=list(student_ids), role=Role.STUDENT, is_active=True
+        ).select_related("user")
+    )
+    if len(students) != len(set(student_ids)):
+        raise DomainError(
+            "Some of those people are not active students of this course.", field="student_ids"
+        )
+    if kind == "accommodation":
+        if group_id or assignment_id:
+            raise DomainError(
+                "An accommodation is for students on every assignment; leave the assignment and group out."
+            )
+        if not students:
+            raise DomainError("Choose at least one student.", field="student_ids")
+        rows = [
+            DeadlineException(
+                course=course,
+                kind=kind,
+                student=m.user,
+                hours=hours,
+                reason=reason,
+                granted_by=actor,
+            )
+            for m in students
+        ]
+    elif kind == "extension":
+        assignment = _assignment(course, assignment_id or 0)
+        if group_id:
+            group = Group.objects.filter(
+                course=course, pk=group_id, dissolved_at__isnull=True
+            ).first()
+            if group is None or students:
+                raise DomainError("Give either a group or students, not both.")
+            rows = [
+                DeadlineException(
+                    course=course,
+                    kind=kind,
+                    assignment=assignment,
+                    group=group,
+                    hours=hours,
+                    reason=reason,
+                    granted_by=actor,
+                )
+            ]
+        elif students:
+            rows = [
+                DeadlineException(
+                    course=course,
+                    kind=kind,
+                    assignment=assignment,
+                    student=m.user,
+                    hours=hours,
+                    reason=reason,
+                    granted_by=actor,
+                )
+                for m in students
+            ]
+        else:
+            raise DomainError("Choose a group or at least one student.", field="student_ids")
+    else:
+        raise DomainError("Kind is 'extension' or 'accommodation'.", field="kind")
+    with transaction.atomic():
+        created = DeadlineException.objects.bulk_create(rows)
+        audit_record(actor=actor, action="exception.granted", course=course, obj=course,
+                     after={"kind": kind, "hours": hours, "count": len(created), "reason": reason})  # fmt: skip
+    return created
+
+
+def exception_revoke(*, actor: User, course: Course, exception_id: int) -> DeadlineException:
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course staff revoke exceptions.")
+    with transaction.atomic():
+        e = (
+            DeadlineException.objects.select_for_update()
+            .filter(course=course, pk=exception_id, revoked_at__isnull=True)
+            .first()
+        )
+        if e is None:
+            raise NotFound("No such exception in force.")
+        e.revoked_at = timezone.now()
+        e.save(update_fields=["revoked_at"])
+        audit_record(actor=actor, action="exception.revoked", course=course, obj=e)
+    return e

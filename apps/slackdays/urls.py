@@ -1,0 +1,13 @@
+from django.urls import path
+
+from apps.slackdays import views
+
+app_name = "slackdays"
+urlpatterns = [
+    path("c/<slug:code>/slack/", views.mine, name="mine"),
+    path("c/<slug:code>/slack/staff/", views.staff, name="staff"),
+    path("c/<slug:code>/slack/import/", views.lateness_import, name="import"),
+    path(
+        "c/<slug:code>/slack/import/<int:import_id>/", views.lateness_import, name="import-preview"
+    ),
+]

@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import csv
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Membership, Role
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+from apps.groups.models import Group, GroupMembership
+from apps.slackdays import services
+from apps.slackdays.models import DeadlineException, LateWork, LedgerEntry, SlackAccount
+from apps.slackdays.selectors import balances, ledger_for, student_deadlines
+
+
+@login_required
+def mine(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        return redirect("slackdays:staff", code=code)
+    if request.method == "POST":
+        action, assignment_id = request.POST.get("action"), request.POST.get("assignment", "")
+        try:
+            if not assignment_id.isdigit():
+                raise DomainError("Choose an assignment.")
+            if action == "apply":
+                entries = services.slack_apply(
+                    actor=request.user, course=course, assignment_id=int(assignment_id)
+                )
+                n = len(entries)
+                messages.success(
+                    request,
+                    f"Slack day applied for {n} member{'s' if n != 1 else ''} of your group.",
+                )
+            elif action == "cancel":
+                entries = services.slack_cancel(
+                    actor=request.user, course=course, assignment_id=int(assignment_id)
+                )
+                messages.success(
+                    request, f"Slack day cancelled; {len(entries)} member(s) got their day back."
+                )
+            else:
+                raise DomainError("Unknown action.")
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        return redirect("slackdays:mine", code=code)
+    group = (
+        GroupMembership.objects.filter(course=course, user=request.user, left_at__isnull=True)
+        .select_related("group")
+        .first()
+    )
+    members = (
+        [
+            m.user.get_full_name()
+            for m in GroupMembership.objects.filter(
+                group=group.group, left_at__isnull=True
+            ).select_related("user")
+        ]
+        if group
+        else [request.user.get_full_name()]
+    )
+    rows = student_deadlines(course=course, student=request.user)
+    account = SlackAccount.objects.filter(course=course, student=request.user).first()
+    account_left = account.balance if account else course.slack_days_allowance
+    return render(request, "slackdays/mine.html", {
+        "course": course, "rows": rows, "left": account_left, "boxes": [i < account_left for i in range(course.slack_days_allowance)],
+        "members": members, "ledger": ledger_for(course=course, student=request.user)[:50],
+    })  # fmt: skip
+
+
+@login_required
+def staff(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        p = request.POST
+        try:
+            if action == "grant":
+                ids = [int(x) for x in p.getlist("students") if x.isdigit()]
+                made = services.exception_grant(
+                    actor=request.user, course=course, kind=p.get("kind", ""), hours=int(p.get("hours") or 0),
+                    reason=p.get("reason", ""), assignment_id=int(p["assignment"]) if p.get("assignment") else None,
+                    student_ids=ids, group_id=int(p["group"]) if p.get("group") else None,
+                )  # fmt: skip
+                messages.success(request, f"Granted {len(made)} exception(s).")
+            elif action == "revoke":
+                services.exception_revoke(
+                    actor=request.user, course=course, exception_id=int(p["exception"])
+                )
+                messages.success(request, "Exception revoked.")
+            elif action == "refund":
+                services.slack_refund(
+                    actor=request.user,
+                    course=course,
+                    student_id=int(p["student"]),
+                    assignment_id=int(p["assignment"]),
+                    reason=p.get("reason", ""),
+                )
+                messages.success(request, "Slack day refunded.")
+            elif action == "adjust":
+                services.slack_adjust(
+                    actor=request.user,
+                    course=course,
+                    student_id=int(p["student"]),
+                    delta=int(p.get("delta") or 0),
+                    reason=p.get("reason", ""),
+                )
+                messages.success(request, "Balance adjusted.")
+            elif action == "late":
+                lw = LateWork.objects.get(course=course, pk=int(p["late"]))
+                lw.status = p.get("status", LateWork.Status.OPEN)
+                if lw.status not in LateWork.Status.values:
+                    raise DomainError("Unknown status.")
+                lw.save(update_fields=["status"])
+                messages.success(request, "Late work updated.")
+            else:
+                raise DomainError("Unknown action.")
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        except (KeyError, ValueError, LateWork.DoesNotExist):
+            messages.error(request, "That request was incomplete; fill in every field.")
+        return redirect("slackdays:staff", code=code)
+    rows = balances(course=course)
+    q, low = request.GET.get("q", "").lower(), request.GET.get("balance", "")
+    if q:
+        rows = [
+            r
+            for r in rows
+            if q in r.student.get_full_name().lower()
+            or q in r.student.email
+            or q in r.group.lower()
+        ]
+    if low.isdigit():
+        rows = [r for r in rows if r.balance == int(low)]
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{course.code}-slack.csv"'
+        w = csv.writer(response)
+        w.writerow(["name", "email", "sid", "group", "balance", "allowance", "used_on"])
+        for r in rows:
+            w.writerow(
+                [
+                    r.student.get_full_name(),
+                    r.student.email,
+                    r.student.sid,
+                    r.group,
+                    r.balance,
+                    r.allowance,
+                    " ".join(r.used),
+                ]
+            )
+        return response
+    from apps.calendar.models import Assignment
+
+    return render(request, "slackdays/staff.html", {
+        "course": course, "rows": rows, "q": request.GET.get("q", ""), "balance": low,
+        "ledger": LedgerEntry.objects.filter(account__course=course).select_related("account__student", "assignment", "actor").order_by("-created_at", "-id")[:60],
+        "exceptions": DeadlineException.objects.filter(course=course, revoked_at__isnull=True).select_related("student", "group", "assignment", "granted_by"),
+        "late": LateWork.objects.filter(course=course).select_related("student", "assignment"),
+        "assignments": Assignment.objects.filter(course=course), "groups": Group.objects.filter(course=course, dissolved_at__isnull=True),
+        "students": Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).select_related("user").order_by("user__full_name"),
+        "late_statuses": LateWork.Status.choices,
+    })  # fmt: skip
+
+
+class LatenessUploadForm(forms.Form):
+    assignment = forms.TypedChoiceField(coerce=int, help_text="The assignment this export is for.")
+    file = forms.FileField(label="Gradescope export (CSV)",
+                           help_text="Gradescope → assignment → Review Grades → Download Grades (CSV). Needs Email or SID and Submission Time.")  # fmt: skip
+
+
+@login_required
+def lateness_import(
+    request: AuthedRequest, code: str, import_id: int | None = None
+) -> HttpResponse:
+    """Upload → preview (nothing changes) → confirm (all or nothing)."""
+    from apps.calendar.models import Assignment
+    from apps.slackdays.lateness import lateness_run, lateness_upload
+    from apps.slackdays.models import LatenessImport
+
+    course = course_for(request, code, staff=True)
+    choices = [(a.pk, f"{a.code} {a.title}") for a in Assignment.objects.filter(course=course)]
+    if import_id is None:
+        form = LatenessUploadForm(request.POST or None, request.FILES or None)
+        form.fields["assignment"].choices = choices  # type: ignore[attr-defined]
+        if request.method == "POST" and form.is_valid():
+            try:
+                record = lateness_upload(actor=request.user, course=course, assignment_id=form.cleaned_data["assignment"],
+                                         filename=form.cleaned_data["file"].name, data=form.cleaned_data["file"].read())  # fmt: skip
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+            else:
+                return redirect("slackdays:import-preview", code=code, import_id=record.pk)
+        return render(request, "slackdays/import.html", {"course": course, "form": form,
+                      "recent": LatenessImport.objects.filter(course=course).select_related("assignment")[:10]})  # fmt: skip
+    found = (
+        LatenessImport.objects.filter(course=course, pk=import_id)
+        .select_related("assignment")
+        .first()
+    )
+    if found is None:
+        raise Http404("No such import.")
+    record = found
+    if request.method == "POST":
+        try:
+            report = lateness_run(actor=request.user, record=record, commit=True)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return redirect("slackdays:import-preview", code=code, import_id=record.pk)
+        s = report.summary()
+        messages.success(
+            request,
+            f"Imported: {s.get('charged', 0)} slack day(s) charged, {s.get('late_not_covered', 0)} late not covered.",
+        )
+        return redirect("slackdays:staff", code=code)
+    report = lateness_run(actor=request.user, record=record, commit=False)
+    return render(
+        request,
+        "slackdays/import_preview.html",
+        {"course": course, "record": record, "report": report, "summary": report.summary()},
+    )
