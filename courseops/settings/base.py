@@ -203,6 +203,8 @@ SPECTACULAR_SETTINGS = {
         "StaticIPStatusEnum": "apps.compute.models.StaticIP.Status",
         "WindowStatusEnum": "apps.compute.models.SharingWindow.Status",
         "IncidentStatusEnum": "apps.compute.models.Incident.Status",
+        "LedgerKindEnum": "apps.slackdays.models.LedgerEntry.Kind",
+        "ExceptionKindEnum": "apps.slackdays.models.DeadlineException.Kind",
     },
 }
 

@@ -1,0 +1,309 @@
+"""Slack-day API. A student sees their own ledger and their deadlines; staff see everyone's and
+grant exceptions, refund, adjust and import lateness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.selectors import course_get
+from apps.slackdays import services
+from apps.slackdays.lateness import lateness_run, lateness_upload
+from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry, SlackAccount
+from apps.slackdays.selectors import balances, ledger_for, student_deadlines
+
+E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
+    400: "Invalid input.", 401: "Not logged in.", 403: "Not allowed for your role.",
+    404: "No such course, assignment or student.", 409: "Refused by a rule (no days left, already used, deadline passed).",
+}.items()}  # fmt: skip
+TAGS = ["slack days"]
+
+
+def _ctx(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
+    user: User = request.user  # type: ignore[assignment]
+    course = course_get(user=user, code=code)
+    if staff and not is_staff(user, course):
+        raise NotAllowed("Only the course's instructors and TAs may do this.")
+    return user, course
+
+
+class LedgerEntrySerializer(serializers.ModelSerializer):
+    assignment = serializers.CharField(source="assignment.code", allow_null=True, default=None)
+    student = serializers.EmailField(source="account.student.email")
+    actor = serializers.EmailField(source="actor.email", allow_null=True, default=None)
+
+    class Meta:
+        model = LedgerEntry
+        fields = (
+            "seq",
+            "student",
+            "kind",
+            "delta",
+            "balance_after",
+            "assignment",
+            "actor",
+            "reason",
+            "created_at",
+        )
+
+
+class DeadlineSerializer(serializers.Serializer):
+    assignment = serializers.CharField(source="assignment.code")
+    assignment_id = serializers.IntegerField(source="assignment.pk")
+    base = serializers.DateTimeField()
+    extension_hours = serializers.IntegerField()
+    accommodation_hours = serializers.IntegerField()
+    slack_days = serializers.IntegerField()
+    effective = serializers.DateTimeField(
+        help_text="base + exceptions + slack; the deadline that counts."
+    )
+    can_apply = serializers.BooleanField()
+    can_cancel = serializers.BooleanField()
+
+
+class MySlackSerializer(serializers.Serializer):
+    balance = serializers.IntegerField()
+    allowance = serializers.IntegerField()
+    deadlines = DeadlineSerializer(many=True)
+    ledger = LedgerEntrySerializer(many=True)
+
+
+class AssignmentRefSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(help_text="Assignment id.")
+
+
+class BalanceSerializer(serializers.Serializer):
+    student_id = serializers.IntegerField(source="student.pk")
+    email = serializers.EmailField(source="student.email")
+    name = serializers.CharField(source="student.full_name")
+    group = serializers.CharField()
+    balance = serializers.IntegerField()
+    allowance = serializers.IntegerField()
+    used = serializers.ListField(child=serializers.CharField())
+
+
+class ExceptionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeadlineException
+        fields = (
+            "id",
+            "kind",
+            "assignment",
+            "student",
+            "group",
+            "hours",
+            "reason",
+            "created_at",
+            "revoked_at",
+        )
+
+
+class GrantSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=DeadlineException.Kind.choices)
+    hours = serializers.IntegerField(min_value=1, max_value=1440)
+    reason = serializers.CharField(max_length=300)
+    assignment = serializers.IntegerField(required=False, help_text="For an extension.")
+    students = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="Student ids (bulk)."
+    )
+    group = serializers.IntegerField(required=False, help_text="For a group extension.")
+
+
+class StaffLedgerSerializer(serializers.Serializer):
+    student = serializers.IntegerField()
+    assignment = serializers.IntegerField(required=False)
+    delta = serializers.IntegerField(required=False)
+    reason = serializers.CharField(max_length=300)
+
+
+class MySlackView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Your balance, deadlines (base → effective) and ledger",
+        responses={200: MySlackSerializer, **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        account = SlackAccount.objects.filter(course=course, student=user).first()
+        return Response({
+            "balance": account.balance if account else course.slack_days_allowance,
+            "allowance": account.allowance if account else course.slack_days_allowance,
+            "deadlines": DeadlineSerializer(student_deadlines(course=course, student=user), many=True).data,
+            "ledger": LedgerEntrySerializer(ledger_for(course=course, student=user), many=True).data,
+        })  # fmt: skip
+
+
+class ApplyView(APIView):
+    @extend_schema(tags=TAGS, summary="Apply a slack day for your whole group",
+                   description="409 names every member who is out of days; nothing is charged then.",
+                   request=AssignmentRefSerializer, responses={201: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = AssignmentRefSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entries = services.slack_apply(
+            actor=user, course=course, assignment_id=data.validated_data["assignment"]
+        )
+        return Response(LedgerEntrySerializer(entries, many=True).data, status=201)
+
+
+class CancelView(APIView):
+    @extend_schema(tags=TAGS, summary="Cancel your group's slack day before the original deadline",
+                   request=AssignmentRefSerializer, responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = AssignmentRefSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(
+            LedgerEntrySerializer(
+                services.slack_cancel(
+                    actor=user, course=course, assignment_id=data.validated_data["assignment"]
+                ),
+                many=True,
+            ).data
+        )
+
+
+class BalancesView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Every student's balance (staff)",
+        responses={200: BalanceSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        _, course = _ctx(request, code, staff=True)
+        return Response(BalanceSerializer(balances(course=course), many=True).data)
+
+
+class LedgerView(APIView):
+    @extend_schema(tags=TAGS, summary="The ledger: staff see all (filter ?student=id); a student only their own",
+                   responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        qs = (
+            LedgerEntry.objects.filter(account__course=course)
+            .select_related("account__student", "assignment", "actor")
+            .order_by("-created_at", "-id")
+        )
+        if not is_staff(user, course):
+            qs = qs.filter(account__student=user)
+        elif (sid := request.query_params.get("student", "")).isdigit():
+            qs = qs.filter(account__student_id=int(sid))
+        return Response(LedgerEntrySerializer(qs[:500], many=True).data)
+
+
+class RefundView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Refund a student's slack day on an assignment (staff)",
+        request=StaffLedgerSerializer,
+        responses={200: LedgerEntrySerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code, staff=True)
+        d = StaffLedgerSerializer(data=request.data)
+        d.is_valid(raise_exception=True)
+        if "assignment" not in d.validated_data:
+            raise DomainError("Name the assignment.", field="assignment")
+        e = services.slack_refund(actor=user, course=course, student_id=d.validated_data["student"],
+                                  assignment_id=d.validated_data["assignment"], reason=d.validated_data["reason"])  # fmt: skip
+        return Response(LedgerEntrySerializer(e).data)
+
+
+class AdjustView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Adjust a balance with a reason (staff)",
+        request=StaffLedgerSerializer,
+        responses={200: LedgerEntrySerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code, staff=True)
+        d = StaffLedgerSerializer(data=request.data)
+        d.is_valid(raise_exception=True)
+        e = services.slack_adjust(actor=user, course=course, student_id=d.validated_data["student"],
+                                  delta=d.validated_data.get("delta", 0), reason=d.validated_data["reason"])  # fmt: skip
+        return Response(LedgerEntrySerializer(e).data)
+
+
+class ExceptionsView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Exceptions in force (staff all; a student their own and their group's)",
+        responses={200: ExceptionSerializer(many=True), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        qs = DeadlineException.objects.filter(course=course, revoked_at__isnull=True)
+        if not is_staff(user, course):
+            from apps.groups.models import GroupMembership
+
+            gid = (
+                GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
+                .values_list("group_id", flat=True)
+                .first()
+            )
+            qs = qs.filter(student=user) | qs.filter(group_id=gid or 0)
+        return Response(ExceptionSerializer(qs, many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Grant exceptions (staff; bulk with many students)",
+        request=GrantSerializer,
+        responses={201: ExceptionSerializer(many=True), **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        d = GrantSerializer(data=request.data)
+        d.is_valid(raise_exception=True)
+        v: dict[str, Any] = d.validated_data
+        made = services.exception_grant(actor=user, course=course, kind=v["kind"], hours=v["hours"], reason=v["reason"],
+                                        assignment_id=v.get("assignment"), student_ids=v.get("students", []), group_id=v.get("group"))  # fmt: skip
+        return Response(ExceptionSerializer(made, many=True).data, status=201)
+
+
+class LatenessImportView(APIView):
+    parser_classes = (MultiPartParser, FormParser)
+
+    @extend_schema(tags=TAGS, summary="Upload a Gradescope export and get the preview (staff)",
+                   request={"multipart/form-data": {"type": "object", "properties": {"assignment": {"type": "integer"}, "file": {"type": "string", "format": "binary"}}}},
+                   responses={201: OpenApiResponse(description="{id, summary, problems, outcomes}"), **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code, staff=True)
+        upload = request.FILES.get("file")
+        if upload is None or not str(request.POST.get("assignment", "")).isdigit():
+            raise DomainError("Send the form fields 'assignment' (id) and 'file'.", field="file")
+        record = lateness_upload(
+            actor=user,
+            course=course,
+            assignment_id=int(request.POST["assignment"]),
+            filename=upload.name or "export.csv",
+            data=upload.read(),
+        )
+        report = lateness_run(actor=user, record=record, commit=False)
+        return Response({"id": record.pk, "summary": report.summary(), "problems": report.problems,
+                         "outcomes": [o.__dict__ for o in report.outcomes]}, status=201)  # fmt: skip
+
+
+class LatenessCommitView(APIView):
+    @extend_schema(tags=TAGS, summary="Commit a lateness import, all or nothing (staff)", request=None,
+                   responses={200: OpenApiResponse(description="{summary, outcomes}"), **E})  # fmt: skip
+    def post(self, request: Request, code: str, import_id: int) -> Response:
+        user, course = _ctx(request, code, staff=True)
+        record = LatenessImport.objects.filter(course=course, pk=import_id).first()
+        if record is None:
+            raise NotFound("No such import.")
+        report = lateness_run(actor=user, record=record, commit=True)
+        return Response(
+            {"summary": report.summary(), "outcomes": [o.__dict__ for o in report.outcomes]}
+        )
