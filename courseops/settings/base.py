@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "apps.perfcalc",
     "apps.roster",
     "apps.slackdays",
+    "apps.autograder",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,150 @@
+"""Answers from a CSV: courseops' template (email, q1, q6.1, q6.2 …), Google Forms and Gradescope
+exports (identity column + one column per question). Columns are mapped to questions by number
+and part; the mapping is shown before anything is stored. Unknown students and bad rows are
+reported, never fatal: the rest of the batch is stored. The preview is the import, rolled back."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from apps.autograder.models import Question, QuestionSet
+from apps.autograder.services import _store
+from apps.core.errors import NotAllowed
+from apps.core.models import Membership, Role, User
+from apps.core.permissions import is_staff
+from apps.roster.rules import decode, sniff_delimiter
+
+IDENTITY = {
+    "email": ("email", "email address", "e-mail", "username"),
+    "sid": ("sid", "student id", "student number"),
+}
+COLUMN = re.compile(
+    r"^\s*(?:q(?:uestion)?\s*)?(\d+)\s*(?:[._\-]\s*(\d+)|\s*\(?([ab])\)?)?(?=$|[\s:.)\]])",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class IntakeReport:
+    mapping: dict[str, str] = field(default_factory=dict)  # header → "q6 part 2"
+    unmapped: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    students: int = 0
+    answers: int = 0
+
+
+def map_columns(
+    headers: list[str], questions: list[Question]
+) -> tuple[dict[str, tuple[Question, int]], list[str]]:
+    by_pos = {q.position: q for q in questions}
+    by_key = {q.key.lower(): q for q in questions}
+    mapped: dict[str, tuple[Question, int]] = {}
+    unmapped = []
+    for h in headers:
+        folded = h.strip().lower()
+        if any(folded in names for names in IDENTITY.values()) or folded in {
+            "timestamp",
+            "name",
+            "first name",
+            "last name",
+            "participant id",
+        }:
+            continue
+        m = COLUMN.match(h)
+        q = by_key.get(folded.split(".")[0]) if "." in folded else by_key.get(folded)
+        part = 0
+        if m:
+            q = by_pos.get(int(m.group(1))) or q
+            if m.group(2):
+                part = int(m.group(2)) - 1
+            elif m.group(3):
+                part = "ab".index(m.group(3).lower())
+        if q is None or (q.kind != Question.Kind.CHOICE and part >= max(len(q.parts), 1)):
+            unmapped.append(h)
+            continue
+        mapped[h] = (q, part)
+    return mapped, unmapped
+
+
+def answers_import(
+    *, actor: User, question_set: QuestionSet, data: bytes, commit: bool
+) -> IntakeReport:
+    if not is_staff(actor, question_set.course):
+        raise NotAllowed("Only the course staff upload answers.")
+    report = IntakeReport()
+    if not data.strip():
+        report.problems.append("file: the file is empty")
+        return report
+    text, _ = decode(data)
+    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text[:8192]))
+    try:
+        headers = next(reader)
+    except StopIteration:
+        report.problems.append("file: no header row")
+        return report
+    folded = [h.strip().lower() for h in headers]
+    ident = {
+        kind: next((i for i, h in enumerate(folded) if h in names), None)
+        for kind, names in IDENTITY.items()
+    }
+    if ident["email"] is None and ident["sid"] is None:
+        report.problems.append("row 1: no Email or SID column to match students")
+        return report
+    questions = list(question_set.questions.order_by("position"))
+    mapped, report.unmapped = map_columns(headers, questions)
+    report.mapping = {
+        h: f"{q.key}"
+        + (f" part {p + 1}" if q.kind != Question.Kind.CHOICE and len(q.parts) > 1 else "")
+        for h, (q, p) in mapped.items()
+    }
+    if not mapped:
+        report.problems.append("row 1: no column matches a question (use q1, q2 … or q6.1, q6.2)")
+        return report
+    members = Membership.objects.filter(
+        course=question_set.course, role=Role.STUDENT
+    ).select_related("user")
+    by_email = {m.user.email: m.user for m in members}
+    by_sid = {m.user.sid: m.user for m in members if m.user.sid}
+    index = {h: i for i, h in enumerate(headers)}
+    with transaction.atomic():
+        seen: set[int] = set()
+        for n, rec in enumerate(reader, start=2):
+            if not any(c.strip() for c in rec):
+                continue
+            email = (
+                rec[ident["email"]].strip().lower()
+                if ident["email"] is not None and ident["email"] < len(rec)
+                else ""
+            )
+            sid = (
+                rec[ident["sid"]].strip()
+                if ident["sid"] is not None and ident["sid"] < len(rec)
+                else ""
+            )
+            student = by_email.get(email) or by_sid.get(sid)
+            if student is None:
+                report.problems.append(
+                    f"row {n}: no student of this course with email {email or '—'} or SID {sid or '—'} (row skipped)"
+                )
+                continue
+            if student.pk in seen:
+                report.problems.append(
+                    f"row {n}: {student.email} appears again; the later row wins"
+                )
+            seen.add(student.pk)
+            per_q: dict[int, dict[int, str]] = {}
+            for h, (q, part) in mapped.items():
+                i = index[h]
+                per_q.setdefault(q.pk, {})[part] = rec[i] if i < len(rec) else ""
+            qmap = {q.pk: q for q in questions}
+            for qid, parts in per_q.items():
+                report.answers += len(_store(qmap[qid], student, parts, "csv"))
+        report.students = len(seen)
+        if not commit:
+            transaction.set_rollback(True)
+    return report

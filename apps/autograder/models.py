@@ -1,0 +1,181 @@
+"""Question sets, per-student instances, answers, grading runs and grades.
+
+A grading run grades every (student, question) of a set against the key as it was when the run
+was created (`key_version`); grades are unique per (run, student, question) and written by
+upsert, so a re-run or a redelivered chunk replaces, never duplicates. Changing the key makes a
+new run; old runs stay readable.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from apps.calendar.models import Assignment
+from apps.core.models import Course
+
+
+class QuestionSet(models.Model):
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="question_sets")
+    key = models.SlugField(max_length=60, help_text="e.g. mlsysim-quiz, a1-numbers")
+    title = models.CharField(max_length=200)
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                   help_text="Answers are accepted until the student's effective deadline for it.")  # fmt: skip
+    released_at = models.DateTimeField(
+        null=True, blank=True, help_text="When students may see keys and worked solutions."
+    )
+
+    class Meta:
+        ordering = ("course", "key")
+        constraints = [
+            models.UniqueConstraint(fields=["course", "key"], name="question_set_key_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Question(models.Model):
+    class Kind(models.TextChoices):
+        NUMERIC = "numeric", "Numeric"
+        MULTIPART = "multipart", "Multi-part numeric"
+        CHOICE = "choice", "Multiple choice"
+
+    question_set = models.ForeignKey(
+        QuestionSet, on_delete=models.CASCADE, related_name="questions"
+    )
+    key = models.SlugField(max_length=20, help_text="Column name in CSVs, e.g. q6.")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    prompt = models.TextField()
+    goal = models.CharField(max_length=20, blank=True, help_text="Understanding goal, e.g. U1.")
+    points = models.FloatField(default=1)
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Fixed values or draws: {"n": {"range": [8, 64], "step": 8}}.',
+    )
+    parts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Numeric parts: [{"label": "INT4 GPUs", "answer": "expr", "unit": ""}].',
+    )
+    rel_tol = models.FloatField(
+        default=0.02, help_text="Relative tolerance for full credit (0.02 = 2 %)."
+    )
+    abs_tol = models.FloatField(default=0.0)
+    partial = models.JSONField(
+        default=list, blank=True, help_text='Extra bands: [{"fraction": 0.5, "rel": 0.2}].'
+    )
+    rubric = models.CharField(
+        max_length=20,
+        default="mean",
+        help_text="'mean' of parts, or 'two_part' (2 both, 1 one or both within the partial band).",
+    )
+    options = models.JSONField(default=list, blank=True,
+                               help_text='[{"label": "a", "text": "...", "correct": false, "misconception": "..."}]')  # fmt: skip
+
+    class Meta:
+        ordering = ("question_set", "position")
+        constraints = [
+            models.UniqueConstraint(fields=["question_set", "key"], name="question_key_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_set.key}/{self.key}"
+
+
+class Instance(models.Model):
+    """A student's drawn parameters and key for a question with per-student parameters."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="instances")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    seed = models.BigIntegerField()
+    params = models.JSONField()
+    keys = models.JSONField(help_text="One key per numeric part.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["question", "student"], name="one_instance")]
+
+    def __str__(self) -> str:
+        return f"{self.question} for {self.student_id}"
+
+
+class Answer(models.Model):
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        BLANK = "blank", "No answer"
+        UNPARSEABLE = "unparseable", "Unparseable"
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    part = models.PositiveSmallIntegerField(default=0)
+    raw = models.CharField(max_length=500, blank=True)
+    value = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices)
+    source = models.CharField(max_length=20, default="form")
+    submitted_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "student", "part"], name="one_answer_per_part"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question} part {self.part}: {self.raw!r}"
+
+
+class GradingRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    question_set = models.ForeignKey(QuestionSet, on_delete=models.CASCADE, related_name="runs")
+    key_version = models.CharField(
+        max_length=64, help_text="Hash of the questions' keys and tolerances."
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    expected = models.PositiveIntegerField(
+        default=0, help_text="Grades this run will hold when done."
+    )
+    chunk_size = models.PositiveIntegerField(default=500)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} of {self.question_set}"
+
+
+class Grade(models.Model):
+    run = models.ForeignKey(GradingRun, on_delete=models.CASCADE, related_name="grades")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="grades")
+    score = models.FloatField(help_text="Points earned.")
+    max_points = models.FloatField()
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "student", "question"], name="one_grade_per_answer"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "question"])]
+
+    def __str__(self) -> str:
+        return f"{self.question}: {self.score}/{self.max_points}"

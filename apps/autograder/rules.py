@@ -1,0 +1,160 @@
+"""The grader's rules as pure functions: reading answers, scoring with tolerance and partial
+credit, drawing per-student parameters, and evaluating keys as safe expressions.
+
+Scoring is vectorised (numpy) so a batch of answers is graded in one pass; the scalar helpers
+call the same code with arrays of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from simpleeval import EvalWithCompoundTypes
+
+from apps.perfcalc.calc import units
+from apps.perfcalc.calc.registry import all_formulas
+
+DEFAULT_REL_TOL = 0.02
+
+# ---------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class Parsed:
+    status: str  # "ok" | "blank" | "unparseable"
+    value: float | None
+    raw: str
+
+
+def parse_answer(raw: object, unit: str = "") -> Parsed:
+    """'0.56', '5.6e-1', '1,979', '35%', '560 ms' (for seconds) → a number in `unit`; blank → no
+    answer; anything else → unparseable, with the raw text kept."""
+    text = "" if raw is None else str(raw).strip()
+    if not text:
+        return Parsed("blank", None, "")
+    try:
+        value = units.parse(text, unit if unit in units.UNITS or unit in {"", "fraction"} else "")
+    except units.UnitError:
+        return Parsed("unparseable", None, text)
+    if not math.isfinite(value):
+        return Parsed("unparseable", None, text)
+    return Parsed("ok", value, text)
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Band:
+    """Credit `fraction` of the points when the relative error is within `rel` (or the absolute
+    error within `abs`)."""
+
+    fraction: float
+    rel: float = 0.0
+    abs: float = 0.0
+
+
+def default_bands(rel_tol: float = DEFAULT_REL_TOL, abs_tol: float = 0.0) -> tuple[Band, ...]:
+    return (Band(1.0, rel_tol, abs_tol),)
+
+
+def score_numeric(values: np.ndarray, keys: np.ndarray, bands: Sequence[Band]) -> np.ndarray:
+    """Fraction of credit per answer: the best band whose tolerance holds. NaN (no answer or
+    unparseable) scores 0. Vectorised over answers."""
+    values = np.asarray(values, dtype=np.float64)
+    keys = np.asarray(keys, dtype=np.float64)
+    err = np.abs(values - keys)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(keys != 0, err / np.abs(keys), np.where(err == 0, 0.0, np.inf))
+    credit = np.zeros(values.shape, dtype=np.float64)
+    for b in sorted(bands, key=lambda b: b.fraction):
+        ok = (rel <= b.rel + 1e-12) | (err <= b.abs)
+        credit = np.where(ok & ~np.isnan(values), np.maximum(credit, b.fraction), credit)
+    return credit
+
+
+def score_choice(chosen: Sequence[str], correct: set[str]) -> np.ndarray:
+    return np.array([1.0 if (c or "").strip().lower() in correct else 0.0 for c in chosen])
+
+
+def score_two_part(
+    credits_a: np.ndarray, credits_b: np.ndarray, *, full_band: float = 1.0
+) -> np.ndarray:
+    """The quiz's Q6/Q7 rubric on a 2-point item: 2 for both right, 1 for one right or both
+    within the partial band, else 0 (returned as a fraction of 2 points)."""
+    a_full, b_full = credits_a >= full_band, credits_b >= full_band
+    both_partial = (credits_a > 0) & (credits_b > 0)
+    return np.where(a_full & b_full, 1.0, np.where(a_full | b_full | both_partial, 0.5, 0.0))
+
+
+# ---------------------------------------------------------------- parameters
+
+
+def seed_for(course: str, assignment: str, question: str, student: str) -> int:
+    """Stable per-student seed: the same four strings always give the same parameters."""
+    digest = hashlib.sha256(
+        f"{course}\x1f{assignment}\x1f{question}\x1f{student}".encode()
+    ).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)  # fits a signed 64-bit column
+
+
+def draw_params(spec: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """spec: {name: value} fixed, {name: {"range": [lo, hi], "step": s}} or {name: {"choice": [...]}}.
+    Each name draws from its own stream of the seed, so adding a parameter never changes the
+    values of the others."""
+    out: dict[str, Any] = {}
+    for name in sorted(spec):
+        rule = spec[name]
+        rng = np.random.default_rng(
+            [seed, int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big")]
+        )
+        if isinstance(rule, dict) and "range" in rule:
+            lo, hi = rule["range"]
+            step = rule.get("step", 1)
+            n = round((hi - lo) / step) + 1
+            value = lo + step * int(rng.integers(0, n))
+            out[name] = round(value, 10) if isinstance(step, float) else value
+        elif isinstance(rule, dict) and "choice" in rule:
+            out[name] = rule["choice"][int(rng.integers(0, len(rule["choice"])))]
+        else:
+            out[name] = rule
+    return out
+
+
+# ---------------------------------------------------------------- keys as safe expressions
+
+
+def _calc_functions() -> dict[str, Any]:
+    """Every calculator formula as a function of keyword arguments returning its value, e.g.
+    ring_allreduce(message_bytes=M, n_gpus=N, bandwidth_bytes_per_s=B)."""
+
+    def value_of(formula: Any) -> Any:
+        return lambda **kw: formula(**kw).value
+
+    funcs: dict[str, Any] = {
+        name.replace("-", "_"): value_of(f) for name, f in all_formulas().items()
+    }
+    funcs.update({"ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt, "log2": math.log2, "min": min, "max": max,
+                  "abs": abs, "round": round})  # fmt: skip
+    return funcs
+
+
+class KeyError_(ValueError):
+    pass
+
+
+def evaluate_key(expression: str, params: Mapping[str, Any]) -> float:
+    """The key of a question for one set of parameters. Raises KeyError_ with the reason."""
+    evaluator = EvalWithCompoundTypes(names=dict(params), functions=_calc_functions())
+    try:
+        value = evaluator.eval(expression)
+    except Exception as exc:
+        raise KeyError_(f"{expression!r}: {exc}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise KeyError_(f"{expression!r} gives {value!r}, not a finite number")
+    return float(value)

@@ -1,0 +1,131 @@
+"""Reads for results: per-student totals, item analysis, misconceptions, exports, histogram."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from apps.autograder.models import Grade, GradingRun, Question
+from apps.core.models import User
+
+
+@dataclass
+class ItemStats:
+    question: Question
+    n: int = 0
+    mean: float = 0.0  # of points
+    share_correct: float = 0.0
+    wrong: list[tuple[str, int]] = field(default_factory=list)
+    distractors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def totals(run: GradingRun) -> list[dict[str, Any]]:
+    rows: dict[int, dict[str, Any]] = {}
+    for student_id, score, maxp in Grade.objects.filter(run=run).values_list(
+        "student_id", "score", "max_points"
+    ):
+        r = rows.setdefault(student_id, {"student_id": student_id, "score": 0.0, "max": 0.0})
+        r["score"] += score
+        r["max"] += maxp
+    users = {u.pk: u for u in User.objects.filter(pk__in=rows)}
+    for sid, r in rows.items():
+        r["student"] = users[sid]
+    return sorted(rows.values(), key=lambda r: (r["student"].full_name, r["student"].email))
+
+
+def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int]]]:
+    """Per question: mean, share fully correct, most common wrong answers, each distractor's
+    count and misconception; and misconceptions ranked across the whole set (2 queries)."""
+    questions = {q.pk: q for q in run.question_set.questions.all()}
+    stats = {qid: ItemStats(q) for qid, q in questions.items()}
+    wrong: dict[int, Counter[str]] = defaultdict(Counter)
+    chosen: dict[int, Counter[str]] = defaultdict(Counter)
+    misconceptions: Counter[str] = Counter()
+    for qid, score, maxp, detail in Grade.objects.filter(run=run).values_list(
+        "question_id", "score", "max_points", "detail"
+    ):
+        s = stats[qid]
+        s.n += 1
+        s.mean += score
+        s.share_correct += 1 if score >= maxp else 0
+        if "chosen" in detail:
+            chosen[qid][detail["chosen"] or "(blank)"] += 1
+            if detail.get("misconception"):
+                misconceptions[detail["misconception"]] += 1
+        else:
+            for p in detail.get("parts", []):
+                if p["credit"] == 0 and p["raw"]:
+                    wrong[qid][p["raw"]] += 1
+    for qid, s in stats.items():
+        if s.n:
+            s.mean /= s.n
+            s.share_correct /= s.n
+        s.wrong = wrong[qid].most_common(3)
+        q = s.question
+        if q.kind == Question.Kind.CHOICE:
+            s.distractors = [{"label": o["label"], "text": o["text"], "correct": bool(o.get("correct")), "count": chosen[qid].get(o["label"], 0),
+                              "misconception": o.get("misconception", "")} for o in q.options]  # fmt: skip
+    ordered = [stats[q.pk] for q in sorted(questions.values(), key=lambda q: q.position)]
+    return ordered, misconceptions.most_common()
+
+
+def gradescope_csv(run: GradingRun) -> str:
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["Name", "SID", "Email", "Total Score", "Max Points"])
+    for r in totals(run):
+        u = r["student"]
+        w.writerow([u.full_name, u.sid, u.email, f"{r['score']:g}", f"{r['max']:g}"])
+    return out.getvalue()
+
+
+def canvas_csv(run: GradingRun) -> str:
+    """Canvas gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, <assignment>,
+    with the 'Points Possible' row Canvas expects second."""
+    title = f"{run.question_set.title} (run {run.pk})"
+    rows = totals(run)
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", title])
+    w.writerow(["    Points Possible", "", "", "", "", f"{rows[0]['max']:g}" if rows else ""])
+    for r in rows:
+        u = r["student"]
+        sortable = (
+            ", ".join(reversed(u.full_name.rsplit(" ", 1))) if " " in u.full_name else u.full_name
+        )
+        w.writerow([sortable, "", u.sid, u.email, "", f"{r['score']:g}"])
+    return out.getvalue()
+
+
+def histogram_svg(scores: list[float], max_points: float, *, title: str) -> str:
+    """Bars of how many students got each total (whole points), accessible SVG."""
+    bins = Counter(round(s) for s in scores)
+    top = int(max_points) if max_points else max(bins, default=0)
+    w, h, left, bottom = 560, 240, 40, 34
+    bw = (w - left - 10) / (top + 1)
+    peak = max(bins.values(), default=1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" aria-label="{escape(title)}" class="histogram" font-family="system-ui, sans-serif" font-size="11">',
+             f"<title>{escape(title)}</title>"]  # fmt: skip
+    for k in range(top + 1):
+        c = bins.get(k, 0)
+        bh = (h - bottom - 20) * c / peak
+        x = left + k * bw
+        parts.append(
+            f'<rect x="{x + 2:.1f}" y="{h - bottom - bh:.1f}" width="{bw - 4:.1f}" height="{bh:.1f}" fill="#2957c4"><title>{k} points: {c} students</title></rect>'
+        )
+        parts.append(
+            f'<text x="{x + bw / 2:.1f}" y="{h - bottom + 14}" text-anchor="middle">{k}</text>'
+        )
+        if c:
+            parts.append(
+                f'<text x="{x + bw / 2:.1f}" y="{h - bottom - bh - 3:.1f}" text-anchor="middle">{c}</text>'
+            )
+    parts.append(
+        f'<text x="{left + (w - left) / 2:.1f}" y="{h - 4}" text-anchor="middle">Total score (points)</text>'
+    )
+    parts.append("</svg>")
+    return "\n".join(parts)

@@ -1,0 +1,271 @@
+"""Writes for the autograder: answers in, grading runs out.
+
+`run_create` freezes the key (its hash is the run's `key_version`), counts the grades the run
+will hold, and queues `grade_run` after commit. Each chunk task grades its students' answers in
+one vectorised pass per question and writes grades with an upsert on (run, student, question),
+so re-running a chunk (a redelivery after a worker died, or a manual re-run) changes no grade and
+adds no row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from apps.autograder import rules
+from apps.autograder.models import Answer, Grade, GradingRun, Instance, Question, QuestionSet
+from apps.core.errors import DomainError, NotAllowed
+from apps.core.models import Course, Membership, Role, User
+from apps.core.permissions import is_staff
+from apps.core.services import audit_record
+
+# ---------------------------------------------------------------- keys
+
+
+def _has_draws(q: Question) -> bool:
+    return any(isinstance(v, dict) for v in (q.params or {}).values())
+
+
+def _keys_for(q: Question, params: dict[str, Any]) -> list[float]:
+    return [rules.evaluate_key(p["answer"], params) for p in q.parts]
+
+
+def fixed_keys(q: Question) -> list[float]:
+    return _keys_for(q, dict(q.params or {}))
+
+
+def instance_for(q: Question, student: User) -> Instance:
+    """The student's stored parameters and key for a question with drawn parameters."""
+    inst = Instance.objects.filter(question=q, student=student).first()
+    if inst is not None:
+        return inst
+    qs = q.question_set
+    seed = rules.seed_for(qs.course.code, qs.key, q.key, str(student.pk))
+    params = rules.draw_params(q.params, seed)
+    inst, _ = Instance.objects.get_or_create(question=q, student=student,
+                                             defaults={"seed": seed, "params": params, "keys": _keys_for(q, params)})  # fmt: skip
+    return inst
+
+
+def key_version(question_set: QuestionSet) -> str:
+    spec = [
+        {
+            k: getattr(q, k)
+            for k in (
+                "key",
+                "kind",
+                "points",
+                "params",
+                "parts",
+                "rel_tol",
+                "abs_tol",
+                "partial",
+                "rubric",
+            )
+        }
+        | {"correct": sorted(o["label"] for o in q.options if o.get("correct"))}
+        for q in question_set.questions.order_by("position")
+    ]
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- answers
+
+
+def answer_submit(
+    *, actor: User, question: Question, answers: dict[int, str], source: str = "form"
+) -> list[Answer]:
+    """A student's answers to one question (part index → raw text). Until their effective
+    deadline for the set's assignment, when it has one."""
+    qs = question.question_set
+    if (
+        Membership.objects.filter(
+            course=qs.course, user=actor, role=Role.STUDENT, is_active=True
+        ).first()
+        is None
+    ):
+        raise NotAllowed("Only students of the course submit answers.")
+    if qs.assignment_id:
+        from apps.slackdays.selectors import student_deadlines
+
+        d = next(
+            (
+                d
+                for d in student_deadlines(course=qs.course, student=actor)
+                if d.assignment.pk == qs.assignment_id
+            ),
+            None,
+        )
+        if d is not None and timezone.now() > d.effective:
+            raise DomainError("Your deadline for this assignment has passed.")
+    return _store(question, actor, answers, source)
+
+
+def _store(question: Question, student: User, answers: dict[int, str], source: str) -> list[Answer]:
+    out = []
+    for part, raw in answers.items():
+        unit = (
+            question.parts[part].get("unit", "")
+            if question.kind != Question.Kind.CHOICE and part < len(question.parts)
+            else ""
+        )
+        if question.kind == Question.Kind.CHOICE:
+            text = (raw or "").strip().lower()
+            parsed = rules.Parsed("blank" if not text else "ok", None, text)
+        else:
+            parsed = rules.parse_answer(raw, unit)
+        a, _ = Answer.objects.update_or_create(question=question, student=student, part=part,
+                                               defaults={"raw": parsed.raw[:500], "value": parsed.value, "status": parsed.status, "source": source})  # fmt: skip
+        out.append(a)
+    return out
+
+
+# ---------------------------------------------------------------- grading
+
+
+def _bands(q: Question) -> list[rules.Band]:
+    return [rules.Band(1.0, q.rel_tol, q.abs_tol)] + [
+        rules.Band(b["fraction"], b.get("rel", 0.0), b.get("abs", 0.0)) for b in q.partial
+    ]
+
+
+def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[dict[str, Any]]:
+    """Pure-ish core: every (student, question) score for these students (3 queries + instances)."""
+    questions = list(question_set.questions.order_by("position"))
+    answers: dict[tuple[int, int], dict[int, Answer]] = defaultdict(dict)
+    for a in Answer.objects.filter(question__question_set=question_set, student_id__in=student_ids):
+        answers[(a.question_id, a.student_id)][a.part] = a
+    out: list[dict[str, Any]] = []
+    for q in questions:
+        if q.kind == Question.Kind.CHOICE:
+            correct = {o["label"].lower() for o in q.options if o.get("correct")}
+            first = {s: answers.get((q.pk, s), {}).get(0) for s in student_ids}
+            chosen = [(ans.raw if (ans := first[s]) is not None else "") for s in student_ids]
+            credit = rules.score_choice(chosen, correct)
+            misconceptions = {o["label"].lower(): o.get("misconception", "") for o in q.options}
+            for s, c, ch in zip(student_ids, credit, chosen, strict=True):
+                out.append({"student_id": s, "question_id": q.pk, "fraction": float(c), "points": q.points,
+                            "detail": {"chosen": ch, "correct": sorted(correct), "misconception": "" if c else misconceptions.get(ch, "")}})  # fmt: skip
+            continue
+        if _has_draws(q):
+            inst = {
+                i.student_id: i.keys
+                for i in Instance.objects.filter(question=q, student_id__in=student_ids)
+            }
+            for s in student_ids:
+                if s not in inst:
+                    inst[s] = instance_for(q, User(pk=s)).keys
+            keys = np.array([inst[s] for s in student_ids], dtype=np.float64)
+        else:
+            keys = np.tile(np.array(fixed_keys(q), dtype=np.float64), (len(student_ids), 1))
+        credits = []
+        for p in range(len(q.parts)):
+            vals = np.array([
+                (got.value if (got := answers.get((q.pk, s), {}).get(p)) is not None and got.value is not None else np.nan)
+                for s in student_ids
+            ], dtype=np.float64)  # fmt: skip
+            credits.append(rules.score_numeric(vals, keys[:, p], _bands(q)))
+        fraction = (
+            rules.score_two_part(credits[0], credits[1])
+            if q.rubric == "two_part" and len(credits) == 2
+            else np.mean(credits, axis=0)
+        )
+        for i, s in enumerate(student_ids):
+            parts = []
+            for p in range(len(q.parts)):
+                given = answers.get((q.pk, s), {}).get(p)
+                parts.append(
+                    {
+                        "raw": given.raw if given else "",
+                        "status": given.status if given else "blank",
+                        "key": float(keys[i, p]),
+                        "credit": float(credits[p][i]),
+                    }
+                )
+            out.append(
+                {
+                    "student_id": s,
+                    "question_id": q.pk,
+                    "fraction": float(fraction[i]),
+                    "points": q.points,
+                    "detail": {"parts": parts},
+                }
+            )
+    return out
+
+
+def grade_chunk(run: GradingRun, student_ids: list[int]) -> int:
+    """Grade and upsert one chunk; returns how many grades were written. Safe to repeat."""
+    rows = grade_students(run.question_set, student_ids)
+    Grade.objects.bulk_create(
+        [Grade(run=run, student_id=r["student_id"], question_id=r["question_id"], score=round(r["fraction"] * r["points"], 6),
+               max_points=r["points"], detail=r["detail"]) for r in rows],
+        update_conflicts=True, unique_fields=["run", "student", "question"], update_fields=["score", "max_points", "detail"],
+        batch_size=2000,
+    )  # fmt: skip
+    if Grade.objects.filter(run=run).count() >= run.expected:
+        GradingRun.objects.filter(pk=run.pk).exclude(status=GradingRun.Status.DONE).update(
+            status=GradingRun.Status.DONE, finished_at=timezone.now()
+        )
+    return len(rows)
+
+
+def students_of(course: Course) -> list[int]:
+    return list(
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
+        .order_by("user_id")
+        .values_list("user_id", flat=True)
+    )
+
+
+def chunks(ids: list[int], size: int) -> Iterable[list[int]]:
+    for i in range(0, len(ids), size):
+        yield ids[i : i + size]
+
+
+def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500) -> GradingRun:
+    """A new run against the current key; queued after commit. If the key is unchanged since
+    the last run, that run is re-graded in place (upserts) instead of making a new one."""
+    if not is_staff(actor, question_set.course):
+        raise NotAllowed("Only the course staff run grading.")
+    version = key_version(question_set)
+    for q in question_set.questions.all():
+        if q.kind != Question.Kind.CHOICE and not _has_draws(q):
+            try:
+                fixed_keys(q)
+            except rules.KeyError_ as exc:
+                raise DomainError(f"{q.key}: the key cannot be computed: {exc}") from None
+    n_students = len(students_of(question_set.course))
+    expected = n_students * question_set.questions.count()
+    with transaction.atomic():
+        run = GradingRun.objects.filter(question_set=question_set, key_version=version).first()
+        if run is None:
+            run = GradingRun.objects.create(
+                question_set=question_set,
+                key_version=version,
+                expected=expected,
+                chunk_size=chunk_size,
+                created_by=actor,
+            )
+        else:
+            GradingRun.objects.filter(pk=run.pk).update(
+                status=GradingRun.Status.QUEUED, expected=expected, finished_at=None
+            )
+        audit_record(
+            actor=actor,
+            action="grading.run_queued",
+            course=question_set.course,
+            obj=run,
+            after={"expected": expected, "key_version": version[:12]},
+        )
+        from apps.autograder.tasks import grade_run
+
+        transaction.on_commit(lambda: grade_run.delay(run.pk))
+    return run
