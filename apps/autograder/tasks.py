@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from celery import shared_task
+from django.conf import settings
 
 from apps.autograder.models import GradingRun
 from apps.autograder.services import chunks, grade_chunk, students_of
@@ -24,6 +27,8 @@ def grade_run(run_id: int) -> int:
 
 @shared_task(name="autograder.grade_run_chunk")
 def grade_run_chunk(run_id: int, student_ids: list[int]) -> int:
+    if settings.AUTOGRADER_CHUNK_PAUSE_S:
+        time.sleep(settings.AUTOGRADER_CHUNK_PAUSE_S)
     run = GradingRun.objects.select_related("question_set__course").filter(pk=run_id).first()
     if run is None:
         return 0

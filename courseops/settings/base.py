@@ -151,7 +151,14 @@ else:
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(
+        os.environ.get("CELERY_VISIBILITY_TIMEOUT", 2 * CELERY_TASK_TIME_LIMIT)
+    )
+}
+# Seconds each grading chunk waits before it starts (0 = none). For demos of the progress bar and
+# for the test that kills a worker mid-run; never needed in production.
+AUTOGRADER_CHUNK_PAUSE_S = float(os.environ.get("AUTOGRADER_CHUNK_PAUSE_S", "0"))
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -1,0 +1,73 @@
+"""Grading on real Celery workers (Redis broker, PostgreSQL), including a worker killed mid-run."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.db.models import Count
+
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.intake import answers_import
+from apps.autograder.models import Grade, GradingRun
+from apps.autograder.services import run_create
+from apps.core.models import Role
+from tests.autograder.test_grading import quiz_csv
+from tests.factories import CourseFactory, member
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+def setup(n_students: int):  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    staff = member(course, Role.TA)
+    students = [member(course) for _ in range(n_students)]
+    answers_import(actor=staff, question_set=qs, data=quiz_csv(students), commit=True)
+    return qs, staff
+
+
+def wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_run_is_graded_in_chunks_by_two_worker_processes(celery_worker_process) -> None:  # type: ignore[no-untyped-def]
+    qs, staff = setup(120)
+    celery_worker_process(concurrency=2)
+    run = run_create(
+        actor=staff, question_set=qs, chunk_size=10
+    )  # on_commit queues it: this test commits
+    assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 90)
+    assert Grade.objects.filter(run=run).count() == 120 * 10
+
+
+def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(celery_worker_process) -> None:  # type: ignore[no-untyped-def]
+    qs, staff = setup(200)
+    env = {"CELERY_VISIBILITY_TIMEOUT": "4", "AUTOGRADER_CHUNK_PAUSE_S": "0.15"}
+    first = celery_worker_process(pool="solo", **env)
+    run = run_create(actor=staff, question_set=qs, chunk_size=5)  # 40 chunks
+    assert wait_for(lambda: Grade.objects.filter(run=run).count() >= 200, 60), (
+        "the first worker never started grading"
+    )
+    first.kill()  # SIGKILL, mid-run: its current chunk is unacknowledged
+    first.wait(10)
+    partial = Grade.objects.filter(run=run).count()
+    assert 0 < partial < 2000
+    celery_worker_process(pool="solo", **env)
+    assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 120), (
+        f"run stuck at {Grade.objects.filter(run=run).count()} of 2000 grades"
+    )
+    assert Grade.objects.filter(run=run).count() == 2000
+    dupes = (
+        Grade.objects.filter(run=run)
+        .values("student", "question")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+    assert not dupes.exists()
+    assert Grade.objects.filter(run=run).values("student").distinct().count() == 200
