@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from apps.autograder.models import Question, QuestionSet
-from apps.autograder.services import _store
+from apps.autograder.services import answers_bulk_upsert
 from apps.core.errors import NotAllowed
 from apps.core.models import Membership, Role, User
 from apps.core.permissions import is_staff
@@ -111,6 +111,7 @@ def answers_import(
     by_email = {m.user.email: m.user for m in members}
     by_sid = {m.user.sid: m.user for m in members if m.user.sid}
     index = {h: i for i, h in enumerate(headers)}
+    pending: list[tuple[Question, int, int, str]] = []
     with transaction.atomic():
         seen: set[int] = set()
         for n, rec in enumerate(reader, start=2):
@@ -137,13 +138,12 @@ def answers_import(
                     f"row {n}: {student.email} appears again; the later row wins"
                 )
             seen.add(student.pk)
-            per_q: dict[int, dict[int, str]] = {}
             for h, (q, part) in mapped.items():
                 i = index[h]
-                per_q.setdefault(q.pk, {})[part] = rec[i] if i < len(rec) else ""
-            qmap = {q.pk: q for q in questions}
-            for qid, parts in per_q.items():
-                report.answers += len(_store(qmap[qid], student, parts, "csv"))
+                pending.append((q, student.pk, part, rec[i] if i < len(rec) else ""))
+        # the later row of a repeated student wins: keep the last value per key
+        latest = {(q.pk, s, p): (q, s, p, raw) for q, s, p, raw in pending}
+        report.answers = answers_bulk_upsert(list(latest.values()), "csv")
         report.students = len(seen)
         if not commit:
             transaction.set_rollback(True)

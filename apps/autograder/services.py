@@ -108,6 +108,35 @@ def answer_submit(
     return _store(question, actor, answers, source)
 
 
+def _parse(question: Question, part: int, raw: str | None) -> rules.Parsed:
+    if question.kind == Question.Kind.CHOICE:
+        text = (raw or "").strip().lower()
+        return rules.Parsed("blank" if not text else "ok", None, text)
+    unit = question.parts[part].get("unit", "") if part < len(question.parts) else ""
+    return rules.parse_answer(raw, unit)
+
+
+def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str) -> int:
+    """Store many answers at once: (question, student_id, part, raw). One statement per 5,000."""
+    objs = []
+    for q, student_id, part, raw in rows:
+        p = _parse(q, part, raw)
+        objs.append(
+            Answer(
+                question=q,
+                student_id=student_id,
+                part=part,
+                raw=p.raw[:500],
+                value=p.value,
+                status=p.status,
+                source=source,
+            )
+        )
+    Answer.objects.bulk_create(objs, update_conflicts=True, unique_fields=["question", "student", "part"],
+                               update_fields=["raw", "value", "status", "source", "submitted_at"], batch_size=5000)  # fmt: skip
+    return len(objs)
+
+
 def _store(question: Question, student: User, answers: dict[int, str], source: str) -> list[Answer]:
     out = []
     for part, raw in answers.items():

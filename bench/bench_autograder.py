@@ -1,0 +1,174 @@
+"""Autograder speed. Prints figures; never passes or fails.
+
+1. In-process grading core: answers scored per second (target >= 200,000/s).
+2. End to end: 100,000 answers (10,000 students x 10 questions) from CSV to stored grades on
+   PostgreSQL with 2 Celery worker processes on Redis (target <= 60 s). Uses its own database,
+   `courseops_bench` (flushed first); skipped with a reason when PostgreSQL or Redis is down.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+BENCH_DB = "postgres://postgres@127.0.0.1:5432/courseops_bench"
+BENCH_REDIS = "redis://127.0.0.1:6379/13"
+e2e = answers(5432) and answers(6379)
+os.environ["DJANGO_SETTINGS_MODULE"] = "courseops.settings.dev"
+if e2e:
+    subprocess.run(
+        ["createdb", "-h", "127.0.0.1", "-U", "postgres", "courseops_bench"],
+        capture_output=True,
+        check=False,
+    )
+    os.environ["DATABASE_URL"] = BENCH_DB
+    os.environ["REDIS_URL"] = BENCH_REDIS
+else:
+    import tempfile
+
+    os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
+
+import django  # noqa: E402
+
+django.setup()
+
+from apps.autograder.rules import Band, parse_answer, score_choice, score_numeric  # noqa: E402
+
+# ---------------------------------------------------------------- 1. the core
+n = 1_000_000
+rng = np.random.default_rng(0)
+keys = np.full(n, 0.55125)
+vals = keys * rng.normal(1, 0.1, n)
+bands = [Band(1.0, 0.02), Band(0.5, 0.2)]
+score_numeric(vals[:1000], keys[:1000], bands)
+t0 = time.perf_counter()
+credit = score_numeric(vals, keys, bands)
+t1 = time.perf_counter()
+print(
+    f"numeric scoring (vectorised)   {n / (t1 - t0):>14,.0f} answers/s  (mean credit {credit.mean():.3f})"
+)
+chosen = rng.choice(list("abcd"), n).tolist()
+t0 = time.perf_counter()
+score_choice(chosen, {"b"})
+t1 = time.perf_counter()
+print(f"multiple-choice scoring        {n / (t1 - t0):>14,.0f} answers/s")
+raw = [
+    random.Random(i).choice(["0.56", "560 ms", "5.6e-1", "0.55 s", "abc", ""])
+    for i in range(100_000)
+]
+t0 = time.perf_counter()
+for r in raw:
+    parse_answer(r, "s")
+t1 = time.perf_counter()
+print(
+    f"parsing raw text (per answer)  {len(raw) / (t1 - t0):>14,.0f} answers/s  (done once, at intake)"
+)
+
+# ---------------------------------------------------------------- 2. end to end
+if not e2e:
+    print("end to end: skipped (needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379)")
+    sys.exit(0)
+
+from django.core.management import call_command  # noqa: E402
+
+from apps.autograder.bank import BANKS, bank_load  # noqa: E402
+from apps.autograder.intake import answers_import  # noqa: E402
+from apps.autograder.models import Grade, GradingRun  # noqa: E402
+from apps.autograder.services import run_create  # noqa: E402
+from apps.core.models import Course, Membership, Role, User  # noqa: E402
+from courseops.celery import app  # noqa: E402
+
+call_command("migrate", verbosity=0)
+call_command("flush", interactive=False, verbosity=0)
+app.control.purge()
+students_n = 10_000
+course = Course.objects.create(code="bench-ag", title="Bench", term="Spring 2026")
+staff = User.objects.create_user("staff@bench.example", "x")
+Membership.objects.create(user=staff, course=course, role=Role.TA)
+users = User.objects.bulk_create(
+    [
+        User(email=f"s{i:05d}@bench.example", full_name=f"Student {i}", password="!")
+        for i in range(students_n)
+    ],
+    batch_size=5000,
+)
+Membership.objects.bulk_create(
+    [Membership(user=u, course=course, role=Role.STUDENT) for u in users], batch_size=5000
+)
+qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+r = random.Random(1)
+lines = ["email,q1,q2,q3,q4,q5,q6.1,q6.2,q7.1,q7.2,q8,q9,q10"]
+for u in users:
+    lines.append(",".join([u.email, *(r.choice("abcd") for _ in range(5)), r.choice(["40", "45", "80"]), r.choice(["100", "50"]),
+                           r.choice(["195", "190", "abc"]), r.choice(["0.6", "600"]), *(r.choice("abcd") for _ in range(3))]))  # fmt: skip
+data = ("\n".join(lines) + "\n").encode()
+
+env = {
+    **os.environ,
+    "DATABASE_URL": BENCH_DB,
+    "REDIS_URL": BENCH_REDIS,
+    "DJANGO_SETTINGS_MODULE": "courseops.settings.dev",
+}
+workers = [
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "courseops",
+            "worker",
+            "--concurrency=1",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            f"--hostname=bench{i}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for i in range(2)
+]
+try:
+    deadline = time.monotonic() + 60
+    while len(app.control.ping(timeout=0.5) or []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    t0 = time.perf_counter()
+    report = answers_import(actor=staff, question_set=qs, data=data, commit=True)
+    t1 = time.perf_counter()
+    run = run_create(actor=staff, question_set=qs, chunk_size=500)
+    while GradingRun.objects.get(pk=run.pk).status != "done" and time.perf_counter() - t0 < 600:
+        time.sleep(0.2)
+    t2 = time.perf_counter()
+    grades = Grade.objects.filter(run=run).count()
+    print(
+        f"end to end, PostgreSQL, 2 workers: {report.answers:,} answers from CSV stored in {t1 - t0:.1f} s, "
+        f"{grades:,} grades in {t2 - t1:.1f} s more — {t2 - t0:.1f} s in all for {students_n * 10:,} answers"
+    )
+finally:
+    for w in workers:
+        w.terminate()
+    for w in workers:
+        w.wait(20)
