@@ -20,6 +20,7 @@ class ItemStats:
     mean: float = 0.0  # of points
     share_correct: float = 0.0
     wrong: list[tuple[str, int]] = field(default_factory=list)
+    implausible: int = 0  # answers above the physical bound
     distractors: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -58,6 +59,7 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
                 misconceptions[detail["misconception"]] += 1
         else:
             for p in detail.get("parts", []):
+                s.implausible += 1 if p.get("implausible") else 0
                 if p["credit"] == 0 and p["raw"]:
                     wrong[qid][p["raw"]] += 1
     for qid, s in stats.items():

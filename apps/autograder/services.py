@@ -34,7 +34,16 @@ def _has_draws(q: Question) -> bool:
 
 
 def _keys_for(q: Question, params: dict[str, Any]) -> list[float]:
-    return [rules.evaluate_key(p["answer"], params) for p in q.parts]
+    """One key per part; a measurement part (no "answer", only a "max" bound) has key NaN."""
+    return [
+        rules.evaluate_key(p["answer"], params) if p.get("answer") else float("nan")
+        for p in q.parts
+    ]
+
+
+def _bounds_for(q: Question, params: dict[str, Any]) -> list[float]:
+    """The plausibility bound of each part ("max": a calculator expression), or inf."""
+    return [rules.evaluate_key(p["max"], params) if p.get("max") else float("inf") for p in q.parts]
 
 
 def fixed_keys(q: Question) -> list[float]:
@@ -184,23 +193,36 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                             "detail": {"chosen": ch, "correct": sorted(correct), "misconception": "" if c else misconceptions.get(ch, "")}})  # fmt: skip
             continue
         if _has_draws(q):
-            inst = {
-                i.student_id: i.keys
+            insts = {
+                i.student_id: i
                 for i in Instance.objects.filter(question=q, student_id__in=student_ids)
             }
             for s in student_ids:
-                if s not in inst:
-                    inst[s] = instance_for(q, User(pk=s)).keys
-            keys = np.array([inst[s] for s in student_ids], dtype=np.float64)
+                if s not in insts:
+                    insts[s] = instance_for(q, User(pk=s))
+            keys = np.array([insts[s].keys for s in student_ids], dtype=np.float64)
+            bounds = np.array(
+                [_bounds_for(q, insts[s].params) for s in student_ids], dtype=np.float64
+            )
         else:
             keys = np.tile(np.array(fixed_keys(q), dtype=np.float64), (len(student_ids), 1))
-        credits = []
+            bounds = np.tile(
+                np.array(_bounds_for(q, dict(q.params or {})), dtype=np.float64),
+                (len(student_ids), 1),
+            )
+        credits, flags = [], []
         for p in range(len(q.parts)):
             vals = np.array([
                 (got.value if (got := answers.get((q.pk, s), {}).get(p)) is not None and got.value is not None else np.nan)
                 for s in student_ids
             ], dtype=np.float64)  # fmt: skip
-            credits.append(rules.score_numeric(vals, keys[:, p], _bands(q)))
+            implausible = vals > bounds[:, p]
+            if np.isnan(keys[:, p]).all():  # a measurement: credit for a plausible answer
+                credit = np.where(~np.isnan(vals) & ~implausible, 1.0, 0.0)
+            else:
+                credit = rules.score_numeric(vals, keys[:, p], _bands(q))
+            flags.append(implausible)
+            credits.append(credit)
         fraction = (
             rules.score_two_part(credits[0], credits[1])
             if q.rubric == "two_part" and len(credits) == 2
@@ -214,7 +236,9 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                     {
                         "raw": given.raw if given else "",
                         "status": given.status if given else "blank",
-                        "key": float(keys[i, p]),
+                        "key": None if np.isnan(keys[i, p]) else float(keys[i, p]),
+                        "implausible": bool(flags[p][i]),
+                        "bound": None if np.isinf(bounds[i, p]) else float(bounds[i, p]),
                         "credit": float(credits[p][i]),
                     }
                 )

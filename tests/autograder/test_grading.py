@@ -180,3 +180,27 @@ def test_per_student_parameters_are_stored_and_reproduced() -> None:
     n, gb, bw = ia.params["n"], ia.params["message_gb"], ia.params["link_gbs"]
     assert ia.keys[0] == pytest.approx(2 * (n - 1) / n * gb * 1e9 / (bw * 1e9))
     assert instance_for(q, b).seed != ia.seed
+
+
+def test_a_measurement_above_the_gpus_peak_is_flagged(run_now) -> None:  # type: ignore[no-untyped-def]
+    from apps.autograder.services import answers_bulk_upsert
+
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1")
+    qs = bank_load(course=course, path=BANKS / "a1-numbers.yaml")
+    staff = member(course, Role.TA)
+    honest, bragging, silent = member(course), member(course), member(course)
+    q = qs.questions.get(key="measured-tflops")
+    answers_bulk_upsert(
+        [(q, honest.pk, 0, "710 TFLOPS"), (q, bragging.pk, 0, "1,979 TFLOPS")], "form"
+    )
+    run = run_now(staff, qs)
+    grades = {g.student_id: g for g in Grade.objects.filter(run=run, question=q)}
+    assert grades[honest.pk].score == 1
+    assert grades[bragging.pk].score == 0
+    part = grades[bragging.pk].detail["parts"][0]
+    assert part["implausible"] is True
+    assert part["bound"] == pytest.approx(989.5e12)
+    assert grades[silent.pk].score == 0
+    items, _ = item_analysis(run)
+    assert next(i for i in items if i.question.key == "measured-tflops").implausible == 1
