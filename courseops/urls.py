@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("apps.roster.urls")),
     path("", include("apps.compute.urls")),
     path("", include("apps.slackdays.urls")),
+    path("", include("apps.autograder.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(

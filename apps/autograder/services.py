@@ -322,3 +322,49 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
 
         transaction.on_commit(lambda: grade_run.delay(run.pk))
     return run
+
+
+def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
+    """Per part, the calculator's worked solution when the key is a single formula call
+    (e.g. ring_allreduce(...)); otherwise the expression with its parameters."""
+    import re
+
+    from simpleeval import EvalWithCompoundTypes
+
+    from apps.perfcalc.calc.core import Result
+    from apps.perfcalc.calc.registry import all_formulas
+
+    def result_of(formula: Any) -> Any:
+        return lambda **kw: formula(**kw)
+
+    calls = {name.replace("-", "_"): result_of(f) for name, f in all_formulas().items()}
+    out = []
+    for part in q.parts:
+        expr = part.get("answer") or ""
+        m = re.fullmatch(r"\s*(\w+)\((.*)\)\s*", expr, re.S)
+        if m and m.group(1) in calls:
+            result = EvalWithCompoundTypes(names=dict(params), functions=calls).eval(expr)
+            if isinstance(result, Result):
+                out.append([result.equation, *result.steps])
+                continue
+        out.append(
+            [f"key = {expr}" + (f" with {params}" if params else "")]
+            if expr
+            else ["measurement: checked against the physical bound"]
+        )
+    return out
+
+
+def release(*, actor: User, question_set: QuestionSet, released: bool = True) -> QuestionSet:
+    if not is_staff(actor, question_set.course):
+        raise NotAllowed("Only the course staff release results.")
+    question_set.released_at = timezone.now() if released else None
+    question_set.save(update_fields=["released_at"])
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            action="grading.released" if released else "grading.unreleased",
+            course=question_set.course,
+            obj=question_set,
+        )
+    return question_set

@@ -12,6 +12,7 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
+from apps.autograder.bank import demo_banks_load
 from apps.compute.services import allocate_all
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
@@ -129,6 +130,7 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         # Every demo group holds a node and an IP, allocated as the instructor would.
         instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")
         allocate_all(actor=instructor, course=course)
+        demo_banks_load(course=course)  # the MLSys·im quiz and an assignment-style set
         audit_record(
             actor=None,
             action="demo.loaded",

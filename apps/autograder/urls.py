@@ -1,0 +1,11 @@
+from django.urls import path
+
+from apps.autograder import views
+
+app_name = "autograder"
+urlpatterns = [
+    path("c/<slug:code>/questions/", views.sets, name="sets"),
+    path("c/<slug:code>/questions/<slug:key>/", views.set_page, name="set"),
+    path("c/<slug:code>/grading/runs/<int:run_id>/progress/", views.run_progress, name="progress"),
+    path("c/<slug:code>/grading/runs/<int:run_id>/", views.run_results, name="results"),
+]

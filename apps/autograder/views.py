@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from apps.autograder import services
+from apps.autograder.intake import answers_import
+from apps.autograder.models import Answer, Grade, GradingRun, Question, QuestionSet
+from apps.autograder.selectors import (
+    canvas_csv,
+    gradescope_csv,
+    histogram_svg,
+    item_analysis,
+    totals,
+)
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(
+        label="Answers (CSV)",
+        help_text="An Email or SID column, then one column per question: q1, q2 … and q6.1, q6.2 for parts. Google Forms and Gradescope exports work too.",
+    )
+
+
+def _set(course: Course, key: str) -> QuestionSet:
+    qs = QuestionSet.objects.filter(course=course, key=key).first()
+    if qs is None:
+        raise Http404("No such question set.")
+    return qs
+
+
+def _params_for(q: Question, user: Any) -> dict[str, Any]:
+    if any(isinstance(v, dict) for v in (q.params or {}).values()):
+        return dict(services.instance_for(q, user).params)
+    return dict(q.params or {})
+
+
+def _prompt(q: Question, params: dict[str, Any]) -> str:
+    try:
+        return q.prompt.format(**params)
+    except (KeyError, IndexError, ValueError):
+        return q.prompt
+
+
+@login_required
+def sets(request: AuthedRequest, code: str) -> HttpResponse:
+    course = course_for(request, code)
+    return render(
+        request,
+        "autograder/sets.html",
+        {
+            "course": course,
+            "sets": QuestionSet.objects.filter(course=course),
+            "staff": is_staff(request.user, course),
+        },
+    )
+
+
+@login_required
+def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
+    course = course_for(request, code)
+    qs = _set(course, key)
+    if not is_staff(request.user, course):
+        return student_set(request, course, qs)
+    form = UploadForm()
+    preview = None
+    if request.method == "POST" and request.POST.get("action") == "run":
+        try:
+            run = services.run_create(actor=request.user, question_set=qs)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Grading run #{run.pk} queued.")
+        return redirect("autograder:set", code=code, key=key)
+    if request.method == "POST" and request.POST.get("action") == "release":
+        services.release(actor=request.user, question_set=qs, released=qs.released_at is None)
+        return redirect("autograder:set", code=code, key=key)
+    stash = f"answers-{qs.pk}"
+    if request.method == "POST" and request.POST.get("action") == "commit":
+        data = request.session.pop(stash, "").encode()
+        if not data:
+            messages.error(request, "Upload the file again: the preview expired.")
+            return redirect("autograder:set", code=code, key=key)
+        report = answers_import(actor=request.user, question_set=qs, data=data, commit=True)
+        messages.success(request, f"Stored {report.answers} answers from {report.students} students"
+                                  + (f"; {len(report.problems)} row(s) skipped" if report.problems else "") + ".")  # fmt: skip
+        return redirect("autograder:set", code=code, key=key)
+    if request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data["file"].read()
+            preview = answers_import(actor=request.user, question_set=qs, data=data, commit=False)
+            request.session[stash] = data.decode("utf-8", "replace")
+    sample_user = request.user
+    questions = [{"q": q, "prompt": _prompt(q, _params_for(q, sample_user)), "params": _params_for(q, sample_user),
+                  "keys": (services.instance_for(q, sample_user).keys if any(isinstance(v, dict) for v in q.params.values()) else services.fixed_keys(q)) if q.kind != Question.Kind.CHOICE else None}
+                 for q in qs.questions.order_by("position")]  # fmt: skip
+    return render(request, "autograder/set_staff.html", {
+        "course": course, "qs": qs, "questions": questions, "form": form, "preview": preview,
+        "runs": GradingRun.objects.filter(question_set=qs), "answers": Answer.objects.filter(question__question_set=qs).count(),
+    })  # fmt: skip
+
+
+def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> HttpResponse:
+    questions = list(qs.questions.order_by("position"))
+    if request.method == "POST":
+        try:
+            for q in questions:
+                parts = {
+                    p: request.POST.get(f"{q.key}-{p}", "")
+                    for p in range(max(len(q.parts), 1))
+                    if f"{q.key}-{p}" in request.POST
+                }
+                if parts:
+                    services.answer_submit(actor=request.user, question=q, answers=parts)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "Answers saved. You can change them until the deadline.")
+        return redirect("autograder:set", code=course.code, key=qs.key)
+    mine = {
+        (a.question_id, a.part): a
+        for a in Answer.objects.filter(question__question_set=qs, student=request.user)
+    }
+    released = qs.released_at is not None and qs.released_at <= timezone.now()
+    run = qs.runs.filter(status=GradingRun.Status.DONE).first() if released else None
+    grades = (
+        {g.question_id: g for g in Grade.objects.filter(run=run, student=request.user)}
+        if run
+        else {}
+    )
+    rows = []
+    for q in questions:
+        params = _params_for(q, request.user)
+        rows.append({"q": q, "prompt": _prompt(q, params), "parts": [(i, p, mine.get((q.pk, i))) for i, p in enumerate(q.parts)] if q.parts else [(0, {}, mine.get((q.pk, 0)))],
+                     "grade": grades.get(q.pk), "worked": services.worked_solution(q, params) if released and q.parts else None})  # fmt: skip
+    return render(
+        request,
+        "autograder/set_student.html",
+        {"course": course, "qs": qs, "rows": rows, "released": released},
+    )
+
+
+@login_required
+def run_progress(request: AuthedRequest, code: str, run_id: int) -> JsonResponse:
+    course = course_for(request, code, staff=True)
+    run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
+    if run is None:
+        raise Http404("No such run.")
+    done = Grade.objects.filter(run=run).count()
+    return JsonResponse({"status": run.status, "done": done, "expected": run.expected})
+
+
+@login_required
+def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    run = (
+        GradingRun.objects.filter(question_set__course=course, pk=run_id)
+        .select_related("question_set")
+        .first()
+    )
+    if run is None:
+        raise Http404("No such run.")
+    fmt = request.GET.get("format")
+    if fmt in {"gradescope", "canvas"}:
+        body = gradescope_csv(run) if fmt == "gradescope" else canvas_csv(run)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{run.question_set.key}-run{run.pk}-{fmt}.csv"'
+        )
+        return response
+    rows = totals(run)
+    items, misconceptions = item_analysis(run)
+    max_points = sum(q.points for q in run.question_set.questions.all())
+    svg = histogram_svg([r["score"] for r in rows], max_points, title=f"Scores of run {run.pk}")
+    return render(request, "autograder/results.html", {
+        "course": course, "run": run, "rows": rows, "items": items, "misconceptions": misconceptions[:8],
+        "histogram": mark_safe(svg), "max_points": max_points,
+    })  # fmt: skip

@@ -1,0 +1,110 @@
+"""Autograder pages: staff flow, and a student never sees another's answers or the key early."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.models import Answer, GradingRun
+from apps.autograder.services import answers_bulk_upsert, release
+from apps.core.models import Role, User
+from tests.factories import AssignmentFactory, CourseFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+def as_user(u: User) -> Client:
+    c = Client()
+    c.force_login(u)
+    return c
+
+
+@pytest.fixture
+def world():  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1")
+    quiz = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    a1 = bank_load(course=course, path=BANKS / "a1-numbers.yaml")
+    return (
+        course,
+        quiz,
+        a1,
+        member(course, Role.TA),
+        member(course, email="ada@uni.edu"),
+        member(course, email="bo@uni.edu"),
+    )
+
+
+def test_staff_upload_preview_then_confirm(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, _a1, ta, _ada, _bo = world
+    client = as_user(ta)
+    url = f"/c/{course.code}/questions/{quiz.key}/"
+    page = client.post(
+        url,
+        {
+            "action": "preview",
+            "file": SimpleUploadedFile(
+                "a.csv", b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n"
+            ),
+        },
+    ).content.decode()
+    assert "Preview: 1 students, 3 answers" in page
+    assert "no student of this course with email ghost@uni.edu" in page
+    assert Answer.objects.count() == 0
+    client.post(url, {"action": "commit"})
+    assert Answer.objects.count() == 3
+
+
+def test_a_student_sees_only_their_own_answers_and_no_key_before_release(
+    world, django_capture_on_commit_callbacks, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, a1, ta, ada, bo = world
+    q1 = quiz.questions.get(key="q1")
+    answers_bulk_upsert([(q1, ada.pk, 0, "a"), (q1, bo.pk, 0, "b")], "form")
+    page = as_user(ada).get(f"/c/{course.code}/questions/{quiz.key}/").content.decode()
+    assert 'value="a" checked' in page and 'value="b" checked' not in page  # noqa: PT018
+    assert "key:" not in page and "✓ key" not in page  # noqa: PT018
+    a1_page = as_user(ada).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
+    assert "Worked solution" not in a1_page
+    from apps.autograder.services import run_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run_create(actor=ta, question_set=quiz)
+    release(actor=ta, question_set=quiz)
+    page = as_user(ada).get(f"/c/{course.code}/questions/{quiz.key}/").content.decode()
+    assert "0 / 1" in page and "key: (b)" in page and "More FLOPS = faster" in page  # noqa: PT018
+
+
+def test_students_see_their_own_numbers_and_worked_solutions_after_release(
+    world, django_capture_on_commit_callbacks, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    course, _quiz, a1, ta, ada, bo = world
+    from apps.autograder.services import instance_for, run_create
+
+    q = a1.questions.get(key="allreduce")
+    mine, _theirs = instance_for(q, ada), instance_for(q, bo)
+    page = as_user(ada).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
+    assert f"over {mine.params['n']} GPUs" in page
+    as_user(ada).post(
+        f"/c/{course.code}/questions/{a1.key}/", {"allreduce-0": f"{mine.keys[0] * 1000} ms"}
+    )
+    assert Answer.objects.get(student=ada, question=q).value == pytest.approx(mine.keys[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        run_create(actor=ta, question_set=a1)
+    release(actor=ta, question_set=a1)
+    page = as_user(ada).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
+    assert "Worked solution" in page and "T = 2(N−1)/N · M/BW + 2(N−1)·α" in page  # noqa: PT018
+    assert True
+
+
+def test_staff_pages_are_staff_only(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, _a1, _ta, ada, _bo = world
+    run = GradingRun.objects.create(question_set=quiz, key_version="x", expected=0)
+    for url in (f"/c/{course.code}/grading/runs/{run.pk}/", f"/c/{course.code}/grading/runs/{run.pk}/progress/",
+                f"/c/{course.code}/grading/runs/{run.pk}/?format=canvas"):  # fmt: skip
+        assert as_user(ada).get(url).status_code == 403
+    response = as_user(ada).post(f"/c/{course.code}/questions/{quiz.key}/", {"action": "commit"})
+    assert response.status_code == 302
+    assert Answer.objects.count() == 0  # a student's POST is answers, never staff actions
