@@ -47,6 +47,7 @@ urlpatterns = [
     path("api/v1/", include("apps.roster.api.urls")),
     path("api/v1/", include("apps.compute.api.urls")),
     path("api/v1/", include("apps.slackdays.api.urls")),
+    path("api/v1/", include("apps.autograder.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

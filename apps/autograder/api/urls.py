@@ -1,0 +1,14 @@
+from django.urls import path
+
+from apps.autograder.api import views
+
+app_name = "autograder-api"
+P = "courses/<slug:code>/"
+urlpatterns = [
+    path(P + "question-sets/", views.SetListView.as_view(), name="sets"),
+    path(P + "question-sets/<slug:key>/mine/", views.MineView.as_view(), name="mine"),
+    path(P + "question-sets/<slug:key>/answers/", views.AnswerView.as_view(), name="answers"),
+    path(P + "question-sets/<slug:key>/uploads/", views.UploadView.as_view(), name="upload"),
+    path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
+    path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
+]

@@ -1,0 +1,193 @@
+"""Autograder API. Students: their own questions (with their parameters), their answers, and after
+release their grades with keys. Staff: CSV upload (preview or commit), runs, progress, results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.autograder import services
+from apps.autograder.intake import answers_import
+from apps.autograder.models import Answer, Grade, GradingRun, QuestionSet
+from apps.autograder.selectors import item_analysis, totals
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.selectors import course_get
+
+E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
+    400: "Invalid input.", 401: "Not logged in.", 403: "Not allowed for your role.", 404: "No such course, set or run.",
+}.items()}  # fmt: skip
+TAGS = ["autograder"]
+ANY = OpenApiResponse(description="JSON; see the summary.")
+
+
+def _ctx(
+    request: Request, code: str, key: str | None = None, *, staff: bool = False
+) -> tuple[User, Course, QuestionSet | None]:
+    user: User = request.user  # type: ignore[assignment]
+    course = course_get(user=user, code=code)
+    if staff and not is_staff(user, course):
+        raise NotAllowed("Only the course's instructors and TAs may do this.")
+    qs = None
+    if key is not None:
+        qs = QuestionSet.objects.filter(course=course, key=key).first()
+        if qs is None:
+            raise NotFound("No such question set.")
+    return user, course, qs
+
+
+class AnswerSerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="Question key, e.g. q6.")
+    answers = serializers.DictField(
+        child=serializers.CharField(allow_blank=True),
+        help_text='Part index → raw text, e.g. {"0": "40", "1": "100"}.',
+    )
+
+
+class SetListView(APIView):
+    @extend_schema(tags=TAGS, summary="Question sets of the course", responses={200: ANY, **E})
+    def get(self, request: Request, code: str) -> Response:
+        _, course, _ = _ctx(request, code)
+        return Response([{"key": s.key, "title": s.title, "assignment": s.assignment.code if s.assignment else None,
+                          "released": s.released_at is not None} for s in QuestionSet.objects.filter(course=course).select_related("assignment")])  # fmt: skip
+
+
+class MineView(APIView):
+    @extend_schema(tags=TAGS, summary="Your questions with your own parameters, your answers, and (after release) your grades and keys",
+                   responses={200: ANY, **E})  # fmt: skip
+    def get(self, request: Request, code: str, key: str) -> Response:
+        user, _course, qs = _ctx(request, code, key)
+        assert qs is not None  # noqa: S101
+        released = qs.released_at is not None and qs.released_at <= timezone.now()
+        run = qs.runs.filter(status=GradingRun.Status.DONE).first() if released else None
+        grades = (
+            {g.question_id: g for g in Grade.objects.filter(run=run, student=user)} if run else {}
+        )
+        answers: dict[int, dict[int, str]] = {}
+        for a in Answer.objects.filter(question__question_set=qs, student=user):
+            answers.setdefault(a.question_id, {})[a.part] = a.raw
+        out = []
+        for q in qs.questions.order_by("position"):
+            params = (
+                dict(services.instance_for(q, user).params)
+                if any(isinstance(v, dict) for v in q.params.values())
+                else dict(q.params)
+            )
+            item: dict[str, Any] = {"key": q.key, "kind": q.kind, "points": q.points, "prompt": q.prompt.format(**params) if params else q.prompt,
+                                    "params": params, "parts": [p.get("label", "") for p in q.parts],
+                                    "options": [{"label": o["label"], "text": o["text"]} for o in q.options], "answers": answers.get(q.pk, {})}  # fmt: skip
+            if released and q.pk in grades:
+                g = grades[q.pk]
+                item |= {
+                    "score": g.score,
+                    "max_points": g.max_points,
+                    "detail": g.detail,
+                    "worked_solution": services.worked_solution(q, params) if q.parts else None,
+                }
+            out.append(item)
+        return Response({"set": qs.key, "released": released, "questions": out})
+
+
+class AnswerView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Submit your answer to one question (until your deadline)",
+        request=AnswerSerializer,
+        responses={200: ANY, **E},
+    )
+    def post(self, request: Request, code: str, key: str) -> Response:
+        user, _course, qs = _ctx(request, code, key)
+        d = AnswerSerializer(data=request.data)
+        d.is_valid(raise_exception=True)
+        q = qs.questions.filter(key=d.validated_data["question"]).first() if qs else None
+        if q is None:
+            raise NotFound("No such question in this set.", field="question")
+        try:
+            parts = {int(k): v for k, v in d.validated_data["answers"].items()}
+        except ValueError:
+            raise DomainError("Answer parts are numbered 0, 1, …", field="answers") from None
+        stored = services.answer_submit(actor=user, question=q, answers=parts, source="api")
+        return Response(
+            [{"part": a.part, "raw": a.raw, "status": a.status, "value": a.value} for a in stored]
+        )
+
+
+class UploadView(APIView):
+    parser_classes = (MultiPartParser, FormParser)
+
+    @extend_schema(tags=TAGS, summary="Upload answers as CSV (staff): preview, or store with ?commit=1",
+                   parameters=[OpenApiParameter("commit", bool, description="Store the answers (default: preview only).")],
+                   request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
+                   responses={200: ANY, **E})  # fmt: skip
+    def post(self, request: Request, code: str, key: str) -> Response:
+        user, _course, qs = _ctx(request, code, key, staff=True)
+        upload = request.FILES.get("file")
+        if upload is None or qs is None:
+            raise DomainError("Attach the CSV as the form field 'file'.", field="file")
+        report = answers_import(
+            actor=user,
+            question_set=qs,
+            data=upload.read(),
+            commit=request.query_params.get("commit") in {"1", "true"},
+        )
+        return Response(
+            {
+                "students": report.students,
+                "answers": report.answers,
+                "mapping": report.mapping,
+                "unmapped": report.unmapped,
+                "problems": report.problems,
+            }
+        )
+
+
+class RunsView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Start grading (staff); an unchanged key re-grades its run in place",
+        request=None,
+        responses={202: ANY, **E},
+    )
+    def post(self, request: Request, code: str, key: str) -> Response:
+        user, _course, qs = _ctx(request, code, key, staff=True)
+        assert qs is not None  # noqa: S101
+        run = services.run_create(actor=user, question_set=qs)
+        return Response({"id": run.pk, "status": run.status, "expected": run.expected}, status=202)
+
+
+class RunView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="A run's progress and, with ?results=1, totals and item analysis (staff)",
+        responses={200: ANY, **E},
+    )
+    def get(self, request: Request, code: str, run_id: int) -> Response:
+        _, course, _ = _ctx(request, code, staff=True)
+        run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
+        if run is None:
+            raise NotFound("No such run.")
+        body: dict[str, Any] = {
+            "id": run.pk,
+            "status": run.status,
+            "done": Grade.objects.filter(run=run).count(),
+            "expected": run.expected,
+        }
+        if request.query_params.get("results") in {"1", "true"}:
+            items, misconceptions = item_analysis(run)
+            body["totals"] = [
+                {"email": r["student"].email, "score": r["score"], "max": r["max"]}
+                for r in totals(run)
+            ]
+            body["items"] = [{"question": i.question.key, "mean": i.mean, "share_correct": i.share_correct, "wrong": i.wrong,
+                              "distractors": i.distractors, "implausible": i.implausible} for i in items]  # fmt: skip
+            body["misconceptions"] = misconceptions
+        return Response(body)

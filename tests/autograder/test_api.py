@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.services import answers_bulk_upsert, release
+from apps.core.models import Role, User
+from tests.factories import AssignmentFactory, CourseFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+def api(u: User | None) -> APIClient:
+    c = APIClient()
+    if u:
+        c.force_authenticate(u)
+    return c
+
+
+@pytest.fixture
+def world():  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1")
+    quiz = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    return (
+        course,
+        quiz,
+        member(course, Role.TA),
+        member(course, email="ada@uni.edu"),
+        member(course, email="bo@uni.edu"),
+    )
+
+
+def test_a_student_submits_and_sees_only_their_own_answers_and_no_key(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, _ta, ada, bo = world
+    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}"
+    stored = (
+        api(ada)
+        .post(
+            f"{base}/answers/",
+            {"question": "q6", "answers": {"0": "40", "1": "1e2"}},
+            format="json",
+        )
+        .json()
+    )
+    assert [a["value"] for a in stored] == [40, 100]
+    answers_bulk_upsert([(quiz.questions.get(key="q6"), bo.pk, 0, "80")], "form")
+    mine = api(ada).get(f"{base}/mine/").json()
+    body = json.dumps(mine)
+    assert '"80"' not in body  # not Bo's answer
+    assert "correct" not in body and "misconception" not in body and "score" not in body  # noqa: PT018
+    q6 = next(q for q in mine["questions"] if q["key"] == "q6")
+    assert q6["answers"] == {"0": "40", "1": "1e2"}
+
+
+def test_after_release_the_student_sees_grades_and_keys(
+    world, django_capture_on_commit_callbacks, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, ta, ada, _bo = world
+    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}"
+    api(ada).post(f"{base}/answers/", {"question": "q1", "answers": {"0": "a"}}, format="json")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = api(ta).post(f"{base}/runs/").json()
+    release(actor=ta, question_set=quiz)
+    q1 = next(q for q in api(ada).get(f"{base}/mine/").json()["questions"] if q["key"] == "q1")
+    assert q1["score"] == 0
+    assert q1["detail"]["misconception"] == "More FLOPS = faster"
+    results = (
+        api(ta).get(f"/api/v1/courses/{course.code}/grading-runs/{run['id']}/?results=1").json()
+    )
+    assert results["status"] == "done"
+    assert results["misconceptions"][0][0] == "More FLOPS = faster"
+
+
+def test_staff_upload_preview_and_commit(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, ta, _ada, _bo = world
+    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}/uploads/"
+    data = b"email,q1,q2\nada@uni.edu,b,a\nbo@uni.edu,,zz\n"
+    preview = (
+        api(ta).post(base, {"file": SimpleUploadedFile("a.csv", data)}, format="multipart").json()
+    )
+    assert preview["answers"] == 4
+    assert api(ta).get(f"/api/v1/courses/{course.code}/question-sets/").status_code == 200
+    from apps.autograder.models import Answer
+
+    assert Answer.objects.count() == 0
+    api(ta).post(
+        base + "?commit=1", {"file": SimpleUploadedFile("a.csv", data)}, format="multipart"
+    )
+    assert Answer.objects.count() == 4
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("post", "question-sets/mlsysim-quiz/uploads/"), ("post", "question-sets/mlsysim-quiz/runs/")],
+)
+def test_students_get_403_on_staff_endpoints(world, method: str, path: str) -> None:  # type: ignore[no-untyped-def]
+    course, _quiz, _ta, ada, _bo = world
+    assert getattr(api(ada), method)(f"/api/v1/courses/{course.code}/{path}").status_code == 403
+
+
+def test_anonymous_401_outsiders_404(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, _ta, _ada, _bo = world
+    assert api(None).get(f"/api/v1/courses/{course.code}/question-sets/").status_code == 401
+    assert (
+        api(member(CourseFactory()))
+        .get(f"/api/v1/courses/{course.code}/question-sets/{quiz.key}/mine/")
+        .status_code
+        == 404
+    )
