@@ -20,7 +20,7 @@ from apps.groups.models import Group, GroupMembership
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
-COURSE_APPS = ("coursecalendar", "groups", "compute", "perfcalc")
+COURSE_APPS = ("coursecalendar", "groups", "compute", "perfcalc", "autograder")
 
 STUDENT_NAMES = [
     "Ada Okafor",
