@@ -17,15 +17,11 @@ from apps.autograder import services
 from apps.autograder.intake import answers_import
 from apps.autograder.models import Answer, Grade, GradingRun, QuestionSet
 from apps.autograder.selectors import item_analysis, totals
-from apps.core.api.exceptions import ErrorSerializer
-from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.api.helpers import api_course, error_responses
+from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
-from apps.core.permissions import is_staff
-from apps.core.selectors import course_get
 
-E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "Invalid input.", 401: "Not logged in.", 403: "Not allowed for your role.", 404: "No such course, set or run.",
-}.items()}  # fmt: skip
+E = error_responses()
 TAGS = ["autograder"]
 ANY = OpenApiResponse(description="JSON; see the summary.")
 
@@ -33,10 +29,7 @@ ANY = OpenApiResponse(description="JSON; see the summary.")
 def _ctx(
     request: Request, code: str, key: str | None = None, *, staff: bool = False
 ) -> tuple[User, Course, QuestionSet | None]:
-    user: User = request.user  # type: ignore[assignment]
-    course = course_get(user=user, code=code)
-    if staff and not is_staff(user, course):
-        raise NotAllowed("Only the course's instructors and TAs may do this.")
+    user, course = api_course(request, code, staff=staff)
     qs = None
     if key is not None:
         qs = QuestionSet.objects.filter(course=course, key=key).first()

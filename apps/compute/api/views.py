@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,25 +27,16 @@ from apps.compute.api.serializers import (
 )
 from apps.compute.models import Allocation, Incident, Node, SharingWindow, StaticIP
 from apps.compute.selectors import group_id_of, own_node_bundle, window_bundle, window_list
-from apps.core.api.exceptions import ErrorSerializer
+from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.selectors import course_get
 
-E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "Invalid input (the message says which rule).", 401: "Not logged in.", 403: "Not allowed for your role.",
-    404: "No such course or object, or not yours.", 409: "Conflicts with the current state (taken, overlapping, already decided).",
-}.items()}  # fmt: skip
+E = error_responses(e409="Conflicts with the current state (taken, overlapping, already decided).")
 TAGS = ["compute"]
 
 
-def _ctx(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
-    user: User = request.user  # type: ignore[assignment]
-    course = course_get(user=user, code=code)
-    if staff and not is_staff(user, course):
-        raise NotAllowed("Only the course's instructors and TAs may do this.")
-    return user, course
+_ctx = api_course
 
 
 def _files(bundle: access.Bundle) -> dict[str, Any]:

@@ -12,29 +12,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.exceptions import ErrorSerializer
-from apps.core.errors import DomainError, NotAllowed, NotFound
-from apps.core.models import Course, User
+from apps.core.api.helpers import api_course, error_responses
+from apps.core.errors import DomainError, NotFound
 from apps.core.permissions import is_staff
-from apps.core.selectors import course_get
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry, SlackAccount
 from apps.slackdays.selectors import balances, ledger_for, student_deadlines
 
-E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "Invalid input.", 401: "Not logged in.", 403: "Not allowed for your role.",
-    404: "No such course, assignment or student.", 409: "Refused by a rule (no days left, already used, deadline passed).",
-}.items()}  # fmt: skip
+E = error_responses(e409="Refused by a rule (no days left, already used, deadline passed).")
 TAGS = ["slack days"]
 
 
-def _ctx(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
-    user: User = request.user  # type: ignore[assignment]
-    course = course_get(user=user, code=code)
-    if staff and not is_staff(user, course):
-        raise NotAllowed("Only the course's instructors and TAs may do this.")
-    return user, course
+_ctx = api_course
 
 
 class LedgerEntrySerializer(serializers.ModelSerializer):

@@ -1,0 +1,38 @@
+"""Shared by every course-scoped API view: the course from the URL (404 for non-members, 403 for
+non-staff on staff endpoints) and the documented error responses."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework.request import Request
+
+from apps.core.api.exceptions import ErrorSerializer
+from apps.core.errors import NotAllowed
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.selectors import course_get
+
+DEFAULT_ERRORS = {
+    400: "Invalid input (the message says which rule).",
+    401: "Not logged in.",
+    403: "Not allowed for your role.",
+    404: "No such course or object, or not yours.",
+    409: "Refused by the current state (taken, overlapping, already done).",
+}
+
+
+def api_course(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
+    user: User = request.user  # type: ignore[assignment]
+    course = course_get(user=user, code=code)
+    if staff and not is_staff(user, course):
+        raise NotAllowed("Only the course's instructors and TAs may do this.")
+    return user, course
+
+
+def error_responses(**overrides: str) -> dict[int, OpenApiResponse]:
+    """{400: …, 401: …, 403: …, 404: …, 409: …} for extend_schema; override a text with e.g.
+    error_responses(e409="Overlapping window")."""
+    texts = DEFAULT_ERRORS | {int(k.removeprefix("e")): v for k, v in overrides.items()}
+    return {
+        code: OpenApiResponse(ErrorSerializer, description=text) for code, text in texts.items()
+    }
