@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from apps.autograder import rules
 from apps.autograder.models import Answer, Grade, GradingRun, Instance, Question, QuestionSet
-from apps.core.errors import DomainError, NotAllowed
+from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -91,7 +91,8 @@ def key_version(question_set: QuestionSet) -> str:
 def answer_submit(
     *, actor: User, question: Question, answers: dict[int, str], source: str = "form"
 ) -> list[Answer]:
-    """A student's answers to one question (part index → raw text). Until their effective
+    """A student's answers to one question (part index → raw text). Refused once the set's
+    results are released (the keys are visible then) and after the student's effective
     deadline for the set's assignment, when it has one."""
     qs = question.question_set
     if (
@@ -101,6 +102,8 @@ def answer_submit(
         is None
     ):
         raise NotAllowed("Only students of the course submit answers.")
+    if qs.released_at is not None and qs.released_at <= timezone.now():
+        raise Conflict("Results and keys of this set are released; answers are closed.")
     if qs.assignment_id:
         from apps.slackdays.selectors import student_deadlines
 
@@ -149,18 +152,9 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
 def _store(question: Question, student: User, answers: dict[int, str], source: str) -> list[Answer]:
     out = []
     for part, raw in answers.items():
-        unit = (
-            question.parts[part].get("unit", "")
-            if question.kind != Question.Kind.CHOICE and part < len(question.parts)
-            else ""
-        )
-        if question.kind == Question.Kind.CHOICE:
-            text = (raw or "").strip().lower()
-            parsed = rules.Parsed("blank" if not text else "ok", None, text)
-        else:
-            parsed = rules.parse_answer(raw, unit)
+        p = _parse(question, part, raw)
         a, _ = Answer.objects.update_or_create(question=question, student=student, part=part,
-                                               defaults={"raw": parsed.raw[:500], "value": parsed.value, "status": parsed.status, "source": source})  # fmt: skip
+                                               defaults={"raw": p.raw[:500], "value": p.value, "status": p.status, "source": source})  # fmt: skip
         out.append(a)
     return out
 
