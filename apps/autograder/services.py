@@ -63,6 +63,17 @@ def instance_for(q: Question, student: User) -> Instance:
     return inst
 
 
+def preview(q: Question, sample: str = "sample") -> tuple[dict[str, Any], list[float]]:
+    """Sample parameters and the key they give, for staff to check a template; stores nothing."""
+    qs = q.question_set
+    params = (
+        rules.draw_params(q.params, rules.seed_for(qs.course.code, qs.key, q.key, sample))
+        if _has_draws(q)
+        else dict(q.params or {})
+    )
+    return params, ([] if q.kind == Question.Kind.CHOICE else _keys_for(q, params))
+
+
 def key_version(question_set: QuestionSet) -> str:
     spec = [
         {

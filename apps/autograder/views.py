@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from apps.autograder import services
+from apps.autograder import rules, services
 from apps.autograder.intake import answers_import
 from apps.autograder.models import Answer, Grade, GradingRun, Question, QuestionSet
 from apps.autograder.selectors import (
@@ -103,10 +103,23 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
             data = form.cleaned_data["file"].read()
             preview = answers_import(actor=request.user, question_set=qs, data=data, commit=False)
             request.session[stash] = data.decode("utf-8", "replace")
-    sample_user = request.user
-    questions = [{"q": q, "prompt": _prompt(q, _params_for(q, sample_user)), "params": _params_for(q, sample_user),
-                  "keys": (services.instance_for(q, sample_user).keys if any(isinstance(v, dict) for v in q.params.values()) else services.fixed_keys(q)) if q.kind != Question.Kind.CHOICE else None}
-                 for q in qs.questions.order_by("position")]  # fmt: skip
+    questions = []
+    for q in qs.questions.order_by("position"):
+        try:
+            params, keys = services.preview(q)
+        except rules.KeyError_ as exc:
+            params, keys, problem = dict(q.params or {}), [], str(exc)
+        else:
+            problem = ""
+        questions.append(
+            {
+                "q": q,
+                "prompt": _prompt(q, params),
+                "params": params,
+                "keys": keys,
+                "problem": problem,
+            }
+        )
     return render(request, "autograder/set_staff.html", {
         "course": course, "qs": qs, "questions": questions, "form": form, "preview": preview,
         "runs": GradingRun.objects.filter(question_set=qs), "answers": Answer.objects.filter(question__question_set=qs).count(),

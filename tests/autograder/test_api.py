@@ -116,11 +116,18 @@ def test_anonymous_401_outsiders_404(world) -> None:  # type: ignore[no-untyped-
 
 def test_no_answers_after_results_are_released(world) -> None:  # type: ignore[no-untyped-def]
     """Once keys are visible, a student could copy them: answering closes at release."""
-    course, quiz, ta, ada, bo = world
+    course, quiz, ta, ada, _bo = world
     base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}"
-    assert api(ada).post(f"{base}/answers/", {"question": "q1", "answers": {"0": "a"}}, format="json").status_code == 200
+    assert (
+        api(ada)
+        .post(f"{base}/answers/", {"question": "q1", "answers": {"0": "a"}}, format="json")
+        .status_code
+        == 200
+    )
     release(actor=ta, question_set=quiz)
-    late = api(ada).post(f"{base}/answers/", {"question": "q1", "answers": {"0": "b"}}, format="json")
+    late = api(ada).post(
+        f"{base}/answers/", {"question": "q1", "answers": {"0": "b"}}, format="json"
+    )
     assert late.status_code == 409
     assert "released" in late.json()["detail"]
     from apps.autograder.models import Answer

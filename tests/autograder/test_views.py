@@ -108,3 +108,17 @@ def test_staff_pages_are_staff_only(world) -> None:  # type: ignore[no-untyped-d
     response = as_user(ada).post(f"/c/{course.code}/questions/{quiz.key}/", {"action": "commit"})
     assert response.status_code == 302
     assert Answer.objects.count() == 0  # a student's POST is answers, never staff actions
+
+
+def test_the_staff_preview_shows_keys_and_stores_nothing(world) -> None:  # type: ignore[no-untyped-def]
+    from apps.autograder.models import Instance
+
+    course, _quiz, a1, ta, _ada, _bo = world
+    page = as_user(ta).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
+    assert "Key:" in page
+    assert Instance.objects.count() == 0
+    q = a1.questions.get(key="bubble")
+    q.parts = [{"label": "bubble", "answer": "pipeline_bubble(stages=pp, microbatches=0)"}]
+    q.save()
+    page = as_user(ta).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
+    assert "The key cannot be computed" in page
