@@ -23,7 +23,13 @@ from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import rules
-from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry, SlackAccount
+from apps.slackdays.models import (
+    ActiveSpend,
+    DeadlineException,
+    LateWork,
+    LedgerEntry,
+    SlackAccount,
+)
 
 
 def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
@@ -377,3 +383,35 @@ def exception_revoke(*, actor: User, course: Course, exception_id: int) -> Deadl
         e.save(update_fields=["revoked_at"])
         audit_record(actor=actor, action="exception.revoked", course=course, obj=e)
     return e
+
+
+def late_work_decide(*, actor: User, course: Course, late_work_id: int, status: str) -> LateWork:
+    """Staff record what happens to late work slack could not cover (an exception granted, or
+    left as late). Audited; the extension itself is granted with `exception_grant`."""
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course staff decide on late work.")
+    if status not in LateWork.Status.values:
+        raise DomainError(
+            f"Status must be one of: {', '.join(LateWork.Status.values)}.", field="status"
+        )
+    with transaction.atomic():
+        lw = (
+            LateWork.objects.select_for_update()
+            .filter(course=course, pk=late_work_id)
+            .select_related("student", "assignment")
+            .first()
+        )
+        if lw is None:
+            raise NotFound("No such late work in this course.")
+        before = lw.status
+        lw.status = status
+        lw.save(update_fields=["status"])
+        audit_record(
+            actor=actor,
+            action="late_work.decided",
+            course=course,
+            obj=lw,
+            before={"status": before},
+            after={"status": status},
+        )
+    return lw

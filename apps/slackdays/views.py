@@ -113,17 +113,21 @@ def staff(request: AuthedRequest, code: str) -> HttpResponse:
                 )
                 messages.success(request, "Balance adjusted.")
             elif action == "late":
-                lw = LateWork.objects.get(course=course, pk=int(p["late"]))
-                lw.status = p.get("status", LateWork.Status.OPEN)
-                if lw.status not in LateWork.Status.values:
-                    raise DomainError("Unknown status.")
-                lw.save(update_fields=["status"])
-                messages.success(request, "Late work updated.")
+                lw = services.late_work_decide(
+                    actor=request.user,
+                    course=course,
+                    late_work_id=int(p["late"]),
+                    status=p.get("status", ""),
+                )
+                messages.success(
+                    request,
+                    f"{lw.student.get_full_name()}'s late {lw.assignment.code}: {lw.get_status_display().lower()}.",
+                )
             else:
                 raise DomainError("Unknown action.")
         except DomainError as exc:
             messages.error(request, exc.message)
-        except (KeyError, ValueError, LateWork.DoesNotExist):
+        except (KeyError, ValueError):
             messages.error(request, "That request was incomplete; fill in every field.")
         return redirect("slackdays:staff", code=code)
     rows = balances(course=course)

@@ -156,3 +156,21 @@ def test_the_command(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-
     assert LedgerEntry.objects.filter(kind="spend").count() == 3
     with pytest.raises(CommandError, match="No assignment"):
         call_command("import_lateness", course.code, "A9", str(path))
+
+
+def test_staff_decide_on_late_work_and_it_is_audited(world) -> None:  # type: ignore[no-untyped-def]
+    from apps.core.errors import DomainError, NotAllowed
+    from apps.core.models import AuditEvent
+    from apps.slackdays.services import late_work_decide
+
+    course, a, late, punctual, solo, staff = world
+    run(course, a, staff, export(late, punctual, solo))
+    lw = LateWork.objects.get()
+    with pytest.raises(NotAllowed):
+        late_work_decide(actor=solo, course=course, late_work_id=lw.pk, status="exception")
+    with pytest.raises(DomainError, match="Status must be one of"):
+        late_work_decide(actor=staff, course=course, late_work_id=lw.pk, status="forgiven")
+    late_work_decide(actor=staff, course=course, late_work_id=lw.pk, status="left")
+    lw.refresh_from_db()
+    assert lw.status == "left"
+    assert AuditEvent.objects.get(action="late_work.decided").after == {"status": "left"}
