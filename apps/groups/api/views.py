@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.exceptions import ErrorSerializer
+from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.selectors import course_get
 from apps.groups import services
 from apps.groups.api.serializers import (
     GroupBriefSerializer,
@@ -33,16 +32,13 @@ from apps.groups.selectors import (
     students_without_group,
 )
 
-E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "Invalid input (the message says which rule).", 401: "Not logged in.",
-    403: "Not allowed (wrong role, or after the formation deadline).",
-    404: "No such course or group, or not yours.", 409: "Conflicts with the current state (full, taken, already in a group).",
-}.items()}  # fmt: skip
+E = error_responses(
+    e403="Not allowed (wrong role, or after the formation deadline).",
+    e409="Conflicts with the current state (full, taken, already in a group).",
+)
 
 
-def _ctx(request: Request, code: str) -> tuple[User, Course]:
-    user: User = request.user  # type: ignore[assignment]
-    return user, course_get(user=user, code=code)
+_ctx = api_course
 
 
 def _render(user: User, course: Course, group: Group) -> dict[str, Any]:

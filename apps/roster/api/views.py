@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q, QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -13,11 +13,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.exceptions import ErrorSerializer
-from apps.core.errors import DomainError, NotAllowed
+from apps.core.api.helpers import api_course, error_responses
+from apps.core.errors import DomainError
 from apps.core.models import Course, Membership, Role, User
-from apps.core.permissions import is_staff
-from apps.core.selectors import course_get
 from apps.roster.models import RosterImport
 from apps.roster.rules import MAX_BYTES
 from apps.roster.services import (
@@ -28,18 +26,11 @@ from apps.roster.services import (
     roster_upload,
 )
 
-E = {code: OpenApiResponse(ErrorSerializer, description=text) for code, text in {
-    400: "Invalid input.", 401: "Not logged in.", 403: "Staff only.", 404: "No such course.",
-    409: "The file has problems, or was already committed.",
-}.items()}  # fmt: skip
+E = error_responses(e403="Staff only.", e409="The file has problems, or was already committed.")
 
 
 def _staff_course(request: Request, code: str) -> tuple[User, Course]:
-    user: User = request.user  # type: ignore[assignment]
-    course = course_get(user=user, code=code)
-    if not is_staff(user, course):
-        raise NotAllowed("Only the course's instructors and TAs may see or import the roster.")
-    return user, course
+    return api_course(request, code, staff=True)
 
 
 class RosterMemberSerializer(serializers.ModelSerializer):
