@@ -1,23 +1,8 @@
-"""Compute rules as pure functions: regions, fair allocation order, sharing-window policy."""
+"""Compute rules as pure functions: the sharing-window policy and half-open overlap."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-
-
-def region_of_zone(zone: str) -> str:
-    """'us-central1-a' → 'us-central1'."""
-    return zone.rsplit("-", 1)[0]
-
-
-def pair_free(
-    groups: Sequence[str], nodes: Sequence[str], ips: Sequence[str]
-) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """Pair groups with free nodes and IPs in the given (stable) order. Returns the pairs and,
-    when there are too few, the groups left without (then nothing should be allocated)."""
-    n = min(len(groups), len(nodes), len(ips))
-    return list(zip(groups[:n], nodes[:n], ips[:n], strict=True)), list(groups[n:])
 
 
 def window_problems(
