@@ -113,6 +113,14 @@ def answer_submit(
         is None
     ):
         raise NotAllowed("Only students of the course submit answers.")
+    n_parts = max(len(question.parts), 1)
+    if any(not 0 <= part < n_parts for part in answers):
+        raise DomainError(
+            f"{question.key} has parts 0–{n_parts - 1}."
+            if n_parts > 1
+            else f"{question.key} has part 0 only.",
+            field="answers",
+        )
     if qs.released_at is not None and qs.released_at <= timezone.now():
         raise Conflict("Results and keys of this set are released; answers are closed.")
     if qs.assignment_id:

@@ -133,3 +133,20 @@ def test_no_answers_after_results_are_released(world) -> None:  # type: ignore[n
     from apps.autograder.models import Answer
 
     assert Answer.objects.get(student=ada).raw == "a"
+
+
+def test_a_part_the_question_does_not_have_is_refused(world) -> None:  # type: ignore[no-untyped-def]
+    course, quiz, _ta, ada, _bo = world
+    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}"
+    response = api(ada).post(
+        f"{base}/answers/", {"question": "q6", "answers": {"7": "3"}}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"] == "q6 has parts 0–1."
+    response = api(ada).post(
+        f"{base}/answers/", {"question": "q1", "answers": {"1": "a"}}, format="json"
+    )
+    assert response.json()["detail"] == "q1 has part 0 only."
+    from apps.autograder.models import Answer
+
+    assert Answer.objects.count() == 0
