@@ -12,6 +12,7 @@ from apps.compute.selectors import group_id_of
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_member, is_staff
+from apps.core.queue import enqueue_on_commit
 from apps.core.services import audit_record
 
 NEXT = {
@@ -64,7 +65,11 @@ def incident_report(
                      after={"node": node.name, "summary": incident.summary})  # fmt: skip
         from apps.compute.tasks import notify_staff_of_incident
 
-        transaction.on_commit(lambda: notify_staff_of_incident.delay(incident.pk))
+        enqueue_on_commit(
+            lambda: notify_staff_of_incident.delay(incident.pk),
+            what="the staff notification for this incident",
+            critical=False,
+        )
     return incident
 
 

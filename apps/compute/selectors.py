@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 
 from apps.compute.access import Bundle, Participant
-from apps.compute.models import Allocation, SharingWindow
+from apps.compute.models import Allocation, Incident, Node, SharingWindow
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.groups.models import Group, GroupMembership
@@ -84,3 +84,35 @@ def window_bundle(*, window: SharingWindow) -> Bundle:
         starts=window.starts_at,
         ends=window.ends_at,
     )
+
+
+# ---------------------------------------------------------------- one scope per model
+# Pages and API read through these, never `if not is_staff: filter(...)` in a view: staff see
+# the course's rows, a student their own group's (none when in no group).
+
+
+def allocation_list(*, user: User, course: Course) -> QuerySet[Allocation]:
+    """Current allocations: staff all, by node name; a student their group's."""
+    qs = Allocation.objects.filter(course=course, ended_at__isnull=True).select_related(
+        "group", "node", "static_ip"
+    )
+    if is_staff(user, course):
+        return qs.order_by("node__name")
+    return qs.filter(group_id=group_id_of(user=user, course=course) or 0)
+
+
+def node_list(*, user: User, course: Course) -> QuerySet[Node]:
+    """Nodes: staff all; a student the node their group holds."""
+    nodes = Node.objects.filter(course=course).order_by("name")
+    if is_staff(user, course):
+        return nodes
+    return nodes.filter(pk__in=allocation_list(user=user, course=course).values("node_id"))
+
+
+def incident_list(*, user: User, course: Course) -> QuerySet[Incident]:
+    """Incidents, newest first: staff all; a student their group's reports."""
+    qs = Incident.objects.filter(course=course).select_related("node", "group", "reported_by")
+    if is_staff(user, course):
+        return qs
+    gid = group_id_of(user=user, course=course)
+    return qs.filter(group_id=gid) if gid else qs.none()

@@ -7,6 +7,9 @@ becomes a Conflict (409).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -17,6 +20,8 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
 from apps.groups.models import Group
+
+T = TypeVar("T")
 
 
 def _require_staff(actor: User, course: Course) -> None:
@@ -199,3 +204,61 @@ def node_set_status(*, actor: User, course: Course, node_id: int, status: str) -
             after={"status": status},
         )
     return node
+
+
+def _unique_or_conflict(save: Callable[[], T], what: str) -> T:
+    """Run `save` in a savepoint; a unique-constraint violation becomes a 409 naming `what`,
+    never a 500 (the database is the judge when two staff save at once)."""
+    try:
+        with transaction.atomic():
+            return save()
+    except IntegrityError as exc:
+        raise Conflict(f"{what} is already taken in this course.") from exc
+
+
+def node_save(
+    *, actor: User, course: Course, data: dict[str, Any], node_id: int | None = None
+) -> Node:
+    """Staff add a node, or edit one (`node_id`). Name and internal IP are unique per course
+    (409 naming the clash); a status change goes through `node_set_status`'s rule (a held node
+    cannot be retired). Audited."""
+    _require_staff(actor, course)
+    data = dict(data)
+    status = data.pop("status", None)
+    for key, label in (("name", "name"), ("internal_ip", "internal IP")):
+        value = data.get(key)
+        clash = Node.objects.filter(course=course, **{key: value})
+        if node_id is not None:
+            clash = clash.exclude(pk=node_id)
+        if value and clash.exists():
+            raise Conflict(f"Another node already has {label} {value}.", field=key)
+    with transaction.atomic():
+        if node_id is None:
+            node = Node(course=course, **data)
+        else:
+            found = Node.objects.select_for_update().filter(course=course, pk=node_id).first()
+            if found is None:
+                raise NotFound("No such node in this course.")
+            node = found
+            for key, value in data.items():
+                setattr(node, key, value)
+        _unique_or_conflict(node.save, "That node name or internal IP")
+        audit_record(actor=actor, action="node.save", course=course, obj=node,
+                     after={k: str(v) for k, v in data.items()})  # fmt: skip
+    if status is not None and status != node.status:
+        node = node_set_status(actor=actor, course=course, node_id=node.pk, status=status)
+    return node
+
+
+def static_ip_create(*, actor: User, course: Course, data: dict[str, Any]) -> StaticIP:
+    """Staff register a reserved static external IP. An address is unique everywhere (409)."""
+    _require_staff(actor, course)
+    address = data.get("address")
+    if StaticIP.objects.filter(address=address).exists():
+        raise Conflict(f"{address} is already registered.", field="address")
+    with transaction.atomic():
+        ip = StaticIP(course=course, **data)
+        _unique_or_conflict(ip.save, f"The address {address}")
+        audit_record(actor=actor, action="static_ip.create", course=course, obj=ip,
+                     after={k: str(v) for k, v in data.items()})  # fmt: skip
+    return ip

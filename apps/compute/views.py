@@ -17,6 +17,7 @@ from apps.compute.models import Allocation, Node, SharingWindow
 from apps.compute.selectors import (
     allocation_for_group,
     group_id_of,
+    incident_list,
     own_node_bundle,
     window_bundle,
     window_list,
@@ -255,9 +256,7 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
                     request, f"Incident #{i.pk} reported; the course staff have been emailed."
                 )
                 return redirect("compute:incidents", code=code)
-    qs = Incident.objects.filter(course=course).select_related("node", "group", "reported_by")
-    if not staff:
-        qs = qs.filter(group_id=gid) if gid else qs.none()
+    qs = incident_list(user=request.user, course=course)
     status = request.GET.get("status", "")
     if status in Incident.Status.values:
         qs = qs.filter(status=status)

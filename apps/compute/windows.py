@@ -119,20 +119,23 @@ def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWin
     staff = is_staff(actor, course)
     with transaction.atomic():
         window = _lock(course, window_id)
+        # Who may approve comes first: a stranger learns nothing about the window's state.
+        pending = window.nodes.filter(approved_at__isnull=True)
+        if not staff:
+            mine = _group_of(actor, course)
+            if mine is None or not window.nodes.filter(owner_id=mine).exists():
+                raise NotAllowed(
+                    "Only a member of a group whose node is requested, or course staff, can approve."
+                )
+            pending = pending.filter(owner_id=mine)
         if window.status != SharingWindow.Status.REQUESTED:
             raise Conflict(
                 f"This window is {window.get_status_display().lower()}; only requested windows can be approved."
             )
         if window.starts_at <= timezone.now():
             raise Conflict("This window has already started; request a new one.")
-        pending = window.nodes.filter(approved_at__isnull=True)
-        if not staff:
-            mine = _group_of(actor, course)
-            pending = pending.filter(owner_id=mine)
-            if mine is None or not pending.exists():
-                raise NotAllowed(
-                    "Only a member of a group whose node is requested, or course staff, can approve."
-                )
+        if not pending.exists():
+            raise Conflict("Your group has already approved its node for this window.")
         now = timezone.now()
         pending.update(approved_at=now, approved_by=actor)
         if not window.nodes.filter(approved_at__isnull=True).exists():

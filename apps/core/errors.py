@@ -32,3 +32,10 @@ class NotFound(DomainError):
 
     status_code = 404
     code = "not_found"
+
+
+class Unavailable(DomainError):
+    """A service the request needs (the task queue) did not answer; try again shortly."""
+
+    status_code = 503
+    code = "unavailable"

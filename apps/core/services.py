@@ -38,3 +38,34 @@ def audit_record(
         after=after,
         note=note,
     )
+
+
+def account_unlock(*, actor: User, course: Course, user_id: int) -> User:
+    """Lift a log-in lock-out (django-axes) from one member of the course, before it expires.
+
+    Only the course's staff may; the person must be a member of this course (404 otherwise, so
+    staff cannot probe other courses' accounts). Clears that account's failed attempts, not the
+    address's, and writes an audit event."""
+    from axes.utils import reset
+
+    from apps.core.errors import NotAllowed, NotFound
+    from apps.core.models import Membership
+    from apps.core.permissions import is_staff
+
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course's instructors and TAs may unlock accounts.")
+    member = (
+        Membership.objects.filter(course=course, user_id=user_id).select_related("user").first()
+    )
+    if member is None:
+        raise NotFound("No such person in this course.")
+    with transaction.atomic():
+        cleared = reset(username=member.user.email.lower())
+        audit_record(
+            actor=actor,
+            action="auth.unlock",
+            course=course,
+            obj=member.user,
+            after={"attempts_cleared": cleared},
+        )
+    return member.user

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 
 from django.contrib import messages
@@ -11,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from apps.core.csvexport import SafeWriter
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.views_helpers import course_for
@@ -197,7 +197,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code, staff=True)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{course.code}-groups.csv"'
-    writer = csv.writer(response)
+    writer = SafeWriter(response)
     writer.writerow(["group", "size", "join_code", "name", "email", "sid", "joined_at"])
     for g in group_list(user=request.user, course=course):
         for m in g.current_members:  # type: ignore[attr-defined]

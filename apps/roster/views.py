@@ -1,17 +1,19 @@
 from __future__ import annotations
 
-import csv
-
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q, QuerySet
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
+from apps.core.csvexport import SafeWriter
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
+from apps.core.lockout import locked_accounts
 from apps.core.models import Course, Membership, Role
+from apps.core.services import account_unlock
 from apps.core.views_helpers import course_for
 from apps.roster.models import RosterImport
 from apps.roster.rules import MAX_BYTES
@@ -73,13 +75,44 @@ def page(request: AuthedRequest, code: str) -> HttpResponse:
     except ValueError:
         page_no = 1
     total = members.count()
+    locked = locked_accounts(
+        course_member_emails=list(
+            Membership.objects.filter(course=course).values_list("user__email", flat=True)
+        )
+    )
+    locked_people = (
+        [
+            (m, locked[m.user.email.lower()])
+            for m in Membership.objects.filter(
+                course=course, user__email__in=list(locked)
+            ).select_related("user")
+            if m.user.email.lower() in locked
+        ]
+        if locked
+        else []
+    )
     return render(request, "roster/page.html", {
+        "locked_people": locked_people,
         "course": course, "form": form, "members": members[(page_no - 1) * PAGE : page_no * PAGE],
         "total": total, "page_no": page_no, "pages": max(1, -(-total // PAGE)),
         "imports": RosterImport.objects.filter(course=course).select_related("uploaded_by")[:10],
         "filters": {"role": request.GET.get("role", ""), "status": request.GET.get("status", "active"), "q": request.GET.get("q", "")},
         "roles": Role.choices,
     })  # fmt: skip
+
+
+@login_required
+@require_POST
+def unlock(request: AuthedRequest, code: str, user_id: int) -> HttpResponse:
+    """Staff lift a log-in lock-out from a member of the course (audited)."""
+    course = course_for(request, code, staff=True)
+    try:
+        person = account_unlock(actor=request.user, course=course, user_id=user_id)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{person.get_full_name()} can log in again.")
+    return redirect("roster:page", code=code)
 
 
 @login_required
@@ -115,7 +148,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code, staff=True)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{course.code}-roster.csv"'
-    writer = csv.writer(response)
+    writer = SafeWriter(response)
     writer.writerow(["name", "email", "sid", "role", "status"])
     for m in _members(request, course):
         writer.writerow(

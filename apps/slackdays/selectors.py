@@ -115,3 +115,37 @@ def balances(*, course: Course) -> list[BalanceRow]:
         rows.append(BalanceRow(m.user, groups.get(m.user_id, ""), a.balance if a else course.slack_days_allowance,
                                a.allowance if a else course.slack_days_allowance, sorted(used[m.user_id])))  # fmt: skip
     return rows
+
+
+def ledger_list(
+    *, user: User, course: Course, student_id: int | None = None
+) -> QuerySet[LedgerEntry]:
+    """Ledger entries, newest first: staff the whole course (or one student's); a student only
+    their own, whatever `student_id` says."""
+    from apps.core.permissions import is_staff
+
+    qs = (
+        LedgerEntry.objects.filter(account__course=course)
+        .select_related("account__student", "assignment", "actor")
+        .order_by("-created_at", "-id")
+    )
+    if not is_staff(user, course):
+        return qs.filter(account__student=user)
+    return qs.filter(account__student_id=student_id) if student_id is not None else qs
+
+
+def exception_list(*, user: User, course: Course) -> QuerySet[DeadlineException]:
+    """Exceptions in force: staff all; a student their own and their group's."""
+    from apps.core.permissions import is_staff
+
+    qs = DeadlineException.objects.filter(course=course, revoked_at__isnull=True).select_related(
+        "student", "group", "assignment", "granted_by"
+    )
+    if is_staff(user, course):
+        return qs
+    gid = (
+        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
+        .values_list("group_id", flat=True)
+        .first()
+    )
+    return qs.filter(student=user) | qs.filter(group_id=gid or 0)

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import csv
-
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 
+from apps.core.csvexport import SafeWriter
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Membership, Role
@@ -15,8 +14,14 @@ from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import services
-from apps.slackdays.models import DeadlineException, LateWork, LedgerEntry, SlackAccount
-from apps.slackdays.selectors import balances, ledger_for, student_deadlines
+from apps.slackdays.models import LateWork, SlackAccount
+from apps.slackdays.selectors import (
+    balances,
+    exception_list,
+    ledger_for,
+    ledger_list,
+    student_deadlines,
+)
 
 
 @login_required
@@ -145,7 +150,7 @@ def staff(request: AuthedRequest, code: str) -> HttpResponse:
     if request.GET.get("format") == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{course.code}-slack.csv"'
-        w = csv.writer(response)
+        w = SafeWriter(response)
         w.writerow(["name", "email", "sid", "group", "balance", "allowance", "used_on"])
         for r in rows:
             w.writerow(
@@ -164,8 +169,8 @@ def staff(request: AuthedRequest, code: str) -> HttpResponse:
 
     return render(request, "slackdays/staff.html", {
         "course": course, "rows": rows, "q": request.GET.get("q", ""), "balance": low,
-        "ledger": LedgerEntry.objects.filter(account__course=course).select_related("account__student", "assignment", "actor").order_by("-created_at", "-id")[:60],
-        "exceptions": DeadlineException.objects.filter(course=course, revoked_at__isnull=True).select_related("student", "group", "assignment", "granted_by"),
+        "ledger": ledger_list(user=request.user, course=course)[:60],
+        "exceptions": exception_list(user=request.user, course=course),
         "late": LateWork.objects.filter(course=course).select_related("student", "assignment"),
         "assignments": Assignment.objects.filter(course=course), "groups": Group.objects.filter(course=course, dissolved_at__isnull=True),
         "students": Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).select_related("user").order_by("user__full_name"),

@@ -8,6 +8,7 @@ EMAIL_USE_TLS, DEFAULT_FROM_EMAIL), SITE_URL.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -44,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "apps.core",
@@ -65,6 +67,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "apps.core.middleware.ApiJsonErrorsMiddleware",
+    # Last, so it sees the flag the login view's authenticate() set (django-axes' rule).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "courseops.urls"
@@ -97,6 +103,49 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "core.User"
+# django-axes first: it refuses a locked-out account before any password is checked, for the
+# login form, the admin login and the API token endpoint alike (they all call authenticate()).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Lock-out policy. Per account: the main defence, 5 wrong passwords in 15 minutes lock that
+# account for 15 minutes after the last try. Per IP: generous, because a lecture hall shares one
+# campus NAT; 100 failures from one address in 15 minutes lock that address.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+COURSEOPS_IP_FAILURE_LIMIT = int(os.environ.get("COURSEOPS_IP_FAILURE_LIMIT", "100"))
+AXES_COOLOFF_TIME = dt.timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_HANDLER = "apps.core.lockout.CourseopsAxesHandler"
+AXES_LOCKOUT_CALLABLE = "apps.core.lockout.lockout_response"
+AXES_USERNAME_CALLABLE = "apps.core.lockout.username_of"
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_VERBOSE = False
+# Behind a proxy, set AXES_IPWARE_PROXY_COUNT (e.g. 1) so the client's address is read from
+# X-Forwarded-For; without it every request appears to come from the proxy.
+# Without it, X-Forwarded-For is ignored (a client could forge it).
+_PROXY_COUNT = os.environ.get("AXES_PROXY_COUNT", "")
+AXES_IPWARE_PROXY_COUNT = int(_PROXY_COUNT) if _PROXY_COUNT else None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if _PROXY_COUNT else ["REMOTE_ADDR"]
+)
+
+# Content-Security-Policy (django-csp): nothing inline, nothing from another origin.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -159,6 +208,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # Seconds each grading chunk waits before it starts (0 = none). For demos of the progress bar and
 # for the test that kills a worker mid-run; never needed in production.
 AUTOGRADER_CHUNK_PAUSE_S = float(os.environ.get("AUTOGRADER_CHUNK_PAUSE_S", "0"))
+# A broker restart takes a few seconds: publishing retries for about 7 s before it gives up
+# (apps.core.queue then answers 503 or logs, depending on the work).
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 6,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_RESULT_EXPIRES = 24 * 60 * 60
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -187,6 +246,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # JSON bodies only; the upload endpoints add multipart themselves. Fewer body shapes means
+    # fewer ways for a nested field (e.g. answers) to arrive half-parsed.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -202,7 +264,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # A PATCH here takes the same required fields as the create (renames send the name).
+    "COMPONENT_SPLIT_PATCH": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.api.schema.add_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "WeightPrecisionEnum": "apps.perfcalc.calc.formulas.common.WEIGHT_PRECISIONS",
         "TrainingPrecisionEnum": "apps.perfcalc.calc.formulas.common.TRAINING_PRECISIONS",
@@ -221,5 +289,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {"django.db.backends": {"level": "INFO"}, "axes": {"level": "WARNING"}},
 }

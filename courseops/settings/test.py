@@ -26,7 +26,8 @@ elif _port_answers("127.0.0.1", 5432):
     DATABASES = {"default": dj_database_url.parse("postgres://postgres@127.0.0.1:5432/courseops")}
 else:
     DATABASES = {"default": dj_database_url.parse("sqlite:///:memory:")}
-DATABASES["default"]["TEST"] = {"NAME": "test_courseops"}
+# TEST_DATABASE_NAME lets two test runs share one server without clashing.
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_courseops")}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": ""}  # in memory
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,12 +24,19 @@ from apps.compute.api.serializers import (
     WindowRequestSerializer,
     WindowSerializer,
 )
-from apps.compute.models import Allocation, Incident, Node, SharingWindow, StaticIP
-from apps.compute.selectors import group_id_of, own_node_bundle, window_bundle, window_list
+from apps.compute.models import Allocation, Node, SharingWindow, StaticIP
+from apps.compute.selectors import (
+    allocation_list,
+    group_id_of,
+    incident_list,
+    node_list,
+    own_node_bundle,
+    window_bundle,
+    window_list,
+)
 from apps.core.api.helpers import api_course, error_responses
-from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.errors import NotAllowed, NotFound
 from apps.core.models import Course, User
-from apps.core.permissions import is_staff
 
 E = error_responses(e409="Conflicts with the current state (taken, overlapping, already decided).")
 TAGS = ["compute"]
@@ -45,15 +51,6 @@ def _files(bundle: access.Bundle) -> dict[str, Any]:
             "firewall": access.firewall_command(bundle)}  # fmt: skip
 
 
-def _allocations(user: User, course: Course) -> QuerySet[Allocation]:
-    qs = Allocation.objects.filter(course=course, ended_at__isnull=True).select_related(
-        "group", "node", "static_ip"
-    )
-    if is_staff(user, course):
-        return qs.order_by("node__name")
-    return qs.filter(group_id=group_id_of(user=user, course=course) or 0)
-
-
 class NodeListView(APIView):
     @extend_schema(
         tags=TAGS,
@@ -62,10 +59,7 @@ class NodeListView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        nodes = Node.objects.filter(course=course).order_by("name")
-        if not is_staff(user, course):
-            nodes = nodes.filter(pk__in=_allocations(user, course).values("node_id"))
-        return Response(NodeSerializer(nodes, many=True).data)
+        return Response(NodeSerializer(node_list(user=user, course=course), many=True).data)
 
     @extend_schema(
         tags=TAGS,
@@ -74,12 +68,11 @@ class NodeListView(APIView):
         responses={201: NodeSerializer, **E},
     )
     def post(self, request: Request, code: str) -> Response:
-        _, course = _ctx(request, code, staff=True)
+        user, course = _ctx(request, code, staff=True)
         data = NodeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if Node.objects.filter(course=course, name=data.validated_data["name"]).exists():
-            raise DomainError("A node with that name already exists.", field="name")
-        return Response(NodeSerializer(data.save(course=course)).data, status=201)
+        node = services.node_save(actor=user, course=course, data=data.validated_data)
+        return Response(NodeSerializer(node).data, status=201)
 
 
 class NodeDetailView(APIView):
@@ -90,13 +83,16 @@ class NodeDetailView(APIView):
         responses={200: NodeSerializer, **E},
     )
     def patch(self, request: Request, code: str, node_id: int) -> Response:
-        _, course = _ctx(request, code, staff=True)
+        user, course = _ctx(request, code, staff=True)
         node = Node.objects.filter(course=course, pk=node_id).first()
         if node is None:
             raise NotFound("No such node in this course.")
         data = NodeSerializer(node, data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        return Response(NodeSerializer(data.save()).data)
+        node = services.node_save(
+            actor=user, course=course, data=data.validated_data, node_id=node_id
+        )
+        return Response(NodeSerializer(node).data)
 
 
 class StaticIPListView(APIView):
@@ -118,10 +114,11 @@ class StaticIPListView(APIView):
         responses={201: StaticIPSerializer, **E},
     )
     def post(self, request: Request, code: str) -> Response:
-        _, course = _ctx(request, code, staff=True)
+        user, course = _ctx(request, code, staff=True)
         data = StaticIPSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(StaticIPSerializer(data.save(course=course)).data, status=201)
+        ip = services.static_ip_create(actor=user, course=course, data=data.validated_data)
+        return Response(StaticIPSerializer(ip).data, status=201)
 
 
 class AllocationListView(APIView):
@@ -132,7 +129,9 @@ class AllocationListView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        return Response(AllocationSerializer(_allocations(user, course), many=True).data)
+        return Response(
+            AllocationSerializer(allocation_list(user=user, course=course), many=True).data
+        )
 
     @extend_schema(
         tags=TAGS,
@@ -141,7 +140,7 @@ class AllocationListView(APIView):
         responses={201: AllocationSerializer, **E},
     )
     def post(self, request: Request, code: str) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, staff=True)
         data = AllocateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         a = services.allocation_create(actor=user, course=course, group_id=data.validated_data["group"],
@@ -263,9 +262,7 @@ class IncidentListView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        qs = Incident.objects.filter(course=course).select_related("node", "group")
-        if not is_staff(user, course):
-            qs = qs.filter(group_id=group_id_of(user=user, course=course) or 0)
+        qs = incident_list(user=user, course=course)
         return Response(IncidentSerializer(qs[:200], many=True).data)
 
     @extend_schema(
@@ -293,7 +290,7 @@ class IncidentStatusView(APIView):
         responses={200: IncidentSerializer, **E},
     )
     def post(self, request: Request, code: str, incident_id: int) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, staff=True)
         data = IncidentStatusSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         i = incidents.incident_update(actor=user, course=course, incident_id=incident_id,

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -13,11 +14,29 @@ from apps.core.errors import DomainError
 
 
 class ErrorSerializer(serializers.Serializer):
-    """Schema of an error response (400, 401, 403, 404, 409)."""
+    """Schema of every error response under /api/ (400, 401, 403, 404, 405, 409, 429, 503)."""
 
     detail = serializers.CharField(help_text="What went wrong, in words a user can act on.")
     code = serializers.CharField(help_text="Machine-readable reason, e.g. not_allowed, conflict.")
     field = serializers.CharField(required=False, help_text="The input field at fault, if one.")
+
+
+def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF's nested validation errors as {"field.sub": [messages]}."""
+    out: dict[str, list[str]] = {}
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            out.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+    elif (
+        isinstance(errors, list) and errors and all(not isinstance(e, (dict, list)) for e in errors)
+    ):
+        out[prefix or "non_field_errors"] = [str(e) for e in errors]
+    elif isinstance(errors, list):
+        for i, value in enumerate(errors):
+            out.update(_flatten(value, f"{prefix}[{i}]"))
+    else:
+        out[prefix or "non_field_errors"] = [str(errors)]
+    return out
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -29,7 +48,21 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DjangoValidationError):
         return Response({"detail": "; ".join(exc.messages), "code": "invalid"}, status=400)
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(response.data, dict) and "detail" in response.data:
+    if response is None:
+        return None
+    if isinstance(exc, ValidationError):
+        errors = _flatten(response.data)
+        first_field, messages = next(iter(errors.items()))
+        where = "" if first_field == "non_field_errors" else f"{first_field}: "
+        shaped: dict[str, Any] = {
+            "detail": f"{where}{messages[0]}",
+            "code": "invalid",
+            "errors": errors,
+        }
+        if first_field != "non_field_errors":
+            shaped["field"] = first_field
+        response.data = shaped
+    elif isinstance(response.data, dict) and "detail" in response.data:
         detail = response.data["detail"]
         response.data["code"] = getattr(detail, "code", "error")
     return response

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from apps.core.api.exceptions import ErrorSerializer
 from apps.core.errors import NotAllowed
 from apps.core.models import Course, User
-from apps.core.permissions import is_staff
+from apps.core.permissions import is_staff, is_student
 from apps.core.selectors import course_get
 
 DEFAULT_ERRORS = {
@@ -21,11 +21,18 @@ DEFAULT_ERRORS = {
 }
 
 
-def api_course(request: Request, code: str, *, staff: bool = False) -> tuple[User, Course]:
+def api_course(
+    request: Request, code: str, *, staff: bool = False, student: bool = False
+) -> tuple[User, Course]:
+    """The caller and the course, after the role check: 404 for non-members, 403 for a role the
+    operation is not for. Views call it before validating input, so a refused caller learns
+    nothing from validation messages (the permission matrix checks the order)."""
     user: User = request.user  # type: ignore[assignment]
     course = course_get(user=user, code=code)
     if staff and not is_staff(user, course):
         raise NotAllowed("Only the course's instructors and TAs may do this.")
+    if student and not is_student(user, course):
+        raise NotAllowed("Only students of the course do this; staff have their own pages.")
     return user, course
 
 

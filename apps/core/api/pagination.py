@@ -1,9 +1,40 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
+
+from apps.core.errors import DomainError
 
 
 class StandardPagination(PageNumberPagination):
-    """?page=N&page_size=M (at most 500)."""
+    """?page=N&page_size=M (at most 500). A page that does not exist is a 400 naming the
+    pages there are, not a bare 404: the request was wrong, the list is there."""
 
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except NotFound as exc:
+            pages = getattr(getattr(self, "page", None), "paginator", None)
+            count = queryset.count() if hasattr(queryset, "count") else len(queryset)
+            size = self.get_page_size(request) or self.page_size
+            last = max(1, -(-count // size)) if pages is None else pages.num_pages
+            raise DomainError(
+                f"There is no page {request.query_params.get(self.page_query_param)!r}: "
+                f"pages run from 1 to {last}.",
+                field=self.page_query_param,
+            ) from exc
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        params = super().get_schema_operation_parameters(view)
+        for p in params:
+            if p["name"] == self.page_query_param:
+                p["schema"] = {"type": "integer", "minimum": 1}
+            if p["name"] == self.page_size_query_param:
+                p["schema"] = {"type": "integer", "minimum": 1, "maximum": self.max_page_size}
+        return params

@@ -12,9 +12,10 @@ class TokenRequestSerializer(serializers.Serializer):
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
 
     def validate(self, attrs: dict) -> dict:
-        user = authenticate(
-            self.context.get("request"), username=attrs["email"], password=attrs["password"]
-        )
+        request = self.context.get("request")
+        # django-axes flags the Django request it is given; its middleware reads that flag.
+        django_request = getattr(request, "_request", request)
+        user = authenticate(django_request, username=attrs["email"], password=attrs["password"])
         if user is None:
             raise serializers.ValidationError(
                 "Email or password is wrong, or the account is inactive.", code="authorization"
@@ -64,25 +65,25 @@ class CourseListSerializer(serializers.ModelSerializer):
 class LectureSerializer(serializers.ModelSerializer):
     class Meta:
         model = Lecture
-        fields = ("number", "title", "starts_at", "ends_at", "is_guest", "part", "notes")
+        fields = ("id", "number", "title", "starts_at", "ends_at", "is_guest", "part", "notes")
 
 
 class RecessDaySerializer(serializers.ModelSerializer):
     class Meta:
         model = RecessDay
-        fields = ("date", "note")
+        fields = ("id", "date", "note")
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Assignment
-        fields = ("code", "title", "release_at", "due_at", "accepts_slack")
+        fields = ("id", "code", "title", "release_at", "due_at", "accepts_slack")
 
 
 class MilestoneSerializer(serializers.ModelSerializer):
     class Meta:
         model = Milestone
-        fields = ("key", "name", "due_at", "notes")
+        fields = ("id", "key", "name", "due_at", "notes")
 
 
 class GradingComponentSerializer(serializers.ModelSerializer):
@@ -92,7 +93,7 @@ class GradingComponentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = GradingComponent
-        fields = ("key", "name", "weight", "satisfactory_threshold", "parent")
+        fields = ("id", "key", "name", "weight", "satisfactory_threshold", "parent")
 
 
 class PolicySerializer(serializers.ModelSerializer):

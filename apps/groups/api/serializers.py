@@ -26,6 +26,14 @@ class GroupFullSerializer(GroupBriefSerializer):
     members = MemberSerializer(many=True, source="current_members")
 
 
+class GroupSeenSerializer(GroupBriefSerializer):
+    """A group as the caller may see it: `join_code` and `members` are present only when `full`
+    is true (staff, or the caller's own group)."""
+
+    join_code = serializers.CharField(required=False)
+    members = MemberSerializer(many=True, source="current_members", required=False)
+
+
 class NameSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=80, help_text="Unique in the course (ignoring case).")
 

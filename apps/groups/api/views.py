@@ -18,6 +18,7 @@ from apps.groups import services
 from apps.groups.api.serializers import (
     GroupBriefSerializer,
     GroupFullSerializer,
+    GroupSeenSerializer,
     JoinSerializer,
     MergeSerializer,
     NameSerializer,
@@ -29,6 +30,7 @@ from apps.groups.selectors import (
     current_members_prefetch,
     group_list,
     group_list_with_sizes,
+    group_visible_in_full,
     students_without_group,
 )
 
@@ -63,7 +65,7 @@ def _one(course: Course, group_id: int) -> Group:
 class GroupListView(APIView):
     @extend_schema(tags=["groups"], summary="Groups of the course",
                    description="Staff and a group's own members see members and the join code; other students see names and sizes.",
-                   responses={200: GroupFullSerializer(many=True), **E})  # fmt: skip
+                   responses={200: GroupSeenSerializer(many=True), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         groups = group_list(user=user, course=course)
@@ -82,7 +84,7 @@ class GroupListView(APIView):
 
 
 class GroupDetailView(APIView):
-    @extend_schema(tags=["groups"], summary="One group", responses={200: GroupFullSerializer, **E})
+    @extend_schema(tags=["groups"], summary="One group", responses={200: GroupSeenSerializer, **E})
     def get(self, request: Request, code: str, group_id: int) -> Response:
         user, course = _ctx(request, code)
         return Response(_render(user, course, _one(course, group_id)))
@@ -91,13 +93,15 @@ class GroupDetailView(APIView):
         tags=["groups"],
         summary="Rename a group",
         request=NameSerializer,
-        responses={200: GroupFullSerializer, **E},
+        responses={200: GroupSeenSerializer, **E},
     )
     def patch(self, request: Request, code: str, group_id: int) -> Response:
         user, course = _ctx(request, code)
+        group = _one(course, group_id)
+        if not group_visible_in_full(user=user, group=group):
+            raise NotAllowed("Only the group's members and the course staff rename a group.")
         data = NameSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        group = _one(course, group_id)
         services.group_rename(actor=user, group=group, name=data.validated_data["name"])
         return Response(_render(user, course, _one(course, group_id)))
 
@@ -139,7 +143,7 @@ class MembersView(APIView):
                    description="Assigns an ungrouped student or moves one from another group.",
                    request=UserRefSerializer, responses={200: GroupFullSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str, group_id: int) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, staff=True)
         data = UserRefSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.member_move(
@@ -172,7 +176,7 @@ class MergeView(APIView):
         responses={200: GroupFullSerializer, **E},
     )
     def post(self, request: Request, code: str, group_id: int) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, staff=True)
         data = MergeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         target = services.group_merge(

@@ -27,6 +27,40 @@ class QuantityField(serializers.Field):
         return value
 
 
+# What a quantity string looks like: a number (thousands commas allowed), then an optional unit.
+# Whether the unit fits the field is the registry's rule (a documented 400 naming the field).
+QUANTITY_PATTERN = (
+    r"^\s*[+-]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?\s*[A-Za-z%/·µ]*[A-Za-z0-9%/·µ^]*\s*$"
+)
+LIMIT = 1e30  # registry: magnitudes outside [1e-30, 1e30] are refused
+
+
+def _number_schema(p: Any) -> dict[str, Any]:
+    """The plain-number range a parameter accepts, as JSON Schema."""
+    if p.kind == "int":
+        return {"type": "integer", "minimum": p.minimum, "maximum": p.maximum}
+    if p.kind in {"fraction", "fraction_pos"}:
+        lower: dict[str, Any] = {"minimum": 0} if p.kind == "fraction" else {"minimum": 1e-30}
+        return {"type": "number", **lower, "maximum": 1}
+    if p.kind == "factor":
+        return {"type": "number", "minimum": 1, "maximum": LIMIT}
+    if p.kind == "nonnegative":
+        return {"type": "number", "minimum": 0, "maximum": LIMIT}
+    return {"type": "number", "minimum": 1e-30, "maximum": LIMIT}
+
+
+def quantity_field(p: Any, **kwargs: Any) -> serializers.Field:
+    """A QuantityField whose schema states the parameter's range and the quantity form."""
+    schema = {
+        "oneOf": [
+            _number_schema(p),
+            {"type": "string", "pattern": QUANTITY_PATTERN, "maxLength": 64},
+        ]
+    }
+    field_cls = extend_schema_field(schema)(type(f"Quantity_{p.name}", (QuantityField,), {}))
+    return field_cls(**kwargs)
+
+
 def _help(p: Any) -> str:
     unit = {
         "": "a plain number",
@@ -47,9 +81,13 @@ def input_serializer(name: str) -> type[serializers.Serializer]:
                 choices=p.choices, required=False, help_text=_help(p)
             )
         elif p.kind in {"fractions", "factors"}:
-            fields[p.name] = serializers.ListField(child=QuantityField(), help_text=_help(p))
+            item = type(p)(p.name, p.label, p.unit, p.help,
+                           kind="fraction" if p.kind == "fractions" else "factor")  # fmt: skip
+            fields[p.name] = serializers.ListField(
+                child=quantity_field(item), min_length=1, max_length=64, help_text=_help(p)
+            )
         else:
-            fields[p.name] = QuantityField(required=p.required, help_text=_help(p))
+            fields[p.name] = quantity_field(p, required=p.required, help_text=_help(p))
     if f.uses_gpu:
         fields["gpu"] = serializers.CharField(
             required=False,

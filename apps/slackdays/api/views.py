@@ -14,11 +14,16 @@ from rest_framework.views import APIView
 
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import DomainError, NotFound
-from apps.core.permissions import is_staff
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry, SlackAccount
-from apps.slackdays.selectors import balances, ledger_for, student_deadlines
+from apps.slackdays.selectors import (
+    balances,
+    exception_list,
+    ledger_for,
+    ledger_list,
+    student_deadlines,
+)
 
 E = error_responses(e409="Refused by a rule (no days left, already used, deadline passed).")
 TAGS = ["slack days"]
@@ -138,7 +143,7 @@ class ApplyView(APIView):
                    description="409 names every member who is out of days; nothing is charged then.",
                    request=AssignmentRefSerializer, responses={201: LedgerEntrySerializer(many=True), **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, student=True)
         data = AssignmentRefSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         entries = services.slack_apply(
@@ -151,7 +156,7 @@ class CancelView(APIView):
     @extend_schema(tags=TAGS, summary="Cancel your group's slack day before the original deadline",
                    request=AssignmentRefSerializer, responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, student=True)
         data = AssignmentRefSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(
@@ -180,15 +185,8 @@ class LedgerView(APIView):
                    responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        qs = (
-            LedgerEntry.objects.filter(account__course=course)
-            .select_related("account__student", "assignment", "actor")
-            .order_by("-created_at", "-id")
-        )
-        if not is_staff(user, course):
-            qs = qs.filter(account__student=user)
-        elif (sid := request.query_params.get("student", "")).isdigit():
-            qs = qs.filter(account__student_id=int(sid))
+        sid = request.query_params.get("student", "")
+        qs = ledger_list(user=user, course=course, student_id=int(sid) if sid.isdigit() else None)
         return Response(LedgerEntrySerializer(qs[:500], many=True).data)
 
 
@@ -234,16 +232,7 @@ class ExceptionsView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        qs = DeadlineException.objects.filter(course=course, revoked_at__isnull=True)
-        if not is_staff(user, course):
-            from apps.groups.models import GroupMembership
-
-            gid = (
-                GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
-                .values_list("group_id", flat=True)
-                .first()
-            )
-            qs = qs.filter(student=user) | qs.filter(group_id=gid or 0)
+        qs = exception_list(user=user, course=course)
         return Response(ExceptionSerializer(qs, many=True).data)
 
     @extend_schema(
@@ -253,7 +242,7 @@ class ExceptionsView(APIView):
         responses={201: ExceptionSerializer(many=True), **E},
     )
     def post(self, request: Request, code: str) -> Response:
-        user, course = _ctx(request, code)
+        user, course = _ctx(request, code, staff=True)
         d = GrantSerializer(data=request.data)
         d.is_valid(raise_exception=True)
         v: dict[str, Any] = d.validated_data

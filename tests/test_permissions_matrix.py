@@ -1,0 +1,412 @@
+"""The route-complete permission matrix: every URL pattern × method × role, with another group's
+ids (IDOR), against the expected outcome written below.
+
+How it works: every URL pattern of the project (the admin aside: Django's own) is enumerated at
+test time, every operation of the OpenAPI schema too. `EXPECTED` names a policy for each
+"METHOD route"; a route or operation missing from it fails the test, so a new page or endpoint
+must add its row in the same commit. Each request runs inside a rolled-back savepoint, so a
+permitted write (dissolve, release, approve) cannot change what the next request sees.
+
+Outcomes: `ok` (got past the permission check: 2xx, 3xx, or a 400/409 from the rules),
+`login` (401, or a redirect to the login page), `deny` (403, or 404 for what is not yours),
+`-` (405: the route has no such method). Student B's responses are also scanned for group A's
+secrets (join code, incident text, IP address, members' emails).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+from django.contrib import messages
+from django.contrib.messages import get_messages
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.world import World, build_world
+
+ROLES = ("anonymous", "student_a", "student_b", "ta", "instructor", "outsider")
+
+# Policies: the outcome for each role, in ROLES order. Student A owns the objects whose ids
+# are in the URL; student B is in another group of the same course.
+P = {
+    "public": "ok ok ok ok ok ok",
+    "authed": "login ok ok ok ok ok",
+    "member": "login ok ok ok ok deny",  # any member of the course; objects shared course-wide
+    "owner": "login ok deny ok ok deny",  # group A's object: A's members and staff only
+    "staff": "login deny deny ok ok deny",
+    "student": "login ok ok deny deny deny",  # a student's own things; staff have their pages
+    "student-owner": "login ok deny deny deny deny",
+    "group-any": "login ok ok ok ok deny",  # rules decide (e.g. join, leave): not a leak
+    # Refused to everyone by a rule of the demo term, not by role (group formation is over).
+    "closed": "login deny deny deny deny deny",
+    "n/a": "- - - - - -",
+    "to-login": "login login login login login login",  # log-out ends at the login page
+}
+
+COURSE = "c/<slug:code>/"
+API = "api/v1/courses/<slug:code>/"
+EXPECTED: dict[str, str] = {
+    # --- pages: core, calendar, calculator, accounts
+    "GET ": "authed",
+    f"GET {COURSE}": "member",
+    f"GET {COURSE}schedule/": "member",
+    "GET calc/": "authed",
+    "GET calc/compare/": "authed",
+    "GET calc/hardware/": "authed",
+    "GET calc/<slug:name>/": "authed",
+    "GET accounts/login/": "public",
+    "POST accounts/login/": "public",
+    "POST accounts/logout/": "to-login",
+    "GET accounts/password/change/": "authed",
+    "POST accounts/password/change/": "authed",
+    "GET accounts/password/change/done/": "authed",
+    "GET accounts/password/reset/": "public",
+    "POST accounts/password/reset/": "public",
+    "GET accounts/password/reset/sent/": "public",
+    "GET accounts/password/reset/<uidb64>/<token>/": "public",
+    "POST accounts/password/reset/<uidb64>/<token>/": "public",
+    "GET accounts/password/reset/complete/": "public",
+    # --- pages: groups, roster
+    f"GET {COURSE}group/": "member",
+    f"POST {COURSE}group/": "member",
+    f"GET {COURSE}groups/": "staff",
+    f"POST {COURSE}groups/action/": "staff",
+    f"GET {COURSE}groups/export.csv": "staff",
+    f"GET {COURSE}groups/<int:group_id>/dissolve/": "staff",
+    f"POST {COURSE}groups/<int:group_id>/dissolve/": "staff",
+    f"GET {COURSE}roster/": "staff",
+    f"POST {COURSE}roster/": "staff",
+    f"GET {COURSE}roster/export.csv": "staff",
+    f"POST {COURSE}roster/unlock/<int:user_id>/": "staff",
+    f"GET {COURSE}roster/imports/<int:import_id>/": "staff",
+    f"POST {COURSE}roster/imports/<int:import_id>/": "staff",
+    # --- pages: compute
+    f"GET {COURSE}node/": "member",
+    f"POST {COURSE}node/": "member",
+    f"GET {COURSE}node/files/<slug:kind>/": "student",
+    f"GET {COURSE}windows/<int:window_id>/files/<slug:kind>/": "owner",
+    f"POST {COURSE}windows/<int:window_id>/<slug:action>/": "owner",
+    f"GET {COURSE}compute/": "staff",
+    f"POST {COURSE}compute/action/": "staff",
+    f"GET {COURSE}incidents/": "member",
+    f"POST {COURSE}incidents/": "member",
+    f"POST {COURSE}incidents/<int:incident_id>/": "staff",
+    # --- pages: slack days, autograder
+    f"GET {COURSE}slack/": "member",
+    f"POST {COURSE}slack/": "member",
+    f"GET {COURSE}slack/staff/": "staff",
+    f"POST {COURSE}slack/staff/": "staff",
+    f"GET {COURSE}slack/import/": "staff",
+    f"POST {COURSE}slack/import/": "staff",
+    f"GET {COURSE}slack/import/<int:import_id>/": "staff",
+    f"POST {COURSE}slack/import/<int:import_id>/": "staff",
+    f"GET {COURSE}questions/": "member",
+    f"GET {COURSE}questions/<slug:key>/": "member",
+    f"POST {COURSE}questions/<slug:key>/": "member",
+    f"GET {COURSE}grading/runs/<int:run_id>/progress/": "staff",
+    f"GET {COURSE}grading/runs/<int:run_id>/": "staff",
+    # --- pages that take one method (the other answers 405, or the login redirect first), and
+    # pages that answer a POST as a GET (read-only function views)
+    f"GET {COURSE}compute/action/": "n/a",
+    f"GET {COURSE}groups/action/": "n/a",
+    f"GET {COURSE}incidents/<int:incident_id>/": "n/a",
+    f"GET {COURSE}roster/unlock/<int:user_id>/": "n/a",
+    f"GET {COURSE}windows/<int:window_id>/<slug:action>/": "n/a",
+    "POST ": "authed",
+    f"POST {COURSE}": "member",
+    f"POST {COURSE}schedule/": "member",
+    f"POST {COURSE}compute/": "staff",
+    f"POST {COURSE}groups/": "staff",
+    f"POST {COURSE}groups/export.csv": "staff",
+    f"POST {COURSE}roster/export.csv": "staff",
+    f"POST {COURSE}node/files/<slug:kind>/": "student",
+    f"POST {COURSE}windows/<int:window_id>/files/<slug:kind>/": "owner",
+    f"POST {COURSE}questions/": "member",
+    f"POST {COURSE}grading/runs/<int:run_id>/": "staff",
+    f"POST {COURSE}grading/runs/<int:run_id>/progress/": "staff",
+    "POST calc/": "authed",
+    "POST calc/<slug:name>/": "authed",
+    "POST calc/compare/": "authed",
+    "POST calc/hardware/": "authed",
+    "PUT accounts/login/": "public",
+    "PUT accounts/password/change/": "authed",
+    "PUT accounts/password/reset/": "public",
+    "PUT accounts/password/reset/<uidb64>/<token>/": "public",
+    # --- API: core
+    "POST api/v1/auth/token/": "public",
+    "DELETE api/v1/auth/token/": "authed",
+    "GET api/v1/me/": "authed",
+    "GET api/v1/courses/": "authed",
+    "GET api/v1/courses/<slug:code>/": "member",
+    "GET api/schema/": "public",
+    "GET api/docs/": "public",
+    # --- API: calculator (every formula is one row: see _key)
+    "GET api/v1/perfcalc/": "authed",
+    "GET api/v1/perfcalc/hardware/": "authed",
+    "POST api/v1/perfcalc/batch/": "authed",
+    "POST api/v1/perfcalc/vector/": "authed",
+    "POST api/v1/perfcalc/<formula>/": "authed",
+    # --- API: groups
+    f"GET {API}groups/": "member",
+    f"POST {API}groups/": "member",
+    f"POST {API}groups/join/": "member",
+    f"POST {API}groups/leave/": "closed",
+    f"GET {API}groups/ungrouped/": "staff",
+    f"GET {API}groups/<int:group_id>/": "member",  # others see name and size (scanned below)
+    f"PATCH {API}groups/<int:group_id>/": "owner",
+    f"DELETE {API}groups/<int:group_id>/": "staff",
+    f"POST {API}groups/<int:group_id>/members/": "staff",
+    f"DELETE {API}groups/<int:group_id>/members/<int:user_id>/": "staff",
+    f"POST {API}groups/<int:group_id>/merge/": "staff",
+    # --- API: roster
+    f"GET {API}roster/": "staff",
+    f"POST {API}roster/imports/": "staff",
+    f"GET {API}roster/imports/<int:import_id>/": "staff",
+    f"POST {API}roster/imports/<int:import_id>/commit/": "staff",
+    # --- API: compute
+    f"GET {API}nodes/": "member",
+    f"POST {API}nodes/": "staff",
+    f"PATCH {API}nodes/<int:node_id>/": "staff",
+    f"GET {API}static-ips/": "staff",
+    f"POST {API}static-ips/": "staff",
+    f"GET {API}allocations/": "member",
+    f"POST {API}allocations/": "staff",
+    f"POST {API}allocations/allocate-all/": "staff",
+    f"POST {API}allocations/<int:allocation_id>/release/": "staff",
+    f"GET {API}my-node/files/": "student",
+    f"GET {API}windows/": "member",
+    f"POST {API}windows/": "member",
+    f"POST {API}windows/<int:window_id>/approve/": "owner",  # A takes part with its own node
+    f"POST {API}windows/<int:window_id>/decline/": "staff",
+    f"POST {API}windows/<int:window_id>/cancel/": "owner",
+    f"GET {API}windows/<int:window_id>/files/": "owner",
+    f"GET {API}incidents/": "member",
+    f"POST {API}incidents/": "member",
+    f"POST {API}incidents/<int:incident_id>/status/": "staff",
+    # --- API: slack days
+    f"GET {API}slack/me/": "member",  # staff: an empty balance of their own
+    f"POST {API}slack/apply/": "student",
+    f"POST {API}slack/cancel/": "student",
+    f"GET {API}slack/balances/": "staff",
+    f"GET {API}slack/ledger/": "member",
+    f"POST {API}slack/refund/": "staff",
+    f"POST {API}slack/adjust/": "staff",
+    f"GET {API}slack/exceptions/": "member",
+    f"POST {API}slack/exceptions/": "staff",
+    f"POST {API}slack/lateness/": "staff",
+    f"POST {API}slack/lateness/<int:import_id>/commit/": "staff",
+    # --- API: autograder
+    f"GET {API}question-sets/": "member",
+    f"GET {API}question-sets/<slug:key>/mine/": "member",  # staff: sample numbers
+    f"POST {API}question-sets/<slug:key>/answers/": "student",
+    f"POST {API}question-sets/<slug:key>/uploads/": "staff",
+    f"POST {API}question-sets/<slug:key>/runs/": "staff",
+    f"POST {API}question-sets/<slug:key>/release/": "staff",
+    f"GET {API}grading-runs/<int:run_id>/": "staff",
+}
+
+# Routes served by a third party or a generic handler, kept out of the matrix on purpose.
+SKIPPED_PREFIXES = ("admin/",)
+FORMULA_ROUTE = "api/v1/perfcalc/<formula>/"
+FIXED_PERFCALC = {"", "hardware/", "batch/", "vector/"}
+
+
+def _walk(patterns: list[Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for p in patterns:
+        if isinstance(p, URLPattern):
+            out.append((prefix + str(p.pattern), p.callback))
+        elif isinstance(p, URLResolver):
+            out.extend(_walk(p.url_patterns, prefix + str(p.pattern)))
+    return out
+
+
+def _key(route: str) -> str:
+    if (
+        route.startswith("api/v1/perfcalc/")
+        and route.removeprefix("api/v1/perfcalc/") not in FIXED_PERFCALC
+    ):
+        return FORMULA_ROUTE
+    return route
+
+
+def _methods(callback: Any) -> list[str]:
+    view = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
+    if view is not None:
+        names = ["get", "post", "put", "patch", "delete"]
+        return [
+            m.upper()
+            for m in names
+            if hasattr(view, m) and m in getattr(view, "http_method_names", names)
+        ]
+    return ["GET", "POST"]
+
+
+def all_routes() -> list[tuple[str, str]]:
+    """(METHOD, route) for every route of the project, the admin aside."""
+    out = []
+    for route, callback in _walk(get_resolver().url_patterns):
+        if route.startswith(SKIPPED_PREFIXES):
+            continue
+        for method in _methods(callback):
+            out.append((method, route))
+    return out
+
+
+def _url(route: str, world: World) -> str:
+    ids = world.ids
+    values = {
+        "<slug:code>": ids["code"], "<int:group_id>": ids["group_id"], "<int:user_id>": ids["user_id"],
+        "<int:window_id>": ids["window_id"], "<int:incident_id>": ids["incident_id"],
+        "<int:run_id>": ids["run_id"], "<int:allocation_id>": ids["allocation_id"],
+        "<int:node_id>": ids["node_id"], "<slug:key>": ids["key"], "<slug:kind>": "hosts",
+        "<slug:action>": "cancel", "<slug:name>": "roofline-time", "<uidb64>": "MQ", "<token>": "set-password",
+        "<int:import_id>": ids["lateness_import_id"] if "slack" in route else ids["import_id"],
+    }  # fmt: skip
+    url = "/" + route
+    for placeholder, value in values.items():
+        url = url.replace(placeholder, str(value))
+    assert "<" not in url, f"no test value for a parameter of {route}"
+    return url
+
+
+def _outcome(response: Any) -> str:
+    code = response.status_code
+    if code == 401 or (code == 302 and response["Location"].startswith("/accounts/login/")):
+        return "login"
+    if code == 302:  # a page that refuses with a message and a redirect
+        refused = [m for m in get_messages(response.wsgi_request) if m.level >= messages.ERROR]
+        if refused and any(
+            w in str(m) for m in refused for w in ("may ", "only", "Only", "not yours", "No such")
+        ):
+            return "deny"
+    if code in (403, 404):
+        return "deny"
+    if code == 405:
+        return "-"
+    if code >= 500:
+        return f"ERROR {code}"
+    return "ok"
+
+
+def _client(world: World, role: str) -> Client:
+    client = Client(raise_request_exception=False)
+    user = world.people[role]
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def _request(client: Client, method: str, url: str) -> Any:
+    """One request whose writes are rolled back; a log-out (which clears the cookie) too."""
+    cookies = client.cookies
+    client.cookies = type(cookies)(cookies)
+    with transaction.atomic():
+        call = getattr(client, method.lower())
+        kwargs: dict[str, Any] = (
+            {"content_type": "application/json"}
+            if url.startswith("/api/") and method != "GET"
+            else {}
+        )
+        response = call(url, **kwargs) if method != "GET" else call(url)
+        transaction.set_rollback(True)
+    client.cookies = cookies
+    return response
+
+
+@pytest.fixture
+def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
+    return build_world(ee290_demo)
+
+
+def test_every_route_is_in_the_matrix() -> None:
+    routes = {f"{m} {_key(r)}" for m, r in all_routes()}
+    missing = sorted(routes - set(EXPECTED))
+    assert not missing, "routes without a row in EXPECTED (add one per role policy):\n" + "\n".join(
+        missing
+    )
+    stale = sorted(set(EXPECTED) - routes)
+    assert not stale, "rows in EXPECTED for routes that no longer exist:\n" + "\n".join(stale)
+
+
+def test_every_openapi_operation_is_in_the_matrix() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    rows = set(EXPECTED)
+    missing = []
+    for path, item in schema["paths"].items():
+        for method in item:
+            route = path.lstrip("/").replace("{code}", "<slug:code>").replace("{key}", "<slug:key>")
+            for name in (
+                "group_id",
+                "user_id",
+                "window_id",
+                "incident_id",
+                "run_id",
+                "allocation_id",
+                "node_id",
+                "import_id",
+            ):
+                route = route.replace("{" + name + "}", f"<int:{name}>")
+            if f"{method.upper()} {_key(route)}" not in rows:
+                missing.append(f"{method.upper()} {path}")
+    assert not missing, "operations missing from the matrix:\n" + "\n".join(missing)
+
+
+@pytest.mark.postgres
+def test_every_route_answers_every_role_as_the_matrix_says(world: World) -> None:
+    clients = {role: _client(world, role) for role in ROLES}
+    wrong: list[str] = []
+    leaks: list[str] = []
+    observed: list[str] = []
+    for method, route in sorted(all_routes(), key=lambda mr: (mr[1], mr[0])):
+        url = _url(route, world)
+        row = EXPECTED[f"{method} {_key(route)}"]
+        expected = dict(zip(ROLES, P.get(row, row).split(), strict=True))
+        got: dict[str, str] = {}
+        statuses: dict[str, int] = {}
+        for role in ROLES:
+            response = _request(clients[role], method, url)
+            got[role] = _outcome(response)
+            statuses[role] = response.status_code
+            if (
+                role == "student_b"
+                and response.status_code == 200
+                and not getattr(response, "streaming", False)
+            ):
+                body = response.content.decode(errors="replace")
+                leaks += [f"{method} {url}: {s!r}" for s in world.secrets_of_a if s and s in body]
+        observed.append(f"{method} {route}: {' '.join(got[r] for r in ROLES)}")
+        for role in ROLES:
+            if expected[role] == "-" and got[role] in {"-", "login", "deny"}:
+                continue  # no such method: refused one way or another, before or after login
+            if expected[role] != got[role]:
+                wrong.append(
+                    f"{method} {url} as {role}: expected {expected[role]}, got {got[role]} ({statuses[role]})"
+                )
+    if os.environ.get("MATRIX_PRINT"):
+        sys.stdout.write("\n".join(observed) + "\n")
+    assert not leaks, "group A's data reached student B:\n" + "\n".join(leaks)
+    assert not wrong, f"{len(wrong)} outcomes differ from the matrix:\n" + "\n".join(wrong)
+
+
+def test_the_matrix_notices_an_unlisted_route(settings) -> None:  # type: ignore[no-untyped-def]
+    """Adding a route without a row fails `test_every_route_is_in_the_matrix`."""
+    from django.urls import clear_url_caches, path
+
+    import courseops.urls
+
+    extra = path("c/<slug:code>/brand-new/", lambda request, code: None)
+    courseops.urls.urlpatterns.append(extra)
+    clear_url_caches()
+    try:
+        with pytest.raises(AssertionError, match="brand-new"):
+            test_every_route_is_in_the_matrix()
+    finally:
+        courseops.urls.urlpatterns.remove(extra)
+        clear_url_caches()

@@ -1,0 +1,114 @@
+"""One course with an object of every kind, owned by two different groups, and a person in every
+role: what the permission matrix and the schema fuzzer try every route against.
+
+Group A's student (`student_a`) and group B's student (`student_b`) are in different groups;
+group A has an approved sharing window on group C's node, an incident, an answer set; staff of another course
+(`outsider`) belong to a second course. `ids` holds, for each URL parameter name, the id of
+*group A's* object (what student B must not reach) and `ids_b` group B's own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.autograder.models import GradingRun, QuestionSet
+from apps.calendar.models import Assignment
+from apps.compute.incidents import incident_report
+from apps.compute.models import Allocation
+from apps.compute.windows import window_approve, window_request
+from apps.core.models import Course, Role, User
+from apps.groups.models import Group
+from apps.roster.services import roster_upload
+from apps.slackdays.lateness import lateness_upload
+from tests.factories import CourseFactory, member
+
+
+@dataclass
+class World:
+    course: Course
+    other_course: Course
+    people: dict[str, User | None]
+    group_a: Group
+    group_b: Group
+    ids: dict[str, Any] = field(default_factory=dict)
+    ids_b: dict[str, Any] = field(default_factory=dict)
+    secrets_of_a: list[str] = field(default_factory=list)
+
+
+def build_world(course: Course) -> World:
+    """`course` is the EE 290 course with the demo people loaded (the `ee290_demo` fixture)."""
+    groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name"))
+    group_a, group_b, group_c = groups[0], groups[1], groups[2]
+    a_members = [
+        m.user for m in group_a.memberships.filter(left_at__isnull=True).select_related("user")
+    ]
+    b_members = [
+        m.user for m in group_b.memberships.filter(left_at__isnull=True).select_related("user")
+    ]
+    instructor = User.objects.get(email="instructor@example.edu")
+    ta = User.objects.get(email="ta1@example.edu")
+    other_course = CourseFactory(code="other-sp26")
+    outsider = member(other_course, Role.INSTRUCTOR)
+
+    alloc_a = Allocation.objects.get(group=group_a, ended_at__isnull=True)
+    alloc_b = Allocation.objects.get(group=group_b, ended_at__isnull=True)
+    alloc_c = Allocation.objects.get(group=group_c, ended_at__isnull=True)
+    c_member = group_c.memberships.filter(left_at__isnull=True).first().user  # type: ignore[union-attr]
+    start = timezone.now() + dt.timedelta(days=2)
+    with transaction.atomic():
+        # A borrows C's node (approved by C): student B is in neither group.
+        window = window_request(actor=a_members[0], course=course, node_ids=[alloc_c.node_id],
+                                starts_at=start, ends_at=start + dt.timedelta(hours=4), purpose="multi-node run")  # fmt: skip
+        window_approve(actor=c_member, course=course, window_id=window.pk)
+        window_b = window_request(actor=b_members[0], course=course, node_ids=[alloc_a.node_id],
+                                  starts_at=start + dt.timedelta(days=3), ends_at=start + dt.timedelta(days=3, hours=2))  # fmt: skip
+    incident = incident_report(actor=a_members[0], course=course, node_id=alloc_a.node_id,
+                               occurred_at=timezone.now() - dt.timedelta(hours=1),
+                               summary="NCCL timeout SECRET-INCIDENT-A", logs="SECRET-LOG-A")  # fmt: skip
+    incident_b = incident_report(actor=b_members[0], course=course, node_id=alloc_b.node_id,
+                                 occurred_at=timezone.now() - dt.timedelta(hours=1), summary="OOM on B")  # fmt: skip
+    roster, _ = roster_upload(actor=instructor, course=course, filename="roster.csv",
+                              data=b"name,email,sid,role\nNew Person,new.person@example.edu,99,student\n")  # fmt: skip
+    assignment = Assignment.objects.filter(course=course).order_by("due_at").first()
+    assert assignment is not None
+    lateness = lateness_upload(actor=instructor, course=course, assignment_id=assignment.pk, filename="late.csv",
+                               data=b"Name,SID,Email,Submission Time,Lateness (H:M:S)\n")  # fmt: skip
+    qs = QuestionSet.objects.filter(course=course).order_by("pk").first()
+    assert qs is not None
+    run = GradingRun.objects.create(
+        question_set=qs, key_version="world", expected=0, created_by=instructor
+    )
+
+    people: dict[str, User | None] = {
+        "anonymous": None,
+        "student_a": a_members[0],
+        "student_b": b_members[0],
+        "ta": ta,
+        "instructor": instructor,
+        "outsider": outsider,
+    }
+    ids = {
+        "code": course.code,
+        "group_id": group_a.pk,
+        "user_id": a_members[1].pk,
+        "allocation_id": alloc_a.pk,
+        "node_id": alloc_a.node_id,
+        "window_id": window.pk,
+        "incident_id": incident.pk,
+        "run_id": run.pk,
+        "import_id": roster.pk,
+        "lateness_import_id": lateness.pk,
+        "key": qs.key,
+        "assignment_id": assignment.pk,
+    }
+    ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
+             "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", alloc_a.static_ip.address,
+               *(u.email for u in a_members[1:])]  # fmt: skip
+    return World(course=course, other_course=other_course, people=people, group_a=group_a,
+                 group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip
