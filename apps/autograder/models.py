@@ -1,9 +1,12 @@
-"""Question sets, per-student instances, answers, grading runs and grades.
+"""Question sets, per-student instances, answers, grading runs, passes, chunks and grades.
 
 A grading run grades every (student, question) of a set against the key as it was when the run
-was created (`key_version`); grades are unique per (run, student, question) and written by
-upsert, so a re-run or a redelivered chunk replaces, never duplicates. Changing the key makes a
-new run; old runs stay readable.
+was created (`key_version`); changing the key makes a new run, and old runs stay readable.
+Each time a run is graded is a *pass*: its students are cut into chunks, each chunk is marked
+done in the same transaction as its grades, and the pass is done only when every one of *its*
+chunks is. Grades are unique per (pass, student, question), written by upsert (a redelivered
+chunk replaces, never duplicates). Readers see the run's `current_pass`, the last complete one,
+so a re-grade in progress never shows a mix of old and new grades.
 """
 
 from __future__ import annotations
@@ -136,6 +139,7 @@ class GradingRun(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
+        FAILED = "failed", "Failed"
 
     question_set = models.ForeignKey(QuestionSet, on_delete=models.CASCADE, related_name="runs")
     key_version = models.CharField(
@@ -151,6 +155,14 @@ class GradingRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    current_pass = models.ForeignKey(
+        "GradingPass",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The last complete pass: the grades every reader sees.",
+    )
 
     class Meta:
         ordering = ("-created_at",)
@@ -159,8 +171,89 @@ class GradingRun(models.Model):
         return f"run #{self.pk} of {self.question_set}"
 
 
+class GradingPass(models.Model):
+    """One grading of a run. Done means every chunk of this pass finished; at most one pass of a
+    run is queued or running at a time (a partial unique index), so two re-grades started at
+    once end as one."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    IN_PROGRESS = (Status.QUEUED, Status.RUNNING)
+
+    run = models.ForeignKey(GradingRun, on_delete=models.CASCADE, related_name="passes")
+    number = models.PositiveIntegerField(help_text="1 for a run's first pass, then 2, 3, …")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    expected = models.PositiveIntegerField(default=0, help_text="Grades this pass writes.")
+    done = models.PositiveIntegerField(default=0, help_text="Grades written so far.")
+    failed_students = models.JSONField(default=list, blank=True)
+    note = models.CharField(max_length=300, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-number",)
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="one_pass_number_per_run"),
+            models.UniqueConstraint(
+                fields=["run"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="one_pass_in_progress_per_run",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(chunks_done__lte=models.F("chunks_total")),
+                name="pass_chunks_done_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"pass {self.number} of run #{self.run_id}"
+
+    @property
+    def in_progress(self) -> bool:
+        return self.status in self.IN_PROGRESS
+
+
+class PassChunk(models.Model):
+    """A slice of a pass's students; `done` is set in the transaction that writes its grades,
+    so a chunk redelivered after a worker died is graded once and counted once."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    grading_pass = models.ForeignKey(GradingPass, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    student_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("index",)
+        constraints = [
+            models.UniqueConstraint(fields=["grading_pass", "index"], name="one_chunk_per_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of pass #{self.grading_pass_id}"
+
+
 class Grade(models.Model):
     run = models.ForeignKey(GradingRun, on_delete=models.CASCADE, related_name="grades")
+    grading_pass = models.ForeignKey(
+        GradingPass, on_delete=models.CASCADE, related_name="grades", null=True
+    )
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
@@ -172,10 +265,10 @@ class Grade(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "student", "question"], name="one_grade_per_answer"
+                fields=["grading_pass", "student", "question"], name="one_grade_per_answer_and_pass"
             )
         ]
-        indexes = [models.Index(fields=["run", "question"])]
+        indexes = [models.Index(fields=["grading_pass", "question"])]
 
     def __str__(self) -> str:
         return f"{self.question}: {self.score}/{self.max_points}"

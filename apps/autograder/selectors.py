@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from apps.autograder.models import Grade, GradingRun, Question
+from django.db.models import QuerySet
+
+from apps.autograder.models import Grade, GradingRun, Question, QuestionSet
+from apps.core.csvexport import SafeWriter
 from apps.core.models import User
 
 
@@ -24,9 +26,21 @@ class ItemStats:
     distractors: list[dict[str, Any]] = field(default_factory=list)
 
 
+def visible_grades(run: GradingRun | None) -> QuerySet[Grade]:
+    """The grades readers see: the run's last complete pass (none before its first)."""
+    if run is None or run.current_pass_id is None:
+        return Grade.objects.none()
+    return Grade.objects.filter(grading_pass_id=run.current_pass_id)
+
+
+def released_run(question_set: QuestionSet) -> GradingRun | None:
+    """The newest run with a complete pass: what students see once results are released."""
+    return question_set.runs.filter(current_pass__isnull=False).first()
+
+
 def totals(run: GradingRun) -> list[dict[str, Any]]:
     rows: dict[int, dict[str, Any]] = {}
-    for student_id, score, maxp in Grade.objects.filter(run=run).values_list(
+    for student_id, score, maxp in visible_grades(run).values_list(
         "student_id", "score", "max_points"
     ):
         r = rows.setdefault(student_id, {"student_id": student_id, "score": 0.0, "max": 0.0})
@@ -46,7 +60,7 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
     wrong: dict[int, Counter[str]] = defaultdict(Counter)
     chosen: dict[int, Counter[str]] = defaultdict(Counter)
     misconceptions: Counter[str] = Counter()
-    for qid, score, maxp, detail in Grade.objects.filter(run=run).values_list(
+    for qid, score, maxp, detail in visible_grades(run).values_list(
         "question_id", "score", "max_points", "detail"
     ):
         s = stats[qid]
@@ -77,7 +91,7 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
 
 def gradescope_csv(run: GradingRun) -> str:
     out = io.StringIO()
-    w = csv.writer(out)
+    w = SafeWriter(out)
     w.writerow(["Name", "SID", "Email", "Total Score", "Max Points"])
     for r in totals(run):
         u = r["student"]
@@ -91,7 +105,7 @@ def canvas_csv(run: GradingRun) -> str:
     title = f"{run.question_set.title} (run {run.pk})"
     rows = totals(run)
     out = io.StringIO()
-    w = csv.writer(out)
+    w = SafeWriter(out)
     w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", title])
     w.writerow(["    Points Possible", "", "", "", "", f"{rows[0]['max']:g}" if rows else ""])
     for r in rows:

@@ -1,10 +1,7 @@
-"""Writes for the autograder: answers in, grading runs out.
+"""Writes for the autograder: answers in, keys and grades computed, results released.
 
-`run_create` freezes the key (its hash is the run's `key_version`), counts the grades the run
-will hold, and queues `grade_run` after commit. Each chunk task grades its students' answers in
-one vectorised pass per question and writes grades with an upsert on (run, student, question),
-so re-running a chunk (a redelivery after a worker died, or a manual re-run) changes no grade and
-adds no row.
+Grading runs and their passes (queueing, chunk completion, what readers see) live in
+`apps.autograder.passes`; `grade_students` here is the vectorised core they call per chunk.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.autograder import rules
-from apps.autograder.models import Answer, Grade, GradingRun, Instance, Question, QuestionSet
+from apps.autograder.models import Answer, Instance, Question, QuestionSet
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -267,22 +264,6 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
     return out
 
 
-def grade_chunk(run: GradingRun, student_ids: list[int]) -> int:
-    """Grade and upsert one chunk; returns how many grades were written. Safe to repeat."""
-    rows = grade_students(run.question_set, student_ids)
-    Grade.objects.bulk_create(
-        [Grade(run=run, student_id=r["student_id"], question_id=r["question_id"], score=round(r["fraction"] * r["points"], 6),
-               max_points=r["points"], detail=r["detail"]) for r in rows],
-        update_conflicts=True, unique_fields=["run", "student", "question"], update_fields=["score", "max_points", "detail"],
-        batch_size=2000,
-    )  # fmt: skip
-    if Grade.objects.filter(run=run).count() >= run.expected:
-        GradingRun.objects.filter(pk=run.pk).exclude(status=GradingRun.Status.DONE).update(
-            status=GradingRun.Status.DONE, finished_at=timezone.now()
-        )
-    return len(rows)
-
-
 def students_of(course: Course) -> list[int]:
     return list(
         Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
@@ -294,47 +275,6 @@ def students_of(course: Course) -> list[int]:
 def chunks(ids: list[int], size: int) -> Iterable[list[int]]:
     for i in range(0, len(ids), size):
         yield ids[i : i + size]
-
-
-def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500) -> GradingRun:
-    """A new run against the current key; queued after commit. If the key is unchanged since
-    the last run, that run is re-graded in place (upserts) instead of making a new one."""
-    if not is_staff(actor, question_set.course):
-        raise NotAllowed("Only the course staff run grading.")
-    version = key_version(question_set)
-    for q in question_set.questions.all():
-        if q.kind != Question.Kind.CHOICE and not _has_draws(q):
-            try:
-                fixed_keys(q)
-            except rules.KeyError_ as exc:
-                raise DomainError(f"{q.key}: the key cannot be computed: {exc}") from None
-    n_students = len(students_of(question_set.course))
-    expected = n_students * question_set.questions.count()
-    with transaction.atomic():
-        run = GradingRun.objects.filter(question_set=question_set, key_version=version).first()
-        if run is None:
-            run = GradingRun.objects.create(
-                question_set=question_set,
-                key_version=version,
-                expected=expected,
-                chunk_size=chunk_size,
-                created_by=actor,
-            )
-        else:
-            GradingRun.objects.filter(pk=run.pk).update(
-                status=GradingRun.Status.QUEUED, expected=expected, finished_at=None
-            )
-        audit_record(
-            actor=actor,
-            action="grading.run_queued",
-            course=question_set.course,
-            obj=run,
-            after={"expected": expected, "key_version": version[:12]},
-        )
-        from apps.autograder.tasks import grade_run
-
-        transaction.on_commit(lambda: grade_run.delay(run.pk))
-    return run
 
 
 def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
@@ -369,8 +309,14 @@ def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
 
 
 def release(*, actor: User, question_set: QuestionSet, released: bool = True) -> QuestionSet:
+    """Staff show (or hide) results and keys to students. Refused (409) while a grading pass
+    of the set is running: students must see complete grades, never a pass half-way."""
     if not is_staff(actor, question_set.course):
         raise NotAllowed("Only the course staff release results.")
+    if released:
+        from apps.autograder.passes import release_check
+
+        release_check(question_set)
     question_set.released_at = timezone.now() if released else None
     question_set.save(update_fields=["released_at"])
     with transaction.atomic():

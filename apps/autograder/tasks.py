@@ -1,4 +1,9 @@
-"""Thin Celery tasks: a run fans out into chunk tasks spread over the workers."""
+"""Thin Celery tasks: a pass fans out into chunk tasks spread over the workers.
+
+Tasks are acknowledged late and redelivered if a worker dies; `passes.grade_pass_chunk` makes a
+redelivery harmless. A chunk that raises is retried with backoff; after its last retry the pass
+is marked failed with the students it could not grade.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,28 @@ import time
 from celery import shared_task
 from django.conf import settings
 
-from apps.autograder.models import GradingRun
-from apps.autograder.services import chunks, grade_chunk, students_of
+from apps.autograder import passes
+
+CHUNK_RETRIES = 3
 
 
-@shared_task(name="autograder.grade_run")
-def grade_run(run_id: int) -> int:
-    """Queue one chunk task per `chunk_size` students; returns how many were queued."""
-    run = GradingRun.objects.select_related("question_set__course").filter(pk=run_id).first()
-    if run is None:
-        return 0
-    GradingRun.objects.filter(pk=run_id).update(status=GradingRun.Status.RUNNING)
-    ids = students_of(run.question_set.course)
-    parts = list(chunks(ids, run.chunk_size))
-    for part in parts:
-        grade_run_chunk.delay(run_id, part)
-    return len(parts)
+@shared_task(name="autograder.grade_pass")
+def grade_pass(pass_id: int) -> int:
+    """Queue one task per chunk still to grade; returns how many were queued."""
+    indexes = passes.pass_start(pass_id)
+    for index in indexes:
+        grade_pass_chunk.delay(pass_id, index)
+    return len(indexes)
 
 
-@shared_task(name="autograder.grade_run_chunk")
-def grade_run_chunk(run_id: int, student_ids: list[int]) -> int:
+@shared_task(name="autograder.grade_pass_chunk", bind=True, max_retries=CHUNK_RETRIES)
+def grade_pass_chunk(self, pass_id: int, index: int) -> int:
     if settings.AUTOGRADER_CHUNK_PAUSE_S:
         time.sleep(settings.AUTOGRADER_CHUNK_PAUSE_S)
-    run = GradingRun.objects.select_related("question_set__course").filter(pk=run_id).first()
-    if run is None:
-        return 0
-    return grade_chunk(run, student_ids)
+    try:
+        return passes.grade_pass_chunk(pass_id, index)
+    except Exception as exc:
+        if self.request.retries >= CHUNK_RETRIES:
+            passes.chunk_failed(pass_id, index, f"{type(exc).__name__}: {exc}")
+            raise
+        raise self.retry(exc=exc, countdown=2**self.request.retries) from exc

@@ -10,15 +10,17 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from apps.autograder import rules, services
+from apps.autograder import passes, rules, services
 from apps.autograder.intake import answers_import
-from apps.autograder.models import Answer, Grade, GradingRun, Question, QuestionSet
+from apps.autograder.models import Answer, GradingRun, Question, QuestionSet
 from apps.autograder.selectors import (
     canvas_csv,
     gradescope_csv,
     histogram_svg,
     item_analysis,
+    released_run,
     totals,
+    visible_grades,
 )
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -78,14 +80,25 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
     preview = None
     if request.method == "POST" and request.POST.get("action") == "run":
         try:
-            run = services.run_create(actor=request.user, question_set=qs)
+            run = passes.run_create(actor=request.user, question_set=qs)
         except DomainError as exc:
             messages.error(request, exc.message)
         else:
-            messages.success(request, f"Grading run #{run.pk} queued.")
+            p = passes.progress(run)
+            messages.success(request, f"Grading run #{run.pk}, pass {p['pass']}: {p['status']}.")
         return redirect("autograder:set", code=code, key=key)
     if request.method == "POST" and request.POST.get("action") == "release":
-        services.release(actor=request.user, question_set=qs, released=qs.released_at is None)
+        try:
+            services.release(actor=request.user, question_set=qs, released=qs.released_at is None)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(
+                request,
+                "Results released to students."
+                if qs.released_at
+                else "Results hidden from students.",
+            )
         return redirect("autograder:set", code=code, key=key)
     stash = f"answers-{qs.pk}"
     if request.method == "POST" and request.POST.get("action") == "commit":
@@ -148,12 +161,8 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
         for a in Answer.objects.filter(question__question_set=qs, student=request.user)
     }
     released = qs.released_at is not None and qs.released_at <= timezone.now()
-    run = qs.runs.filter(status=GradingRun.Status.DONE).first() if released else None
-    grades = (
-        {g.question_id: g for g in Grade.objects.filter(run=run, student=request.user)}
-        if run
-        else {}
-    )
+    run = released_run(qs) if released else None
+    grades = {g.question_id: g for g in visible_grades(run).filter(student=request.user)}
     rows = []
     for q in questions:
         params = _params_for(q, request.user)
@@ -172,8 +181,7 @@ def run_progress(request: AuthedRequest, code: str, run_id: int) -> JsonResponse
     run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
     if run is None:
         raise Http404("No such run.")
-    done = Grade.objects.filter(run=run).count()
-    return JsonResponse({"status": run.status, "done": done, "expected": run.expected})
+    return JsonResponse(passes.progress(run))
 
 
 @login_required
@@ -199,6 +207,7 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
     max_points = sum(q.points for q in run.question_set.questions.all())
     svg = histogram_svg([r["score"] for r in rows], max_points, title=f"Scores of run {run.pk}")
     return render(request, "autograder/results.html", {
+        "progress": passes.progress(run), "shown_pass": run.current_pass,
         "course": course, "run": run, "rows": rows, "items": items, "misconceptions": misconceptions[:8],
         "histogram": mark_safe(svg), "max_points": max_points,
     })  # fmt: skip

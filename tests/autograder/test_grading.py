@@ -9,6 +9,7 @@ import pytest
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.intake import answers_import
 from apps.autograder.models import Answer, Grade, GradingRun, Instance
+from apps.autograder.passes import grade_pass_chunk, run_create
 from apps.autograder.selectors import (
     canvas_csv,
     gradescope_csv,
@@ -16,7 +17,7 @@ from apps.autograder.selectors import (
     item_analysis,
     totals,
 )
-from apps.autograder.services import fixed_keys, grade_chunk, instance_for, run_create, students_of
+from apps.autograder.services import fixed_keys, instance_for
 from apps.core.errors import NotAllowed
 from apps.core.models import Role
 from tests.factories import AssignmentFactory, CourseFactory, member
@@ -103,22 +104,19 @@ def test_quiz_graded_from_a_csv_of_80_responses_names_the_top_misconception(quiz
     assert "<svg" in histogram_svg(scores, 12, title="Scores")
 
 
-def test_rerunning_changes_no_grade_and_adds_no_row(quiz, run_now) -> None:  # type: ignore[no-untyped-def]
-    course, qs, staff, students = quiz
+def test_regrading_an_unchanged_key_is_a_new_pass_with_the_same_scores(quiz, run_now) -> None:  # type: ignore[no-untyped-def]
+    _course, qs, staff, students = quiz
     answers_import(actor=staff, question_set=qs, data=quiz_csv(students), commit=True)
-    run = run_now(staff, qs)
-    before = sorted(
-        Grade.objects.filter(run=run).values_list("id", "student_id", "question_id", "score")
-    )
-    again = run_now(staff, qs)
-    assert again.pk == run.pk  # same key → same run, graded in place
-    grade_chunk(run, students_of(course)[:30])  # a redelivered chunk
-    assert (
-        sorted(
-            Grade.objects.filter(run=run).values_list("id", "student_id", "question_id", "score")
-        )
-        == before
-    )
+    run = run_now(staff, qs, chunk_size=25)
+    before = sorted(Grade.objects.filter(run=run).values_list("student_id", "question_id", "score"))
+    again = run_now(staff, qs, chunk_size=25)
+    assert again.pk == run.pk  # same key → same run, a second pass
+    assert again.current_pass.number == 2
+    after = sorted(Grade.objects.filter(run=run).values_list("student_id", "question_id", "score"))
+    assert after == before  # the old pass's rows are gone, the new pass has the same scores
+    ids = sorted(Grade.objects.filter(run=run).values_list("id", flat=True))
+    assert grade_pass_chunk(again.current_pass_id, 0) == 0  # a redelivered chunk: nothing
+    assert sorted(Grade.objects.filter(run=run).values_list("id", flat=True)) == ids
 
 
 def test_changing_the_key_makes_a_new_run_and_keeps_the_old(quiz, run_now) -> None:  # type: ignore[no-untyped-def]

@@ -68,7 +68,7 @@ def test_a_student_sees_only_their_own_answers_and_no_key_before_release(
     assert "key:" not in page and "✓ key" not in page  # noqa: PT018
     a1_page = as_user(ada).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
     assert "Worked solution" not in a1_page
-    from apps.autograder.services import run_create
+    from apps.autograder.passes import run_create
 
     with django_capture_on_commit_callbacks(execute=True):
         run_create(actor=ta, question_set=quiz)
@@ -81,7 +81,8 @@ def test_students_see_their_own_numbers_and_worked_solutions_after_release(
     world, django_capture_on_commit_callbacks, celery_eager
 ) -> None:  # type: ignore[no-untyped-def]
     course, _quiz, a1, ta, ada, _bo = world
-    from apps.autograder.services import instance_for, run_create
+    from apps.autograder.passes import run_create
+    from apps.autograder.services import instance_for
 
     q = a1.questions.get(key="allreduce")
     mine = instance_for(q, ada)

@@ -10,7 +10,7 @@ from django.db.models import Count
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.intake import answers_import
 from apps.autograder.models import Grade, GradingRun
-from apps.autograder.services import run_create
+from apps.autograder.passes import run_create
 from apps.core.models import Role
 from tests.autograder.test_grading import quiz_csv
 from tests.factories import CourseFactory, member
@@ -58,6 +58,9 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(celery_worker_pro
     first.wait(10)
     partial = Grade.objects.filter(run=run).count()
     assert 0 < partial < 2000
+    # Not done while chunks of this pass are unfinished, however many grades exist.
+    assert GradingRun.objects.get(pk=run.pk).status != "done"
+    assert GradingRun.objects.get(pk=run.pk).current_pass_id is None
     celery_worker_process(pool="solo", **env)
     assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 120), (
         f"run stuck at {Grade.objects.filter(run=run).count()} of 2000 grades"

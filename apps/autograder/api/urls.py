@@ -10,5 +10,6 @@ urlpatterns = [
     path(P + "question-sets/<slug:key>/answers/", views.AnswerView.as_view(), name="answers"),
     path(P + "question-sets/<slug:key>/uploads/", views.UploadView.as_view(), name="upload"),
     path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
+    path(P + "question-sets/<slug:key>/release/", views.ReleaseView.as_view(), name="release"),
     path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
 ]

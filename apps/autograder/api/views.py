@@ -13,10 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.autograder import services
+from apps.autograder import passes, services
 from apps.autograder.intake import answers_import
-from apps.autograder.models import Answer, Grade, GradingRun, QuestionSet
-from apps.autograder.selectors import item_analysis, totals
+from apps.autograder.models import Answer, GradingRun, QuestionSet
+from apps.autograder.selectors import item_analysis, released_run, totals, visible_grades
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
@@ -27,9 +27,14 @@ ANY = OpenApiResponse(description="JSON; see the summary.")
 
 
 def _ctx(
-    request: Request, code: str, key: str | None = None, *, staff: bool = False
+    request: Request,
+    code: str,
+    key: str | None = None,
+    *,
+    staff: bool = False,
+    student: bool = False,
 ) -> tuple[User, Course, QuestionSet | None]:
-    user, course = api_course(request, code, staff=staff)
+    user, course = api_course(request, code, staff=staff, student=student)
     qs = None
     if key is not None:
         qs = QuestionSet.objects.filter(course=course, key=key).first()
@@ -61,10 +66,8 @@ class MineView(APIView):
         user, _course, qs = _ctx(request, code, key)
         assert qs is not None  # noqa: S101
         released = qs.released_at is not None and qs.released_at <= timezone.now()
-        run = qs.runs.filter(status=GradingRun.Status.DONE).first() if released else None
-        grades = (
-            {g.question_id: g for g in Grade.objects.filter(run=run, student=user)} if run else {}
-        )
+        run = released_run(qs) if released else None
+        grades = {g.question_id: g for g in visible_grades(run).filter(student=user)}
         answers: dict[int, dict[int, str]] = {}
         for a in Answer.objects.filter(question__question_set=qs, student=user):
             answers.setdefault(a.question_id, {})[a.part] = a.raw
@@ -98,7 +101,7 @@ class AnswerView(APIView):
         responses={200: ANY, **E},
     )
     def post(self, request: Request, code: str, key: str) -> Response:
-        user, _course, qs = _ctx(request, code, key)
+        user, _course, qs = _ctx(request, code, key, student=True)
         d = AnswerSerializer(data=request.data)
         d.is_valid(raise_exception=True)
         q = qs.questions.filter(key=d.validated_data["question"]).first() if qs else None
@@ -146,15 +149,41 @@ class UploadView(APIView):
 class RunsView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="Start grading (staff); an unchanged key re-grades its run in place",
+        summary="Start grading (staff): a changed key makes a new run; an unchanged key a new pass",
+        description="202 with the run's progress. A pass already running is returned, not doubled. "
+        "Results keep showing the last complete pass until the new one has finished every chunk.",
         request=None,
         responses={202: ANY, **E},
     )
     def post(self, request: Request, code: str, key: str) -> Response:
         user, _course, qs = _ctx(request, code, key, staff=True)
         assert qs is not None  # noqa: S101
-        run = services.run_create(actor=user, question_set=qs)
-        return Response({"id": run.pk, "status": run.status, "expected": run.expected}, status=202)
+        run = passes.run_create(actor=user, question_set=qs)
+        return Response({"id": run.pk, **passes.progress(run)}, status=202)
+
+
+class ReleaseSerializer(serializers.Serializer):
+    released = serializers.BooleanField(
+        help_text="true shows results and keys to students; false hides them again."
+    )
+
+
+class ReleaseView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Release (or hide) results and keys to students (staff)",
+        description="409 while a grading pass of the set is still running: students only ever "
+        "see complete passes.",
+        request=ReleaseSerializer,
+        responses={200: ANY, **E},
+    )
+    def post(self, request: Request, code: str, key: str) -> Response:
+        user, _course, qs = _ctx(request, code, key, staff=True)
+        assert qs is not None  # noqa: S101
+        d = ReleaseSerializer(data=request.data)
+        d.is_valid(raise_exception=True)
+        qs = services.release(actor=user, question_set=qs, released=d.validated_data["released"])
+        return Response({"set": qs.key, "released_at": qs.released_at})
 
 
 class RunView(APIView):
@@ -168,12 +197,7 @@ class RunView(APIView):
         run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
         if run is None:
             raise NotFound("No such run.")
-        body: dict[str, Any] = {
-            "id": run.pk,
-            "status": run.status,
-            "done": Grade.objects.filter(run=run).count(),
-            "expected": run.expected,
-        }
+        body: dict[str, Any] = {"id": run.pk, **passes.progress(run)}
         if request.query_params.get("results") in {"1", "true"}:
             items, misconceptions = item_analysis(run)
             body["totals"] = [
