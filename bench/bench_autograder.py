@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -24,14 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
+from bench.common import port_answers  # noqa: E402
 
 # DATABASE_URL (a PostgreSQL one) names the database to use; else a throwaway courseops_bench.
 GIVEN_DB = os.environ.get("DATABASE_URL", "")
@@ -41,7 +33,7 @@ BENCH_DB = (
     else "postgres://postgres@127.0.0.1:5432/courseops_bench"
 )
 BENCH_REDIS = "redis://127.0.0.1:6379/13"
-e2e = answers(5432) and answers(6379)
+e2e = port_answers(5432) and port_answers(6379)
 os.environ["DJANGO_SETTINGS_MODULE"] = "courseops.settings.dev"
 if e2e:
     if not GIVEN_DB.startswith("postgres"):

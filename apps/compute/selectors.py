@@ -27,7 +27,12 @@ def allocation_for_group(*, group: Group) -> Allocation | None:
     )
 
 
-def window_list(*, user: User, course: Course) -> QuerySet[SharingWindow]:
+LOOKUP = -1  # window_list: find the student's group (pass the id when the caller has it)
+
+
+def window_list(
+    *, user: User, course: Course, group_id: int | None = LOOKUP
+) -> QuerySet[SharingWindow]:
     """Staff: every window. Students: windows their group requested or that use its node."""
     qs = (
         SharingWindow.objects.filter(course=course)
@@ -36,7 +41,7 @@ def window_list(*, user: User, course: Course) -> QuerySet[SharingWindow]:
     )
     if is_staff(user, course):
         return qs.order_by("starts_at")
-    gid = group_id_of(user=user, course=course)
+    gid = group_id_of(user=user, course=course) if group_id == LOOKUP else group_id
     if gid is None:
         return qs.none()
     return qs.filter(Q(requester_id=gid) | Q(nodes__owner_id=gid)).distinct().order_by("starts_at")

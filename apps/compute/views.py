@@ -28,7 +28,7 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
-from apps.groups.models import Group
+from apps.groups.models import Group, GroupMembership
 
 FILES = {
     "hosts": ("hosts", "text/plain", access.hosts_block),
@@ -50,8 +50,13 @@ def _download(bundle: access.Bundle, kind: str) -> HttpResponse:
 @login_required
 def my_node(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
-    gid = group_id_of(user=request.user, course=course)
-    group = Group.objects.filter(pk=gid).first() if gid else None
+    membership = (
+        GroupMembership.objects.filter(course=course, user=request.user, left_at__isnull=True)
+        .select_related("group")
+        .first()
+    )
+    group = membership.group if membership else None
+    gid = group.pk if group else None
     allocation = allocation_for_group(group=group) if group else None
     others = (
         Allocation.objects.filter(course=course, ended_at__isnull=True).exclude(group_id=gid or 0)
@@ -84,7 +89,7 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
                 return redirect("compute:mine", code=code)
     return render(request, "compute/my_node.html", {
         "course": course, "group": group, "allocation": allocation, "form": form,
-        "windows": window_list(user=request.user, course=course), "group_id": gid,
+        "windows": window_list(user=request.user, course=course, group_id=gid), "group_id": gid,
         "files": FILES,
     })  # fmt: skip
 

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Q
 from django.forms import Form
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -18,8 +20,10 @@ from apps.groups import rules, services
 from apps.groups.forms import CreateGroupForm, JoinGroupForm, MergeForm, MoveForm, RenameGroupForm
 from apps.groups.models import Group
 from apps.groups.selectors import (
+    current_members_prefetch,
     group_for_student,
     group_list,
+    group_list_with_sizes,
     membership_history,
     size_of,
     students_without_group,
@@ -87,27 +91,51 @@ def my_group(request: AuthedRequest, code: str) -> HttpResponse:
     })  # fmt: skip
 
 
+BOARD_PAGE = 20  # group cards per page
+UNGROUPED_PAGE = 50
+
+
 @login_required
 def board(request: AuthedRequest, code: str) -> HttpResponse:
+    """The formation board, a page of groups at a time (search by group, member name or email;
+    filter by size), the students without a group a page at a time, and counts over all."""
     course = course_for(request, code, staff=True)
-    groups = list(group_list(user=request.user, course=course))
+    lo, hi = course.group_min_size, course.group_max_size
+    sized = group_list_with_sizes(course=course)
     show = request.GET.get("show", "all")
+    q = request.GET.get("q", "").strip()
+    # `size` is an annotation; the filters are spelt as kwargs because the type stubs cannot see it.
+    by_size = {
+        "under": {"size__lt": lo},
+        "full": {"size__gte": hi},
+        "ok": {"size__gte": lo, "size__lt": hi},
+    }
+    shown = sized.filter(**by_size[show]) if show in by_size else sized
+    if q:
+        shown = shown.filter(
+            Q(name__icontains=q)
+            | Q(memberships__left_at__isnull=True, memberships__user__full_name__icontains=q)
+            | Q(memberships__left_at__isnull=True, memberships__user__email__icontains=q)
+        ).distinct()
+    page = Paginator(shown.prefetch_related(current_members_prefetch()), BOARD_PAGE).get_page(
+        request.GET.get("page")
+    )
     rows = [
-        BoardRow(
-            g,
-            size_of(g),
-            rules.size_status(
-                size=size_of(g), min_size=course.group_min_size, max_size=course.group_max_size
-            ),
-        )
-        for g in groups
+        BoardRow(g, size_of(g), rules.size_status(size=size_of(g), min_size=lo, max_size=hi))
+        for g in page
     ]
+    ungrouped = Paginator(students_without_group(course=course), UNGROUPED_PAGE).get_page(
+        request.GET.get("upage")
+    )
+    names: list[tuple[str, int]] = list(sized.values_list("name", *["size"]))
     return render(request, "groups/board.html", {
-        "course": course, "rows": [r for r in rows if show == "all" or r.status == show], "all_groups": groups, "show": show,
-        "ungrouped": students_without_group(course=course),
-        "counts": {s: sum(1 for r in rows if r.status == s) for s in ("under", "ok", "full")},
-        "move_form": MoveForm(groups=groups), "merge_form": MergeForm(groups=groups),
-        "create_form": CreateGroupForm(prefix="create"), "history": membership_history(course=course),
+        "course": course, "rows": rows, "page": page, "show": show, "q": q, "group_names": names,
+        "show_choices": [("all", "all"), ("under", "under minimum"), ("ok", "ok"), ("full", "full")],
+        "ungrouped": ungrouped,
+        "counts": {"groups": len(names), "under": sum(1 for _, n in names if n < lo),
+                   "full": sum(1 for _, n in names if n >= hi), "ungrouped": ungrouped.paginator.count},
+        "move_form": MoveForm(), "merge_form": MergeForm(),
+        "create_form": CreateGroupForm(prefix="create"), "history": membership_history(course=course, limit=20),
         "deadline": services.formation_deadline(course),
     })  # fmt: skip
 
@@ -117,7 +145,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
 def board_action(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code, staff=True)
     action = request.POST.get("action", "")
-    groups = list(group_list(user=request.user, course=course))
+    groups = list(group_list_with_sizes(course=course).only("pk", "name"))
     try:
         if action == "create":
             form = CreateGroupForm(request.POST, prefix="create")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.calendar.models import Assignment
@@ -38,7 +40,9 @@ def student_deadlines(*, course: Course, student: User) -> list[StudentDeadline]
     )  # fmt: skip
     ext: dict[int, int] = defaultdict(int)
     acc = 0
-    for e in DeadlineException.objects.filter(course=course, revoked_at__isnull=True):
+    # Only this student's and their group's exceptions: the course may hold thousands.
+    mine = Q(student=student) | (Q(group_id=group_id) if group_id else Q(pk__in=[]))
+    for e in DeadlineException.objects.filter(mine, course=course, revoked_at__isnull=True):
         if e.kind == "accommodation" and e.student_id == student.pk:
             acc += e.hours
         elif (
@@ -92,29 +96,48 @@ class BalanceRow:
     used: list[str]
 
 
-def balances(*, course: Course) -> list[BalanceRow]:
-    """Every active student with balance and the assignments they used slack on (4 queries)."""
-    accounts = {a.student_id: a for a in SlackAccount.objects.filter(course=course)}
-    used: dict[int, list[str]] = defaultdict(list)
-    for student_id, code in ActiveSpend.objects.filter(account__course=course).values_list(
-        "account__student_id", "assignment__code"
-    ):
-        used[student_id].append(code)
-    groups = dict(
-        GroupMembership.objects.filter(course=course, left_at__isnull=True).values_list(
-            "user_id", "group__name"
-        )
+def balance_rows(
+    *, course: Course, q: str = "", balance: int | None = None
+) -> QuerySet[Membership]:
+    """Active students of the course with `balance_now`, `allowance_now` and `group_name`
+    annotated in SQL (a student without an account has the course's allowance), filtered by a
+    search over name, email and group and by balance, ordered by name. Lazy: page it, or stream
+    it, without loading the course."""
+    account = SlackAccount.objects.filter(course=course, student_id=OuterRef("user_id"))
+    group = GroupMembership.objects.filter(
+        course=course, user_id=OuterRef("user_id"), left_at__isnull=True
     )
-    rows = []
-    for m in (
+    rows = (
         Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
         .select_related("user")
-        .order_by("user__full_name")
-    ):
-        a = accounts.get(m.user_id)
-        rows.append(BalanceRow(m.user, groups.get(m.user_id, ""), a.balance if a else course.slack_days_allowance,
-                               a.allowance if a else course.slack_days_allowance, sorted(used[m.user_id])))  # fmt: skip
+        .annotate(
+            balance_now=Coalesce(Subquery(account.values("balance")[:1]), Value(course.slack_days_allowance)),
+            allowance_now=Coalesce(Subquery(account.values("allowance")[:1]), Value(course.slack_days_allowance)),
+            group_name=Coalesce(Subquery(group.values("group__name")[:1]), Value("")),
+        )
+        .order_by("user__full_name", "user_id")
+    )  # fmt: skip
+    if q:
+        rows = rows.filter(
+            Q(user__full_name__icontains=q)
+            | Q(user__email__icontains=q)
+            | Q(group_name__icontains=q)
+        )
+    if balance is not None:
+        rows = rows.filter(balance_now=balance)
     return rows
+
+
+def balance_page(rows: Iterable[Membership], course: Course) -> list[BalanceRow]:
+    """`BalanceRow`s for some annotated rows of `balance_rows` (one query for their slack uses)."""
+    members = list(rows)
+    used: dict[int, list[str]] = defaultdict(list)
+    for student_id, code in ActiveSpend.objects.filter(
+        account__course=course, account__student_id__in=[m.user_id for m in members]
+    ).values_list("account__student_id", "assignment__code"):
+        used[student_id].append(code)
+    return [BalanceRow(m.user, m.group_name, m.balance_now, m.allowance_now, sorted(used[m.user_id]))  # type: ignore[attr-defined]
+            for m in members]  # fmt: skip
 
 
 def ledger_list(

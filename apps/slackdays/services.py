@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.calendar.models import Assignment
@@ -33,15 +34,12 @@ from apps.slackdays.models import (
 
 
 def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
-    for s in students:
-        SlackAccount.objects.get_or_create(
-            course=course,
-            student=s,
-            defaults={
-                "allowance": course.slack_days_allowance,
-                "balance": course.slack_days_allowance,
-            },
-        )
+    """Open a full account for each student that has none (one INSERT; existing ones untouched)."""
+    SlackAccount.objects.bulk_create(
+        [SlackAccount(course=course, student=s, allowance=course.slack_days_allowance,
+                      balance=course.slack_days_allowance) for s in students],
+        ignore_conflicts=True,
+    )  # fmt: skip
 
 
 def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
@@ -90,18 +88,54 @@ def exception_hours(
     course: Course, assignment: Assignment, student: User, group: Group | None
 ) -> tuple[int, int]:
     """(one-off extension hours for the student or their group, accommodation hours)."""
-    live = DeadlineException.objects.filter(course=course, revoked_at__isnull=True)
-    ext = sum(e.hours for e in live.filter(kind="extension", assignment=assignment)
-              if e.student_id == student.pk or (group is not None and e.group_id == group.pk))  # fmt: skip
-    acc = sum(e.hours for e in live.filter(kind="accommodation", student=student))
+    mine = Q(student=student) | (Q(group=group) if group is not None else Q(pk__in=[]))
+    ext = acc = 0
+    for kind, on, hours in DeadlineException.objects.filter(
+        mine, course=course, revoked_at__isnull=True
+    ).values_list("kind", "assignment_id", "hours"):
+        if kind == "extension" and on == assignment.pk:
+            ext += hours
+        elif kind == "accommodation":
+            acc += hours
     return ext, acc
 
 
-def deadline_without_slack(course: Course, assignment: Assignment, student: User) -> dt.datetime:
-    ext, acc = exception_hours(course, assignment, student, _current_group(course, student))
+def deadline_without_slack(
+    course: Course, assignment: Assignment, student: User, *, group: Group | bool | None = True
+) -> dt.datetime:
+    """Base + exceptions for one student; pass `group` when the caller already has it."""
+    if group is True:
+        group = _current_group(course, student)
+    ext, acc = exception_hours(
+        course, assignment, student, group if isinstance(group, Group) else None
+    )
     return rules.effective_deadline(
         assignment.due_at, tz=course.timezone, extension_hours=ext, accommodation_hours=acc
     )
+
+
+def _spend_all(members: list[User], accounts: dict[int, SlackAccount], active: dict[int, int], *,
+               assignment: Assignment, group: Group | None, actor: User, reason: str) -> list[LedgerEntry]:  # fmt: skip
+    """One day from each (locked) account in three statements: balances and sequence numbers,
+    ledger entries, spend slots. The CHECK and unique constraints hold it as `_append` would."""
+    batch = uuid.uuid4()
+    changed = []
+    for s in members:
+        a = accounts[s.pk]
+        a.balance -= 1
+        a.last_seq += 1
+        changed.append(a)
+    SlackAccount.objects.bulk_update(changed, ["balance", "last_seq"])
+    entries = LedgerEntry.objects.bulk_create(
+        [LedgerEntry(account=a, seq=a.last_seq, kind="spend", delta=-1, balance_after=a.balance,
+                     assignment=assignment, group=group, batch=batch, actor=actor, reason=reason[:300])
+         for a in changed]
+    )  # fmt: skip
+    ActiveSpend.objects.bulk_create(
+        [ActiveSpend(account=a, assignment=assignment, slot=active[a.student_id] + 1, entry=e)
+         for a, e in zip(changed, entries, strict=True)]
+    )  # fmt: skip
+    return entries
 
 
 def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: User | None = None,
@@ -130,14 +164,16 @@ def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: 
     members.sort(key=lambda u: u.pk)
     with transaction.atomic():
         accounts = _lock_accounts(course, members)
-        active = {}
-        for s in members:
-            active[s.pk] = ActiveSpend.objects.filter(
-                account=accounts[s.pk], assignment=assignment
-            ).count()
+        counted = dict(
+            ActiveSpend.objects.filter(account__in=accounts.values(), assignment=assignment)
+            .values("account__student_id")
+            .annotate(n=Count("id"))
+            .values_list("account__student_id", "n")
+        )
+        active: dict[int, int] = {s.pk: counted.get(s.pk, 0) for s in members}
         if charged_by is None:
             limit = rules.add_calendar_days(
-                deadline_without_slack(course, assignment, actor),
+                deadline_without_slack(course, assignment, actor, group=group),
                 active[actor.pk] + 1,
                 course.timezone,
             )
@@ -153,20 +189,10 @@ def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: 
                 out.append(f"{s.get_full_name()} {why}")
         if out:
             raise Conflict("Nothing was charged: " + "; ".join(out) + ".")
-        batch = uuid.uuid4()
-        entries = []
         try:
             with transaction.atomic():
-                for s in members:
-                    e = _append(accounts[s.pk], kind="spend", delta=-1, actor=charged_by or actor, assignment=assignment,
-                                group=group, batch=batch, reason=reason or "applied by the group")  # fmt: skip
-                    ActiveSpend.objects.create(
-                        account=accounts[s.pk],
-                        assignment=assignment,
-                        slot=active[s.pk] + 1,
-                        entry=e,
-                    )
-                    entries.append(e)
+                entries = _spend_all(members, accounts, active, assignment=assignment, group=group,
+                                     actor=charged_by or actor, reason=reason or "applied by the group")  # fmt: skip
         except IntegrityError:
             raise Conflict(
                 f"A slack day on {assignment.code} was just applied; reload to see it."

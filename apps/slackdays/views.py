@@ -1,22 +1,29 @@
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Iterator
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
-from apps.core.csvexport import SafeWriter
+from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
-from apps.core.models import Membership, Role
+from apps.core.models import Course, Membership, Role
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import services
 from apps.slackdays.models import LateWork, SlackAccount
 from apps.slackdays.selectors import (
-    balances,
+    balance_page,
+    balance_rows,
     exception_list,
     ledger_for,
     ledger_list,
@@ -80,7 +87,7 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
 
 
 @login_required
-def staff(request: AuthedRequest, code: str) -> HttpResponse:
+def staff(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code, staff=True)
     if request.method == "POST":
         action = request.POST.get("action")
@@ -88,10 +95,11 @@ def staff(request: AuthedRequest, code: str) -> HttpResponse:
         try:
             if action == "grant":
                 ids = [int(x) for x in p.getlist("students") if x.isdigit()]
+                ids += _students_by_email(course, p.get("emails", ""))
                 made = services.exception_grant(
                     actor=request.user, course=course, kind=p.get("kind", ""), hours=int(p.get("hours") or 0),
                     reason=p.get("reason", ""), assignment_id=int(p["assignment"]) if p.get("assignment") else None,
-                    student_ids=ids, group_id=int(p["group"]) if p.get("group") else None,
+                    student_ids=ids, group_id=_group_by_name(course, p.get("group", "")),
                 )  # fmt: skip
                 messages.success(request, f"Granted {len(made)} exception(s).")
             elif action == "revoke":
@@ -135,47 +143,72 @@ def staff(request: AuthedRequest, code: str) -> HttpResponse:
         except (KeyError, ValueError):
             messages.error(request, "That request was incomplete; fill in every field.")
         return redirect("slackdays:staff", code=code)
-    rows = balances(course=course)
-    q, low = request.GET.get("q", "").lower(), request.GET.get("balance", "")
-    if q:
-        rows = [
-            r
-            for r in rows
-            if q in r.student.get_full_name().lower()
-            or q in r.student.email
-            or q in r.group.lower()
-        ]
-    if low.isdigit():
-        rows = [r for r in rows if r.balance == int(low)]
+    q, low = request.GET.get("q", "").strip(), request.GET.get("balance", "")
+    rows = balance_rows(course=course, q=q, balance=int(low) if low.isdigit() else None)
     if request.GET.get("format") == "csv":
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{course.code}-slack.csv"'
-        w = SafeWriter(response)
-        w.writerow(["name", "email", "sid", "group", "balance", "allowance", "used_on"])
-        for r in rows:
-            w.writerow(
-                [
-                    r.student.get_full_name(),
-                    r.student.email,
-                    r.student.sid,
-                    r.group,
-                    r.balance,
-                    r.allowance,
-                    " ".join(r.used),
-                ]
-            )
-        return response
+        header = ["name", "email", "sid", "group", "balance", "allowance", "used_on"]
+        body = ([r.student.get_full_name(), r.student.email, r.student.sid, r.group, r.balance,
+                 r.allowance, " ".join(r.used)]
+                for chunk in _chunks(rows.iterator(chunk_size=500), 500) for r in balance_page(chunk, course))  # fmt: skip
+        return csv_response(f"{course.code}-slack.csv", itertools.chain([header], body))
     from apps.calendar.models import Assignment
 
+    page = Paginator(rows, PAGE).get_page(request.GET.get("page"))
     return render(request, "slackdays/staff.html", {
-        "course": course, "rows": rows, "q": request.GET.get("q", ""), "balance": low,
-        "ledger": ledger_list(user=request.user, course=course)[:60],
-        "exceptions": exception_list(user=request.user, course=course),
-        "late": LateWork.objects.filter(course=course).select_related("student", "assignment"),
-        "assignments": Assignment.objects.filter(course=course), "groups": Group.objects.filter(course=course, dissolved_at__isnull=True),
-        "students": Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).select_related("user").order_by("user__full_name"),
+        "course": course, "page": page, "rows": balance_page(page, course), "q": request.GET.get("q", ""), "balance": low,
+        "ledger": ledger_list(user=request.user, course=course)[:30],
+        "exceptions": Paginator(exception_list(user=request.user, course=course).order_by("-created_at", "-id"), 20).get_page(request.GET.get("epage")),
+        "late": Paginator(LateWork.objects.filter(course=course).select_related("student", "assignment").order_by("-submitted_at", "-id"), 20).get_page(request.GET.get("lpage")),
+        "assignments": Assignment.objects.filter(course=course),
+        "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name").values_list("name", flat=True),
         "late_statuses": LateWork.Status.choices,
     })  # fmt: skip
+
+
+PAGE = 50
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _students_by_email(course: Course, text: str) -> list[int]:
+    """Ids of the course's active students named by email (one per line, or separated by commas
+    or spaces); an unknown address is an error naming it, so nothing is granted by half."""
+    emails = {e.strip().lower() for e in text.replace(",", " ").split() if e.strip()}
+    if not emails:
+        return []
+    found = dict(
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True, user__email__in=emails)
+        .values_list("user__email", "user_id")
+    )  # fmt: skip
+    missing = sorted(emails - {e.lower() for e in found})
+    if missing:
+        raise DomainError(f"Not a student of this course: {', '.join(missing)}.", field="emails")
+    return list(found.values())
+
+
+def _group_by_name(course: Course, text: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return int(text)
+    gid = (
+        Group.objects.filter(course=course, dissolved_at__isnull=True, name__iexact=text)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if gid is None:
+        raise DomainError(f"There is no group called {text!r}.", field="group")
+    return gid
 
 
 class LatenessUploadForm(forms.Form):

@@ -62,7 +62,7 @@ def test_a_student_of_group_a_never_sees_group_bs_ip_through_any_endpoint(world)
 def test_a_student_sees_their_own_node_ip_and_files(world) -> None:  # type: ignore[no-untyped-def]
     course, _ta, alloc, students, _w = world
     client = api(students["A"])
-    allocs = client.get(f"/api/v1/courses/{course.code}/allocations/").json()
+    allocs = client.get(f"/api/v1/courses/{course.code}/allocations/").json()["results"]
     assert [a["static_ip"] for a in allocs] == [alloc["A"].static_ip.address]
     files = client.get(f"/api/v1/courses/{course.code}/my-node/files/").json()
     assert files["launch_env"][alloc["A"].node.name]["MASTER_ADDR"] == alloc["A"].static_ip.address
@@ -141,7 +141,9 @@ def test_incidents_through_the_api(world) -> None:  # type: ignore[no-untyped-de
     assert created.status_code == 201
     assert [
         i["summary"]
-        for i in api(students["A"]).get(f"/api/v1/courses/{course.code}/incidents/").json()
+        for i in api(students["A"])
+        .get(f"/api/v1/courses/{course.code}/incidents/")
+        .json()["results"]
     ] == ["Xid 79"]
     assert (
         api(students["A"])

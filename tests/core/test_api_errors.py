@@ -84,3 +84,12 @@ def test_the_course_detail_gives_ids_that_the_slack_api_takes() -> None:
     )
     assert response.status_code == 201, response.json()
     assert client.get(f"/api/v1/courses/{course.code}/slack/me/").json()["balance"] == 2
+
+
+def test_a_page_past_the_end_of_a_computed_list_is_a_400_too() -> None:
+    """slack/balances pages a list built in Python (found by the fuzzer as a 500)."""
+    course = CourseFactory()
+    client = APIClient()
+    client.force_authenticate(member(course, Role.TA))
+    body = _is_error(client.get(f"/api/v1/courses/{course.code}/slack/balances/?page=3"), 400)
+    assert body["field"] == "page"

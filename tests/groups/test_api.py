@@ -21,11 +21,16 @@ def test_a_student_sees_their_group_in_full_and_others_by_name_and_size_only() -
     course = open_course()
     mine, theirs = group_of(course, 4, "Mine"), group_of(course, 5, "Theirs")
     me = mine.memberships.first().user
-    body = {g["name"]: g for g in api(me).get(f"/api/v1/courses/{course.code}/groups/").json()}
-    assert body["Mine"]["full"] is True
-    assert len(body["Mine"]["members"]) == 4
-    assert body["Mine"]["join_code"] == mine.join_code
+    page = api(me).get(f"/api/v1/courses/{course.code}/groups/").json()
+    assert page["count"] == 2
+    body = {g["name"]: g for g in page["results"]}
+    # The list is names and sizes only, for every student; their own group is in full alone.
     assert body["Theirs"] == {"id": theirs.pk, "name": "Theirs", "size": 5, "full": False}
+    assert body["Mine"] == {"id": mine.pk, "name": "Mine", "size": 4, "full": False}
+    own = api(me).get(f"/api/v1/courses/{course.code}/groups/{mine.pk}/").json()
+    assert own["full"] is True
+    assert len(own["members"]) == 4
+    assert own["join_code"] == mine.join_code
     detail = api(me).get(f"/api/v1/courses/{course.code}/groups/{theirs.pk}/").json()
     assert "members" not in detail
     assert "join_code" not in detail
@@ -35,7 +40,11 @@ def test_staff_see_every_group_in_full() -> None:
     course = open_course()
     group_of(course, 4)
     for role in (Role.TA, Role.INSTRUCTOR):
-        body = api(member(course, role)).get(f"/api/v1/courses/{course.code}/groups/").json()
+        body = (
+            api(member(course, role))
+            .get(f"/api/v1/courses/{course.code}/groups/")
+            .json()["results"]
+        )
         assert all(g["full"] and len(g["members"]) == 4 for g in body)
 
 
@@ -104,11 +113,11 @@ def test_staff_move_merge_dissolve_through_the_api() -> None:
     ta = api(member(course, Role.TA))
     base = f"/api/v1/courses/{course.code}/groups"
     loner = member(course)
-    assert [u["email"] for u in ta.get(f"{base}/ungrouped/").json()] == [loner.email]
+    assert [u["email"] for u in ta.get(f"{base}/ungrouped/").json()["results"]] == [loner.email]
     assert ta.post(f"{base}/{a.pk}/members/", {"user": loner.pk}, format="json").json()["size"] == 5
     assert ta.post(f"{base}/{b.pk}/merge/", {"into": c.pk}, format="json").json()["size"] == 3
     assert ta.delete(f"{base}/{c.pk}/").status_code == 204
-    assert [g["name"] for g in ta.get(f"{base}/").json()] == ["A"]
+    assert [g["name"] for g in ta.get(f"{base}/").json()["results"]] == ["A"]
 
 
 def test_other_courses_are_404_and_anonymous_401() -> None:

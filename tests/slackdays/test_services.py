@@ -296,3 +296,28 @@ def test_double_submitting_the_form_spends_one_day() -> None:
     results = race([post, post])
     assert all(r == 302 for r in results)
     assert balance(course, student) == 2
+
+
+@pytest.mark.parametrize("size", [3, 6])
+def test_a_group_spend_runs_a_fixed_handful_of_statements_whatever_the_group_size(
+    size: int,
+) -> None:
+    """Bulk writes inside the same locks: under 15 statements, the same for 3 members as for 6
+    (the deadline-hour write spike is 200 groups at once)."""
+    from django.test.utils import CaptureQueriesContext
+
+    course = CourseFactory()
+    a = AssignmentFactory(course=course)
+    group = group_of(course, size)
+    student = group.memberships.first().user  # type: ignore[union-attr]
+    with CaptureQueriesContext(connection) as ctx:
+        entries = slack_apply(actor=student, course=course, assignment_id=a.pk)
+    assert len(entries) == size
+    statements = [
+        q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+    ]
+    assert len(statements) < 15, "\n".join(statements)
+    assert (
+        sorted(SlackAccount.objects.filter(course=course).values_list("balance", flat=True))
+        == [2] * size
+    )

@@ -57,7 +57,9 @@ def test_staff_page_is_staff_only_and_exports_csv() -> None:
     student = member(course)
     assert as_user(student).get(f"/c/{course.code}/slack/staff/").status_code == 403
     staff = member(course, Role.INSTRUCTOR)
-    body = as_user(staff).get(f"/c/{course.code}/slack/staff/?format=csv").content.decode()
+    body = b"".join(
+        as_user(staff).get(f"/c/{course.code}/slack/staff/?format=csv").streaming_content
+    ).decode()
     assert body.splitlines()[0] == "name,email,sid,group,balance,allowance,used_on"
     assert f"{student.email}" in body
 

@@ -34,7 +34,13 @@ from apps.compute.selectors import (
     window_bundle,
     window_list,
 )
-from apps.core.api.helpers import api_course, error_responses
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
 from apps.core.errors import NotAllowed, NotFound
 from apps.core.models import Course, User
 
@@ -55,11 +61,16 @@ class NodeListView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Nodes (staff: all; students: their group's)",
-        responses={200: NodeSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(NodeSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        return Response(NodeSerializer(node_list(user=user, course=course), many=True).data)
+        return page_response(
+            request,
+            node_list(user=user, course=course),
+            lambda p: NodeSerializer(p, many=True).data,
+        )
 
     @extend_schema(
         tags=TAGS,
@@ -97,15 +108,15 @@ class NodeDetailView(APIView):
 
 class StaticIPListView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Static IPs (staff)", responses={200: StaticIPSerializer(many=True), **E}
+        tags=TAGS,
+        summary="Static IPs (staff)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(StaticIPSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         _, course = _ctx(request, code, staff=True)
-        return Response(
-            StaticIPSerializer(
-                StaticIP.objects.filter(course=course).order_by("address"), many=True
-            ).data
-        )
+        ips = StaticIP.objects.filter(course=course).order_by("address")
+        return page_response(request, ips, lambda p: StaticIPSerializer(p, many=True).data)
 
     @extend_schema(
         tags=TAGS,
@@ -125,12 +136,15 @@ class AllocationListView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Current allocations (staff: all; students: their group's)",
-        responses={200: AllocationSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(AllocationSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        return Response(
-            AllocationSerializer(allocation_list(user=user, course=course), many=True).data
+        return page_response(
+            request,
+            allocation_list(user=user, course=course),
+            lambda p: AllocationSerializer(p, many=True).data,
         )
 
     @extend_schema(
@@ -194,11 +208,16 @@ class WindowListView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Sharing windows (staff: all; students: their group's)",
-        responses={200: WindowSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(WindowSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        return Response(WindowSerializer(window_list(user=user, course=course), many=True).data)
+        return page_response(
+            request,
+            window_list(user=user, course=course),
+            lambda p: WindowSerializer(p, many=True).data,
+        )
 
     @extend_schema(
         tags=TAGS,
@@ -258,12 +277,13 @@ class IncidentListView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Incidents (staff: all; students: their group's)",
-        responses={200: IncidentSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(IncidentSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        qs = incident_list(user=user, course=course)
-        return Response(IncidentSerializer(qs[:200], many=True).data)
+        qs = incident_list(user=user, course=course).order_by("-occurred_at", "-id")
+        return page_response(request, qs, lambda p: IncidentSerializer(p, many=True).data)
 
     @extend_schema(
         tags=TAGS,

@@ -3,10 +3,17 @@ non-staff on staff endpoints) and the documented error responses."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from apps.core.api.exceptions import ErrorSerializer
+from apps.core.api.pagination import StandardPagination
 from apps.core.errors import NotAllowed
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -43,3 +50,40 @@ def error_responses(**overrides: str) -> dict[int, OpenApiResponse]:
     return {
         code: OpenApiResponse(ErrorSerializer, description=text) for code, text in texts.items()
     }
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int, description="Page number, from 1.", required=False),
+    OpenApiParameter(
+        "page_size", int, description="Rows per page (default 50, at most 500).", required=False
+    ),
+]
+
+
+@cache
+def paginated(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The page envelope every list answers with, for the schema: count, next, previous,
+    results."""
+    name = serializer_class.__name__.removesuffix("Serializer")
+    return type(
+        f"Paginated{name}List",
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(help_text="Rows in the whole (filtered) list."),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
+def page_response(
+    request: Request,
+    rows: Any,
+    render: Callable[[list[Any]], Any],
+) -> Response:
+    """One page of `rows` (a queryset or list) with the standard envelope; `render` turns the
+    page's rows into JSON-able data (e.g. `lambda page: Serializer(page, many=True).data`)."""
+    paginator = StandardPagination()
+    page = paginator.paginate_queryset(rows, request)
+    return paginator.get_paginated_response(render(list(page or [])))

@@ -21,7 +21,7 @@ class StandardPagination(PageNumberPagination):
             return super().paginate_queryset(queryset, request, view)
         except NotFound as exc:
             pages = getattr(getattr(self, "page", None), "paginator", None)
-            count = queryset.count() if hasattr(queryset, "count") else len(queryset)
+            count = len(queryset) if isinstance(queryset, (list, tuple)) else queryset.count()
             size = self.get_page_size(request) or self.page_size
             last = max(1, -(-count // size)) if pages is None else pages.num_pages
             raise DomainError(

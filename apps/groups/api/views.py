@@ -10,7 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.helpers import api_course, error_responses
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
 from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
@@ -63,13 +69,20 @@ def _one(course: Course, group_id: int) -> Group:
 
 
 class GroupListView(APIView):
-    @extend_schema(tags=["groups"], summary="Groups of the course",
-                   description="Staff and a group's own members see members and the join code; other students see names and sizes.",
-                   responses={200: GroupSeenSerializer(many=True), **E})  # fmt: skip
+    @extend_schema(tags=["groups"], summary="Groups of the course", operation_id="courses_groups_list",
+                   description="Staff see members and join codes; students see every group's name and size (their own in full at groups/<id>/).",
+                   parameters=PAGE_PARAMETERS, responses={200: paginated(GroupSeenSerializer), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        groups = group_list(user=user, course=course)
-        return Response([_render(user, course, g) for g in groups])
+        if is_staff(user, course):
+            groups = group_list(user=user, course=course)
+            return page_response(request, groups, lambda p: [_render(user, course, g) for g in p])
+        # Students: names and sizes only (their own group in full at groups/<id>/), no members
+        # loaded for 400 groups.
+        brief = group_list_with_sizes(course=course)
+        return page_response(
+            request, brief, lambda p: [{**GroupBriefSerializer(g).data, "full": False} for g in p]
+        )
 
     @extend_schema(tags=["groups"], summary="Create a group",
                    description="A student creates a group and becomes its first member (until the formation deadline); staff create an empty group.",
@@ -189,10 +202,15 @@ class UngroupedView(APIView):
     @extend_schema(
         tags=["groups"],
         summary="Active students in no group (staff)",
-        responses={200: UngroupedSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(UngroupedSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         if not is_staff(user, course):
             raise NotAllowed("Only the course's instructors and TAs may list ungrouped students.")
-        return Response(UngroupedSerializer(students_without_group(course=course), many=True).data)
+        return page_response(
+            request,
+            students_without_group(course=course),
+            lambda p: UngroupedSerializer(p, many=True).data,
+        )

@@ -5,20 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.helpers import api_course, error_responses
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
 from apps.core.errors import DomainError, NotFound
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry, SlackAccount
 from apps.slackdays.selectors import (
-    balances,
+    balance_page,
+    balance_rows,
     exception_list,
     ledger_for,
     ledger_list,
@@ -154,7 +161,7 @@ class ApplyView(APIView):
 
 class CancelView(APIView):
     @extend_schema(tags=TAGS, summary="Cancel your group's slack day before the original deadline",
-                   request=AssignmentRefSerializer, responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+                   request=AssignmentRefSerializer, parameters=PAGE_PARAMETERS, responses={200: paginated(LedgerEntrySerializer), **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code, student=True)
         data = AssignmentRefSerializer(data=request.data)
@@ -173,21 +180,26 @@ class BalancesView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Every student's balance (staff)",
-        responses={200: BalanceSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(BalanceSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         _, course = _ctx(request, code, staff=True)
-        return Response(BalanceSerializer(balances(course=course), many=True).data)
+        rows = balance_rows(course=course)
+        return page_response(
+            request, rows, lambda p: BalanceSerializer(balance_page(p, course), many=True).data
+        )
 
 
 class LedgerView(APIView):
     @extend_schema(tags=TAGS, summary="The ledger: staff see all (filter ?student=id); a student only their own",
-                   responses={200: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+                   parameters=[*PAGE_PARAMETERS, OpenApiParameter("student", int, description="Staff: one student's entries (user id).")],
+                   responses={200: paginated(LedgerEntrySerializer), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         sid = request.query_params.get("student", "")
         qs = ledger_list(user=user, course=course, student_id=int(sid) if sid.isdigit() else None)
-        return Response(LedgerEntrySerializer(qs[:500], many=True).data)
+        return page_response(request, qs, lambda p: LedgerEntrySerializer(p, many=True).data)
 
 
 class RefundView(APIView):
@@ -228,12 +240,14 @@ class ExceptionsView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Exceptions in force (staff all; a student their own and their group's)",
-        responses={200: ExceptionSerializer(many=True), **E},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(ExceptionSerializer), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         qs = exception_list(user=user, course=course)
-        return Response(ExceptionSerializer(qs, many=True).data)
+        qs = qs.order_by("-created_at", "-id")
+        return page_response(request, qs, lambda p: ExceptionSerializer(p, many=True).data)
 
     @extend_schema(
         tags=TAGS,

@@ -1,0 +1,195 @@
+"""Deadline-hour load on a 2,000-student course, the way it would be served: gunicorn with the
+production settings on PostgreSQL and Redis, driven from another process by locust (headless).
+
+1. Builds the course in a throwaway PostgreSQL database (`courseops_bench_load`): the EE 290
+   course file, 2,000 students in 400 groups (tests/bigcourse.py), an assignment due next week.
+2. Starts gunicorn (LOAD_WORKERS, default 2 × cores) on 127.0.0.1.
+3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99.
+4. Open loop: 100 requests/s offered (50 users × 2/s): p95.
+5. Write spike: 200 groups apply a slack day at the same instant (API, token auth): latencies,
+   then the ledger invariants (every member charged once, balances = allowance − spends ≥ 0).
+
+Prints figures; never passes or fails. Needs PostgreSQL on 127.0.0.1:5432 and Redis on :6379.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import port_answers  # noqa: E402
+
+DB = "courseops_bench_load"
+DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
+REDIS_URL = "redis://127.0.0.1:6379/12"
+PORT = int(os.environ.get("LOAD_PORT", "8765"))
+SECONDS = int(os.environ.get("LOAD_SECONDS", "30"))
+WORKERS = int(os.environ.get("LOAD_WORKERS", str(2 * (os.cpu_count() or 1))))
+BIN = Path(sys.executable).parent
+
+
+if not (port_answers(5432) and port_answers(6379)):
+    print("load: skipped (needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379)")
+    sys.exit(0)
+
+subprocess.run(
+    ["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB],
+    check=False,
+    capture_output=True,
+)
+subprocess.run(
+    ["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True, capture_output=True
+)
+SECRET = "load-bench-only-" + "k" * 50  # the sessions made here must verify in gunicorn
+os.environ.update(
+    DATABASE_URL=DB_URL, DJANGO_SETTINGS_MODULE="courseops.settings.dev", SECRET_KEY=SECRET
+)
+
+import datetime as dt  # noqa: E402
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db.models import Count, Sum  # noqa: E402
+from django.utils import timezone  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
+
+from apps.calendar.models import Assignment  # noqa: E402
+from apps.core.course_loader import course_load  # noqa: E402
+from apps.core.coursefile import parse_course_file  # noqa: E402
+from apps.groups.models import Group  # noqa: E402
+from apps.slackdays.models import LedgerEntry, SlackAccount  # noqa: E402
+from tests.bigcourse import build_big_course  # noqa: E402
+
+call_command("migrate", verbosity=0)
+t0 = time.perf_counter()
+course = course_load(
+    cf=parse_course_file((ROOT / "courses" / "ee290-sp26.yaml").read_text(encoding="utf-8"))
+).course
+people = build_big_course(course, 2000)
+soon = timezone.now() + dt.timedelta(days=7)
+load_assignment = Assignment.objects.create(course=course, code="LOAD", title="Load test", release_at=timezone.now(),
+                                            due_at=soon, accepts_slack=True)  # fmt: skip
+students = list(
+    course.memberships.filter(role="student").select_related("user").order_by("user_id")
+)
+sessions = []
+for m in students[:200]:
+    s = SessionStore()
+    s["_auth_user_id"] = str(m.user_id)
+    s["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    s["_auth_user_hash"] = m.user.get_session_auth_hash()
+    s.create()
+    sessions.append(s.session_key)
+groups = list(Group.objects.filter(course=course).order_by("pk")[:200])
+tokens = [
+    Token.objects.create(user=g.memberships.filter(left_at__isnull=True).first().user).key
+    for g in groups
+]
+print(
+    f"built 2,000 students in 400 groups, 200 sessions and tokens in {time.perf_counter() - t0:.1f} s"
+)
+
+work = Path(tempfile.mkdtemp())
+(work / "sessions.json").write_text(json.dumps(sessions))
+env = {**os.environ, "DJANGO_SETTINGS_MODULE": "courseops.settings.production", "DATABASE_URL": DB_URL,
+       "REDIS_URL": REDIS_URL, "SECRET_KEY": SECRET, "ALLOWED_HOSTS": "127.0.0.1",
+       "SECURE_SSL_REDIRECT": "false", "LOG_LEVEL": "ERROR"}  # fmt: skip
+subprocess.run(
+    [str(BIN / "python"), "manage.py", "collectstatic", "--no-input", "-v", "0"],
+    cwd=ROOT,
+    env=env,
+    check=True,
+)
+server = subprocess.Popen(
+    [str(BIN / "gunicorn"), "courseops.wsgi", "--bind", f"127.0.0.1:{PORT}", "--workers", str(WORKERS),
+     "--log-level", "warning", "--access-logfile", "-" if os.environ.get("LOAD_ACCESS_LOG") else "/dev/null"],
+    cwd=ROOT, env=env, stderr=open(work / "gunicorn.log", "w"),  # noqa: SIM115
+)  # fmt: skip
+try:
+    deadline = time.monotonic() + 30
+    while not port_answers(PORT) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    print(
+        f"gunicorn: {WORKERS} workers on {os.cpu_count()} cores, production settings, PostgreSQL + Redis"
+    )
+
+    def run_locust(label: str, users: int, extra_env: dict[str, str]) -> None:
+        prefix = work / label.replace(" ", "_")
+        subprocess.run(
+            [str(BIN / "locust"), "-f", str(ROOT / "bench" / "load" / "locustfile.py"), "--headless", "-u", str(users),
+             "-r", str(users), "-t", f"{SECONDS}s", "--host", f"http://127.0.0.1:{PORT}", "--csv", str(prefix),
+             "--only-summary", "--loglevel", "ERROR"],
+            cwd=ROOT, env={**os.environ, "LOAD_SESSIONS": str(work / "sessions.json"), "LOAD_COURSE": course.code, **extra_env},
+            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        with open(f"{prefix}_stats.csv", encoding="utf-8") as f:
+            rows = {r["Name"]: r for r in csv.DictReader(f)}
+        for name, r in rows.items():
+            if name == "Aggregated":
+                continue
+            print(
+                f"   {name:<16} {float(r['Requests/s']):>7.1f} req/s  p50 {r['50%']:>4} ms  p95 {r['95%']:>4} ms  failures {r['Failure Count']}"
+            )
+        a = rows["Aggregated"]
+        print(f"{label}: {float(a['Requests/s']):.1f} requests/s, p50 {a['50%']} ms, p95 {a['95%']} ms, "
+              f"p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors")  # fmt: skip
+
+    run_locust("read spike, 50 connections, no think time", 50, {})
+    run_locust("open loop, 100 requests/s offered", 50, {"LOAD_OPEN_LOOP_RPS_PER_USER": "2"})
+
+    # Write spike: 200 groups at the same instant.
+    import requests
+
+    barrier = threading.Barrier(len(tokens))
+    latencies: list[float] = []
+    codes: list[int] = []
+    lock = threading.Lock()
+
+    def spend(token: str) -> None:
+        barrier.wait()
+        t = time.perf_counter()
+        r = requests.post(f"http://127.0.0.1:{PORT}/api/v1/courses/{course.code}/slack/apply/",
+                          json={"assignment": load_assignment.pk}, headers={"Authorization": f"Token {token}"}, timeout=60)  # fmt: skip
+        with lock:
+            latencies.append(time.perf_counter() - t)
+            codes.append(r.status_code)
+
+    threads = [threading.Thread(target=spend, args=(tok,)) for tok in tokens]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    latencies.sort()
+    p95 = latencies[int(0.95 * len(latencies)) - 1]
+    ok = codes.count(201)
+    charged = LedgerEntry.objects.filter(
+        account__course=course, assignment=load_assignment, kind="spend"
+    )
+    per_student = charged.values("account__student").annotate(n=Count("id")).filter(n__gt=1).count()
+    expected = sum(g.memberships.filter(left_at__isnull=True).count() for g in groups)
+    bad_balance = sum(
+        1 for a in SlackAccount.objects.filter(course=course)
+        if a.balance != a.allowance + (LedgerEntry.objects.filter(account=a).aggregate(s=Sum("delta"))["s"] or 0) or a.balance < 0
+    )  # fmt: skip
+    print(f"write spike: 200 group spends at once: {ok} succeeded, other statuses {sorted(set(codes) - {201})}; "
+          f"p50 {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, last {latencies[-1]:.2f} s")  # fmt: skip
+    print(f"ledger: {charged.count()} spend entries for {expected} members; students charged twice: {per_student}; "
+          f"accounts whose balance ≠ allowance + Σ deltas or < 0: {bad_balance}")  # fmt: skip
+finally:
+    server.terminate()
+    server.wait(20)

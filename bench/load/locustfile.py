@@ -1,0 +1,48 @@
+"""The deadline-hour read mix for bench/load.py: logged-in students, each request one of the
+dashboard, the slack page, the node page, slack/me and the question sets. Sessions come from a
+file the driver writes (LOAD_SESSIONS), so no password hashing happens under load."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+from locust import HttpUser, between, constant_throughput, task
+
+SESSIONS = json.loads(open(os.environ["LOAD_SESSIONS"], encoding="utf-8").read())  # noqa: SIM115
+CODE = os.environ.get("LOAD_COURSE", "ee290-sp26")
+OPEN_LOOP = os.environ.get("LOAD_OPEN_LOOP_RPS_PER_USER")
+
+
+class Student(HttpUser):
+    wait_time = constant_throughput(float(OPEN_LOOP)) if OPEN_LOOP else between(0, 0)
+
+    def on_start(self) -> None:
+        self.client.headers["Cookie"] = f"sessionid={random.choice(SESSIONS)}"
+
+    def _get(self, url: str, name: str) -> None:
+        """Only a 200 counts: a redirect to the log-in page is a failure, not a fast page."""
+        with self.client.get(url, name=name, allow_redirects=False, catch_response=True) as r:
+            if r.status_code != 200:
+                r.failure(f"status {r.status_code}")
+
+    @task
+    def dashboard(self) -> None:
+        self._get(f"/c/{CODE}/", "dashboard")
+
+    @task
+    def slack_page(self) -> None:
+        self._get(f"/c/{CODE}/slack/", "slack page")
+
+    @task
+    def node_page(self) -> None:
+        self._get(f"/c/{CODE}/node/", "node page")
+
+    @task
+    def slack_me(self) -> None:
+        self._get(f"/api/v1/courses/{CODE}/slack/me/", "slack/me")
+
+    @task
+    def question_sets(self) -> None:
+        self._get(f"/c/{CODE}/questions/", "question sets")

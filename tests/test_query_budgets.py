@@ -1,0 +1,67 @@
+"""Query budgets: every list page and list endpoint, for a student and for staff, runs the same
+number of queries with 20 students as with 200 (growth fails), and a paginated page stays small
+however large the course."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from apps.core.course_loader import course_load
+from apps.core.coursefile import parse_course_file
+from tests.bigcourse import build_big_course
+from tests.conftest import COURSE_FILE
+
+pytestmark = pytest.mark.django_db
+
+C = "/c/{code}/"
+A = "/api/v1/courses/{code}/"
+STUDENT_URLS = [C, C + "schedule/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
+                C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
+                A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/"]  # fmt: skip
+STAFF_URLS = [C, C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
+              A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
+              A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
+              A + "incidents/", A + "nodes/", A + "static-ips/"]  # fmt: skip
+# Pages that page through rows: their size must not grow with the course either.
+BOUNDED_BYTES = 100_000
+
+
+def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
+    cf = parse_course_file(COURSE_FILE.read_text(encoding="utf-8"))
+    # Each size its own course from the same file (its own code; no compute: IPs are global).
+    cf = cf.model_copy(
+        update={"course": cf.course.model_copy(update={"code": f"ee290-{tag}"}), "compute": None}
+    )
+    course = course_load(cf=cf).course
+    people = build_big_course(course, n, tag=tag)
+    return course, people
+
+
+def _measure(user, url: str) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    client.get(url)  # warm per-process caches (content types, templates)
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    return len(ctx.captured_queries), len(response.content), response.status_code
+
+
+@pytest.mark.parametrize("who", ["student", "ta"])
+def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str) -> None:
+    small, small_people = _course(20, "small")
+    large, large_people = _course(200, "big")
+    urls = STUDENT_URLS if who == "student" else STAFF_URLS
+    grew, heavy = [], []
+    for url in urls:
+        q_small, _, _ = _measure(small_people[who], url.format(code=small.code))
+        q_large, size_large, _ = _measure(large_people[who], url.format(code=large.code))
+        if q_large > q_small:
+            grew.append(f"{url}: {q_small} → {q_large} queries")
+        if size_large > BOUNDED_BYTES:
+            heavy.append(f"{url}: {size_large:,} bytes")
+    assert not grew, "query count grows with the course:\n" + "\n".join(grew)
+    assert not heavy, "pages over 100 KB at 200 students:\n" + "\n".join(heavy)
