@@ -27,10 +27,10 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from apps.core.course_loader import course_load  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
-from apps.core.demo import demo_load  # noqa: E402
 from apps.core.models import User  # noqa: E402
+from apps.setup.course_loader import course_load  # noqa: E402
+from apps.setup.demo import demo_load  # noqa: E402
 
 call_command("migrate", verbosity=0)
 text = (ROOT / "courses" / "ee290-sp26.yaml").read_text()

@@ -47,8 +47,8 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from apps.core.course_loader import course_load  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
+from apps.setup.course_loader import course_load  # noqa: E402
 from tests.bigcourse import build_big_course  # noqa: E402
 
 call_command("migrate", verbosity=0)

@@ -69,9 +69,9 @@ from django.utils import timezone  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
 from apps.calendar.models import Assignment  # noqa: E402
-from apps.core.course_loader import course_load  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
 from apps.groups.models import Group  # noqa: E402
+from apps.setup.course_loader import course_load  # noqa: E402
 from apps.slackdays.models import LedgerEntry, SlackAccount  # noqa: E402
 from tests.bigcourse import build_big_course  # noqa: E402
 

@@ -42,6 +42,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("api/v1/", include("apps.core.api.urls")),
+    path("api/v1/", include("apps.calendar.api.urls")),
     path("api/v1/", include("apps.perfcalc.api.urls")),
     path("api/v1/", include("apps.groups.api.urls")),
     path("api/v1/", include("apps.roster.api.urls")),

@@ -82,8 +82,8 @@ def course_file_text() -> str:
 @pytest.fixture
 def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
     """The real EE 290 course file loaded, without people."""
-    from apps.core.course_loader import course_load
     from apps.core.coursefile import parse_course_file
+    from apps.setup.course_loader import course_load
 
     return course_load(cf=parse_course_file(course_file_text)).course
 
@@ -91,7 +91,7 @@ def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def ee290_demo(ee290):  # type: ignore[no-untyped-def]
     """The EE 290 course with the demo people: 1 instructor, 2 TAs, 40 students, 8 groups."""
-    from apps.core.demo import demo_load
+    from apps.setup.demo import demo_load
 
     demo_load(course=ee290)
     return ee290

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from apps.core.course_loader import course_load
 from apps.core.coursefile import parse_course_file
+from apps.setup.course_loader import course_load
 from tests.bigcourse import build_big_course
 from tests.conftest import COURSE_FILE
 

@@ -1,19 +1,33 @@
 from __future__ import annotations
 
+import zoneinfo
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils import timezone
 
 from apps.calendar.selectors import deadline_list, lecture_upcoming
 from apps.core.models import Course, Role
 
 
 def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
+    """Upcoming assignments and milestones in the tables, today's marked; past ones folded."""
     deadlines = deadline_list(course=course, user=request.user)  # type: ignore[arg-type]
     upcoming = [d for d in deadlines if not d.is_past]
+    zone = zoneinfo.ZoneInfo(course.timezone)
+    today = timezone.now().astimezone(zone).date()
+
+    def rows(kind: str) -> list[dict[str, Any]]:
+        return [
+            {"d": d, "today": d.due_at.astimezone(zone).date() == today}
+            for d in upcoming
+            if d.kind == kind
+        ]
+
     return {
-        "assignments": [d for d in deadlines if d.kind == "assignment"],
-        "milestones": [d for d in deadlines if d.kind == "milestone"],
+        "assignments": rows("assignment"),
+        "milestones": rows("milestone"),
+        "past": [d for d in deadlines if d.is_past][::-1],
         "next_deadline": upcoming[0] if upcoming else None,
     }
 

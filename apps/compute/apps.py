@@ -25,3 +25,13 @@ class ComputeConfig(AppConfig):
                 order=25,
             )
         )
+        register_panel(
+            Panel(
+                key="glance-node",
+                title="Your group's node",
+                template="compute/panels/my_node.html",
+                context=panels.my_node_context,
+                roles=frozenset({Role.STUDENT}),
+                order=2,
+            )
+        )

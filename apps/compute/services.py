@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.compute.models import Allocation, Node, StaticIP
@@ -19,7 +19,7 @@ from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
-from apps.groups.models import Group
+from apps.groups.models import Group, GroupMembership
 
 T = TypeVar("T")
 
@@ -64,8 +64,10 @@ def _free_ips(course: Course) -> list[StaticIP]:
 
 
 def _unallocated_groups(course: Course) -> list[Group]:
+    """Live groups with at least one current member and no node yet (an empty group needs none)."""
     return list(
         Group.objects.filter(course=course, dissolved_at__isnull=True)
+        .filter(Exists(GroupMembership.objects.filter(group=OuterRef("pk"), left_at__isnull=True)))
         .exclude(pk__in=_active().values("group_id"))
         .order_by("name")
     )

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -156,6 +158,65 @@ def window_action(request: AuthedRequest, code: str, window_id: int, action: str
     )
 
 
+RANGES = {"week": 7, "3weeks": 21, "term": 0}
+
+
+@dataclass(frozen=True)
+class Span:
+    """The stretch of time the windows timeline shows, with the links to the stretches around."""
+
+    range: str
+    start: dt.datetime
+    days: int
+    prev: str
+    next: str
+
+    @property
+    def end(self) -> dt.datetime:
+        return self.start + dt.timedelta(days=self.days)
+
+
+def _timeline_span(request: AuthedRequest, course: Course) -> Span:
+    """`?range=week|3weeks|term&from=YYYY-MM-DD` (default: three weeks from today). The term runs
+    from the first lecture to the last deadline of the course file."""
+    from apps.calendar.models import Assignment, Lecture, Milestone
+
+    choice = request.GET.get("range", "3weeks")
+    choice = choice if choice in RANGES else "3weeks"
+    zone = zoneinfo.ZoneInfo(course.timezone)
+    today = timezone.now().astimezone(zone).replace(hour=0, minute=0, second=0, microsecond=0)
+    if choice == "term":
+        firsts = [
+            d
+            for d in (
+                Lecture.objects.filter(course=course)
+                .order_by("starts_at")
+                .values_list("starts_at", flat=True)
+                .first(),
+            )
+            if d
+        ]
+        lasts = [d for d in (Assignment.objects.filter(course=course).order_by("-due_at").values_list("due_at", flat=True).first(),
+                             Milestone.objects.filter(course=course).order_by("-due_at").values_list("due_at", flat=True).first()) if d]  # fmt: skip
+        start = (
+            min(firsts, default=today)
+            .astimezone(zone)
+            .replace(hour=0, minute=0, second=0, microsecond=0)
+        )
+        days = max(7, (max(lasts, default=today + dt.timedelta(days=21)) - start).days + 1)
+        return Span("term", start, days, "", "")
+    days = RANGES[choice]
+    try:
+        start = dt.datetime.combine(
+            dt.date.fromisoformat(request.GET.get("from", "")), dt.time(), tzinfo=zone
+        )
+    except ValueError:
+        start = today
+    step = dt.timedelta(days=days)
+    return Span(choice, start, days, f"?range={choice}&from={(start - step).date().isoformat()}",
+                f"?range={choice}&from={(start + step).date().isoformat()}")  # fmt: skip
+
+
 @login_required
 def board(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code, staff=True)
@@ -172,16 +233,16 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
         .exclude(pk__in=allocated_groups)
         .order_by("name")
     )
-    all_windows = list(
-        window_list(user=request.user, course=course).filter(
-            ends_at__gte=timezone.now() - dt.timedelta(days=1)
-        )
-    )
-    svg = timeline_svg(nodes, all_windows, start=timezone.now(), days=21, tz=course.timezone)
+    span = _timeline_span(request, course)
+    all_windows = list(window_list(user=request.user, course=course))
+    shown = [w for w in all_windows if w.starts_at < span.end and w.ends_at > span.start]
+    svg = timeline_svg(nodes, shown, start=span.start, days=span.days, tz=course.timezone)
     return render(request, "compute/board.html", {
         "course": course, "rows": [(n, live.get(n.pk)) for n in nodes], "waiting": waiting,
         "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
-        "timeline": mark_safe(svg),
+        "timeline": mark_safe(svg), "span": span,
+        "outside": [w for w in all_windows if w not in shown and w.ends_at > timezone.now() - dt.timedelta(days=1)
+                    and w.status in (SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED)],
         "statuses": Node.Status.choices,
         "history": Allocation.objects.filter(course=course).select_related("group", "node", "static_ip")[:30],
     })  # fmt: skip

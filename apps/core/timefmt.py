@@ -17,6 +17,13 @@ def format_instant(value: dt.datetime, tz_name: str) -> str:
     return f"{local:%a %b} {local.day}, {local.year}, {hour}:{local:%M %p} {local.tzname()}"
 
 
+def format_short(value: dt.datetime, tz_name: str) -> str:
+    """'Tue Feb 10, 11:59 PM' — one line on a phone; the year and zone are on the page."""
+    local = to_course_tz(value, tz_name)
+    hour = local.strftime("%I").lstrip("0")
+    return f"{local:%a %b} {local.day}, {hour}:{local:%M %p}"
+
+
 def format_date(value: dt.datetime, tz_name: str) -> str:
     local = to_course_tz(value, tz_name)
     return f"{local:%a %b} {local.day}"

@@ -49,7 +49,8 @@ def formula_form(formula: Formula, gpus: dict[str, GPU], data: Any = None) -> fo
         data is not None
     ):  # a shared URL may leave choices out: show the defaults, not the first option
         data = data.copy()
-        for name, field in fields.items():
+        # base_fields, not `fields`: the form metaclass pops the declared fields out of that dict.
+        for name, field in form_class.base_fields.items():  # type: ignore[attr-defined]
             if isinstance(field, forms.ChoiceField) and not data.get(name) and field.initial:
                 data[name] = field.initial
     return form_class(data)

@@ -8,9 +8,20 @@ class SlackdaysConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.models import Role
-        from apps.core.registry import STAFF, NavItem, register_nav
+        from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
+        from apps.slackdays import panels
 
         register_nav(
             NavItem("Slack days", "slackdays:mine", roles=frozenset({Role.STUDENT}), order=25)
         )
         register_nav(NavItem("Slack & exceptions", "slackdays:staff", roles=STAFF, order=25))
+        register_panel(
+            Panel(
+                key="glance-slack",
+                title="Slack days and what is due",
+                template="slackdays/panels/glance.html",
+                context=panels.glance_context,
+                roles=frozenset({Role.STUDENT}),
+                order=1,
+            )
+        )

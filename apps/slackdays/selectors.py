@@ -32,8 +32,13 @@ class StudentDeadline:
 
 
 def student_deadlines(*, course: Course, student: User) -> list[StudentDeadline]:
-    """Every assignment with the student's effective deadline (4 queries, any number of
+    """Every assignment with the student's effective deadline (5 queries, any number of
     assignments). The one place pages, API, feeds and reminders take a student's deadlines from."""
+    return student_slack(course=course, student=student)[1]
+
+
+def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDeadline]]:
+    """(slack days left, `student_deadlines`) from the same 5 queries."""
     group_id = (
         GroupMembership.objects.filter(course=course, user=student, left_at__isnull=True)
         .values_list("group_id", flat=True).first()
@@ -76,7 +81,7 @@ def student_deadlines(*, course: Course, student: User) -> list[StudentDeadline]
             can_apply=a.accepts_slack and left > 0 and slack[a.pk] < course.slack_days_max_per_assignment and now <= next_limit,
             can_cancel=slack[a.pk] > 0 and now < without,
         ))  # fmt: skip
-    return out
+    return left, out
 
 
 def ledger_for(*, course: Course, student: User) -> QuerySet[LedgerEntry]:

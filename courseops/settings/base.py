@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "apps.roster",
     "apps.slackdays",
     "apps.autograder",
+    "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 
 MIDDLEWARE = [

@@ -202,3 +202,20 @@ def test_a_measurement_above_the_gpus_peak_is_flagged(run_now) -> None:  # type:
     assert grades[silent.pk].score == 0
     items, _ = item_analysis(run)
     assert next(i for i in items if i.question.key == "measured-tflops").implausible == 1
+
+
+def test_a_run_no_worker_takes_says_so_after_a_minute(quiz) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.autograder.models import GradingPass
+    from apps.autograder.passes import progress
+
+    _course, qs, staff, _students = quiz
+    run = run_create(actor=staff, question_set=qs)  # queued; nothing runs it in this test
+    assert progress(run)["note"] == ""
+    GradingPass.objects.filter(run=run).update(created_at=timezone.now() - dt.timedelta(minutes=2))
+    note = progress(GradingRun.objects.get(pk=run.pk))["note"]
+    assert "No worker has taken this pass" in note
+    assert "make worker" in note

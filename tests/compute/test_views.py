@@ -143,3 +143,42 @@ def test_staff_set_node_status_and_cannot_retire_a_held_node(world) -> None:  # 
         .status_code
         == 403
     )
+
+
+def test_the_timeline_moves_and_lists_what_it_does_not_show(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """A window requested for five weeks ahead is not in the default three weeks: it is listed
+    under the picture, and 'later' or the term range shows it."""
+    import datetime as dt
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from apps.compute.models import Allocation
+    from apps.compute.windows import window_request
+    from apps.core.models import User
+
+    student = User.objects.get(email="student01@example.edu")
+    mine = Allocation.objects.get(group__memberships__user=student, ended_at__isnull=True)
+    other = Allocation.objects.exclude(pk=mine.pk).filter(ended_at__isnull=True).first()
+    start = timezone.now() + dt.timedelta(days=35)
+    w = window_request(actor=student, course=ee290_demo, node_ids=[other.node_id],  # type: ignore[union-attr]
+                       starts_at=start, ends_at=start + dt.timedelta(hours=6))  # fmt: skip
+    staff = Client()
+    staff.force_login(User.objects.get(email="instructor@example.edu"))
+    board = staff.get(f"/c/{ee290_demo.code}/compute/").content.decode()
+    outside = board[board.index("outside this range") :]
+    assert f"#{w.pk}" in outside
+    later = staff.get(
+        f"/c/{ee290_demo.code}/compute/",
+        {"range": "3weeks", "from": (timezone.now() + dt.timedelta(days=21)).date().isoformat()},
+    ).content.decode()
+    drawn = f"<title>#{w.pk} {w.requester.name} (requested)"
+    assert drawn not in board  # not drawn in the default three weeks…
+    assert drawn in later  # …but drawn once the board moves on
+    assert "outside this range" not in later
+    week = staff.get(f"/c/{ee290_demo.code}/compute/", {"range": "week"}).content.decode()
+    assert 'aria-current="page">a week' in week
+    term = staff.get(
+        f"/c/{ee290_demo.code}/compute/", {"range": "term", "from": "not-a-date"}
+    ).content.decode()
+    assert 'aria-current="page">the term' in term

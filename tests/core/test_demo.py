@@ -47,3 +47,53 @@ def test_demo_needs_the_course_first(settings) -> None:  # type: ignore[no-untyp
 def test_no_migration_creates_people() -> None:
     # Demo people come only from the demo loader, never from migrations.
     assert User.objects.count() == 0
+
+
+def test_make_run_starts_again_after_people_used_the_demo(ee290_demo, settings) -> None:  # type: ignore[no-untyped-def]
+    """Rename a group, delete a sharing window, spend slack, leave a group; then the loader
+    (what `make run` calls on every start) runs again without a fight or an error."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.calendar.models import Assignment
+    from apps.compute.models import Allocation, SharingWindow
+    from apps.compute.windows import window_request
+    from apps.slackdays.services import slack_apply
+
+    settings.DEBUG = True
+    renamed = Group.objects.get(course=ee290_demo, name="Pipeline Bubble")
+    renamed.name = "Bubble Busters"
+    renamed.save()
+    member = renamed.memberships.filter(left_at__isnull=True).first().user  # type: ignore[union-attr]
+    other = Allocation.objects.exclude(group=renamed).filter(ended_at__isnull=True).first()
+    start = timezone.now() + dt.timedelta(days=1)
+    window = window_request(actor=member, course=ee290_demo, node_ids=[other.node_id],  # type: ignore[union-attr]
+                            starts_at=start, ends_at=start + dt.timedelta(hours=2))  # fmt: skip
+    SharingWindow.objects.filter(pk=window.pk).delete()
+    a = Assignment.objects.filter(course=ee290_demo).order_by("due_at").first()
+    Assignment.objects.filter(pk=a.pk).update(due_at=timezone.now() + dt.timedelta(days=3))  # type: ignore[union-attr]
+    slack_apply(actor=member, course=ee290_demo, assignment_id=a.pk)  # type: ignore[union-attr]
+    leaver = GroupMembership.objects.filter(group=renamed, left_at__isnull=True).last()
+    GroupMembership.objects.filter(pk=leaver.pk).update(left_at=timezone.now())  # type: ignore[union-attr]
+    before = (Group.objects.count(), GroupMembership.objects.count(), Allocation.objects.count())
+
+    call_command("load_demo", "ee290-sp26", stdout=StringIO())
+
+    assert (
+        Group.objects.count(),
+        GroupMembership.objects.count(),
+        Allocation.objects.count(),
+    ) == before
+    assert Group.objects.filter(name="Bubble Busters").exists()
+    assert not Group.objects.filter(name="Pipeline Bubble").exists()
+
+
+def test_allocate_all_skips_a_group_with_no_members(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.models import Allocation
+    from apps.compute.services import allocate_all
+
+    Group.objects.create(course=ee290_demo, name="Empty Shell")
+    instructor = User.objects.get(email="instructor@example.edu")
+    assert allocate_all(actor=instructor, course=ee290_demo) == []
+    assert not Allocation.objects.filter(group__name="Empty Shell").exists()

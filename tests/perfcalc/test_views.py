@@ -98,3 +98,22 @@ def test_hardware_page_cites_every_gpu(client_in: Client) -> None:
     assert "989.5 / 1,979" in page  # H100 SXM BF16 dense / sparse
     assert "datasheet" in page
     assert "InfiniBand HDR200" in page
+
+
+def test_a_shared_url_shows_the_precision_the_answer_used(client) -> None:  # type: ignore[no-untyped-def]
+    """The worked solution uses the BF16 dense peak by default; the select must say BF16, not
+    the first option (FP32), when the URL leaves it out."""
+    import re
+
+    from tests.factories import CourseFactory, member
+
+    client.force_login(member(CourseFactory()))
+    page = client.get(
+        "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm"
+    ).content.decode()
+    selected = re.search(
+        r'name="gpu_precision"[^>]*>.*?<option value="([a-z0-9]+)"[^>]*selected', page, re.S
+    )
+    assert selected is not None
+    assert selected.group(1) == "bf16"
+    assert "BF16" in page

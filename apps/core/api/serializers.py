@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.contrib.auth import authenticate
 from rest_framework import serializers
 
-from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
 from apps.core.models import Course, GradingComponent, Membership, User
 
 
@@ -62,30 +61,6 @@ class CourseListSerializer(serializers.ModelSerializer):
         fields = ("code", "number", "title", "term", "timezone", "role")
 
 
-class LectureSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Lecture
-        fields = ("id", "number", "title", "starts_at", "ends_at", "is_guest", "part", "notes")
-
-
-class RecessDaySerializer(serializers.ModelSerializer):
-    class Meta:
-        model = RecessDay
-        fields = ("id", "date", "note")
-
-
-class AssignmentSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Assignment
-        fields = ("id", "code", "title", "release_at", "due_at", "accepts_slack")
-
-
-class MilestoneSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Milestone
-        fields = ("id", "key", "name", "due_at", "notes")
-
-
 class GradingComponentSerializer(serializers.ModelSerializer):
     parent = serializers.SlugRelatedField[GradingComponent](
         slug_field="key", read_only=True, allow_null=True
@@ -114,32 +89,4 @@ class PolicySerializer(serializers.ModelSerializer):
             "checkoff_cutoff_hours",
             "sharing_window_max_hours",
             "reminder_hours",
-        )
-
-
-class CourseDetailSerializer(CourseListSerializer):
-    """A course with its calendar. Instants are UTC (ISO 8601); show them in `timezone`."""
-
-    location = serializers.CharField()
-    lecture_start = serializers.CharField()
-    lecture_end = serializers.CharField()
-    policy = PolicySerializer(source="*", read_only=True)
-    lectures = LectureSerializer(many=True, read_only=True)
-    recess_days = RecessDaySerializer(many=True, read_only=True)
-    assignments = AssignmentSerializer(many=True, read_only=True)
-    milestones = MilestoneSerializer(many=True, read_only=True)
-    grading_components = GradingComponentSerializer(many=True, read_only=True)
-
-    class Meta(CourseListSerializer.Meta):
-        fields: tuple[str, ...] = (  # type: ignore[assignment]
-            *CourseListSerializer.Meta.fields,
-            "location",
-            "lecture_start",
-            "lecture_end",
-            "policy",
-            "lectures",
-            "recess_days",
-            "assignments",
-            "milestones",
-            "grading_components",
         )

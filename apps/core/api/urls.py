@@ -7,5 +7,4 @@ urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("me/", views.MeView.as_view(), name="me"),
     path("courses/", views.CourseListView.as_view(), name="course-list"),
-    path("courses/<slug:code>/", views.CourseDetailView.as_view(), name="course-detail"),
 ]

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
-from django.http import Http404
+from django.db.models import OuterRef, QuerySet, Subquery
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,13 +12,12 @@ from rest_framework.views import APIView
 
 from apps.core.api.exceptions import ErrorSerializer
 from apps.core.api.serializers import (
-    CourseDetailSerializer,
     CourseListSerializer,
     MeSerializer,
     TokenRequestSerializer,
     TokenSerializer,
 )
-from apps.core.models import Course, GradingComponent, Membership, User
+from apps.core.models import Course, Membership, User
 from apps.core.selectors import course_list
 
 ERRORS = {
@@ -80,7 +77,7 @@ class MeView(generics.RetrieveAPIView):
         return self.request.user  # type: ignore[return-value]
 
 
-def _with_role(qs: QuerySet[Course], user: User) -> QuerySet[Course]:
+def with_role(qs: QuerySet[Course], user: User) -> QuerySet[Course]:
     role = Membership.objects.filter(course=OuterRef("pk"), user=user, is_active=True).values(
         "role"
     )
@@ -97,47 +94,8 @@ class CourseListView(generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no user
             return Course.objects.none()
         user: User = self.request.user  # type: ignore[assignment]
-        return _with_role(course_list(user=user), user)
+        return with_role(course_list(user=user), user)
 
     @extend_schema(responses={200: CourseListSerializer(many=True), **ERRORS})
-    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().get(request, *args, **kwargs)
-
-
-class CourseDetailView(generics.RetrieveAPIView):
-    """One of your courses with its policy, lectures, recess days, assignments, milestones
-    and grading components. 404 for a course you do not belong to."""
-
-    serializer_class = CourseDetailSerializer
-    lookup_field = "code"
-
-    def get_object(self) -> Course:
-        try:
-            return super().get_object()
-        except Http404:
-            raise NotFound("No such course, or you are not a member of it.") from None
-
-    def get_queryset(self) -> QuerySet[Course]:
-        if getattr(self, "swagger_fake_view", False):
-            return Course.objects.none()
-        user: User = self.request.user  # type: ignore[assignment]
-        return _with_role(course_list(user=user), user).prefetch_related(
-            "lectures",
-            "recess_days",
-            "assignments",
-            "milestones",
-            Prefetch(
-                "grading_components",
-                queryset=GradingComponent.objects.select_related("parent"),
-            ),
-        )
-
-    @extend_schema(
-        responses={
-            200: CourseDetailSerializer,
-            **ERRORS,
-            404: OpenApiResponse(ErrorSerializer, description="No such course, or not yours."),
-        }
-    )
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)

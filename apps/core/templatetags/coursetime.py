@@ -4,8 +4,9 @@ import datetime as dt
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
 
-from apps.core.timefmt import format_date, format_instant
+from apps.core.timefmt import format_date, format_instant, format_short
 
 register = template.Library()
 
@@ -27,3 +28,16 @@ def coursedate(value: dt.datetime | None, course: Any) -> str:
     if value is None:
         return ""
     return format_date(value, _tz(course))
+
+
+@register.filter
+def coursewhen(value: dt.datetime | None, course: Any) -> str:
+    """An instant for a table cell: the full form on a laptop, one short line on a phone
+    ('Tue Feb 10, 11:59 PM'; the full form stays in the tooltip and `datetime`)."""
+    if value is None:
+        return ""
+    full = format_instant(value, _tz(course))
+    return format_html(
+        '<time datetime="{}" title="{}"><span class="d-long">{}</span><span class="d-short">{}</span></time>',
+        value.isoformat(), full, full, format_short(value, _tz(course)),
+    )  # fmt: skip

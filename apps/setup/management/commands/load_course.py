@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.core.course_loader import course_load
 from apps.core.coursefile import CourseFileError, parse_course_file
+from apps.setup.course_loader import course_load
 
 
 class Command(BaseCommand):

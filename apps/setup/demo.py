@@ -120,12 +120,19 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
                     Permission.objects.filter(content_type__app_label__in=COURSE_APPS)
                 )
 
+        # A group is keyed by its first student, not its name: once that student has been in
+        # any group of the course (the demo ran before; people renamed, left, merged since),
+        # the loader leaves that group alone instead of fighting what users did.
+        touched = set(
+            GroupMembership.objects.filter(course=course, user__in=students).values_list("user_id", flat=True)
+        )  # fmt: skip
         for g, group_name in enumerate(GROUP_NAMES):
+            five = students[g * 5 : g * 5 + 5]
+            if not five or five[0].pk in touched:
+                continue
             group, _ = Group.objects.get_or_create(course=course, name=group_name)
-            for user in students[g * 5 : g * 5 + 5]:
-                if not GroupMembership.objects.filter(
-                    course=course, user=user, left_at__isnull=True
-                ).exists():
+            for user in five:
+                if user.pk not in touched:
                     GroupMembership.objects.create(group=group, course=course, user=user)
         # Every demo group holds a node and an IP, allocated as the instructor would.
         instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")

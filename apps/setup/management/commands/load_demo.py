@@ -5,8 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.core.demo import DEMO_PASSWORD, demo_load
 from apps.core.models import Course
+from apps.setup.demo import DEMO_PASSWORD, demo_load
 
 
 class Command(BaseCommand):
