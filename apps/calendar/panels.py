@@ -12,7 +12,8 @@ from apps.core.models import Course, Role
 
 def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     """Upcoming assignments and milestones in the tables, today's marked; past ones folded."""
-    deadlines = deadline_list(course=course, user=request.user)  # type: ignore[arg-type]
+    memo = request.__dict__.setdefault("_memo", {})  # shared by the panels of this page
+    deadlines = deadline_list(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     upcoming = [d for d in deadlines if not d.is_past]
     zone = zoneinfo.ZoneInfo(course.timezone)
     today = timezone.now().astimezone(zone).date()

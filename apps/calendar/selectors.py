@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -30,17 +31,20 @@ class Deadline:
         return self.due_at <= timezone.now()
 
 
-def deadline_list(*, course: Course, user: User) -> list[Deadline]:
-    """Assignments (a student's effective deadlines) and milestones, soonest first."""
+def deadline_list(
+    *, course: Course, user: User, memo: dict[str, Any] | None = None
+) -> list[Deadline]:
+    """Assignments (a student's effective deadlines) and milestones, soonest first. `memo`
+    (the request's) lets panels of one page share the student's deadlines."""
     from apps.core.permissions import is_student
-    from apps.slackdays.selectors import student_deadlines
+    from apps.slackdays.selectors import student_slack_memo
 
     if is_student(user, course):
         # A student's own deadlines: base + exceptions + slack (one rule, apps.slackdays.rules).
         items = [
             Deadline("assignment", d.assignment.code, d.assignment.title, d.effective, d.assignment.release_at,
                      "" if d.effective == d.base else f"base deadline moved by {d.extension_hours + d.accommodation_hours} h of exceptions and {d.slack_days} slack day(s)")
-            for d in student_deadlines(course=course, student=user)
+            for d in student_slack_memo({} if memo is None else memo, course=course, student=user)[1]
         ]  # fmt: skip
     else:
         items = [

@@ -6,14 +6,15 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from apps.core.models import Course, Role, User
-from apps.slackdays.selectors import student_slack
+from apps.slackdays.selectors import student_slack_memo
 
 
 def glance_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     """Slack days left and the next deadline that counts for this student (effective: slack
     and exceptions applied), from the one place deadlines come from."""
     user = cast(User, request.user)  # the dashboard is behind login_required
-    left, deadlines = student_slack(course=course, student=user)
+    memo = request.__dict__.setdefault("_memo", {})  # shared by the panels of this page
+    left, deadlines = student_slack_memo(memo, course=course, student=user)
     now = timezone.now()
     upcoming = [d for d in deadlines if d.effective > now]
     return {

@@ -6,6 +6,7 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -35,6 +36,16 @@ def student_deadlines(*, course: Course, student: User) -> list[StudentDeadline]
     """Every assignment with the student's effective deadline (5 queries, any number of
     assignments). The one place pages, API, feeds and reminders take a student's deadlines from."""
     return student_slack(course=course, student=student)[1]
+
+
+def student_slack_memo(
+    memo: dict[str, Any], *, course: Course, student: User
+) -> tuple[int, list[StudentDeadline]]:
+    """`student_slack`, computed once per `memo` (a request's): the dashboard's panels share it."""
+    key = f"student_slack:{course.pk}:{student.pk}"
+    if key not in memo:
+        memo[key] = student_slack(course=course, student=student)
+    return memo[key]
 
 
 def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDeadline]]:
