@@ -143,15 +143,22 @@ def pass_start(pass_id: int) -> list[int]:
 
 
 def _finish(grading_pass: GradingPass) -> None:
-    """Inside the caller's transaction: the pass is complete; readers switch to it at commit."""
+    """Inside the caller's transaction: the pass is complete; readers switch to it at commit.
+
+    The pass readers saw until now keeps its grades (a reader that loaded the run a moment
+    before the switch still finds them); passes older than that are dropped."""
     now = timezone.now()
+    previous = (
+        GradingRun.objects.filter(pk=grading_pass.run_id).values_list("current_pass_id", flat=True).first()
+    )  # fmt: skip
     GradingPass.objects.filter(pk=grading_pass.pk).update(
         status=GradingPass.Status.DONE, finished_at=now
     )
     GradingRun.objects.filter(pk=grading_pass.run_id).update(
         current_pass=grading_pass, status=GradingRun.Status.DONE, finished_at=now
     )
-    Grade.objects.filter(run_id=grading_pass.run_id).exclude(grading_pass=grading_pass).delete()
+    keep = [grading_pass.pk] + ([previous] if previous else [])
+    Grade.objects.filter(run_id=grading_pass.run_id).exclude(grading_pass_id__in=keep).delete()
 
 
 def grade_pass_chunk(pass_id: int, index: int) -> int:
