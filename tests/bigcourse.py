@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from django.contrib.auth.hashers import make_password
 
+from apps.calendar.models import Milestone
 from apps.core.models import Course, Membership, Role, User
 from apps.groups.models import Group, GroupMembership
+from apps.milestones.models import GroupMilestone
 from apps.slackdays.models import DeadlineException
 
 
@@ -45,4 +47,11 @@ def build_big_course(
                            granted_by=granter) for u in users[::10]],
         batch_size=2000,
     )  # fmt: skip
+    first = Milestone.objects.filter(course=course, tracked=True).order_by("due_at").first()
+    if first is not None:  # every other group has recorded the first milestone
+        GroupMilestone.objects.bulk_create(
+            [GroupMilestone(course=course, milestone=first, group=g, link="https://example.edu/r",
+                            submitted_at=first.due_at, submitted_by=users[i * 5]) for i, g in enumerate(groups) if i % 2],
+            batch_size=2000,
+        )  # fmt: skip
     return {"student": users[0], "ta": staff[str(Role.TA)], "instructor": granter}

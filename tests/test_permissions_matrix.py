@@ -45,6 +45,8 @@ P = {
     "closed": "login deny deny deny deny deny",
     "n/a": "- - - - - -",
     "to-login": "login login login login login login",  # log-out ends at the login page
+    # A secret-URL resource (the iCal feed) tried with a wrong token: nobody, not even its owner.
+    "nobody": "deny deny deny deny deny deny",
 }
 
 COURSE = "c/<slug:code>/"
@@ -54,6 +56,20 @@ EXPECTED: dict[str, str] = {
     "GET ": "authed",
     f"GET {COURSE}": "member",
     f"GET {COURSE}schedule/": "member",
+    f"GET {COURSE}calendar/": "member",
+    f"POST {COURSE}calendar/": "member",  # own feed and reminder choices
+    f"GET {COURSE}calendar/lectures/<int:lecture_id>/edit/": "staff",
+    f"POST {COURSE}calendar/lectures/<int:lecture_id>/edit/": "staff",
+    f"GET {COURSE}calendar/assignments/<int:assignment_id>/edit/": "staff",
+    f"POST {COURSE}calendar/assignments/<int:assignment_id>/edit/": "staff",
+    f"GET {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
+    f"POST {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
+    f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
+    f"POST {COURSE}milestones/": "member",
+    f"GET {COURSE}milestones/export.csv": "staff",
+    f"POST {COURSE}milestones/export.csv": "staff",
+    "GET feeds/<str:token>.ics": "nobody",
+    "POST feeds/<str:token>.ics": "n/a",
     "GET calc/": "authed",
     "GET calc/compare/": "authed",
     "GET calc/hardware/": "authed",
@@ -150,6 +166,21 @@ EXPECTED: dict[str, str] = {
     "POST api/v1/perfcalc/batch/": "authed",
     "POST api/v1/perfcalc/vector/": "authed",
     "POST api/v1/perfcalc/<formula>/": "authed",
+    # --- API: calendar and milestones
+    f"GET {API}calendar/": "member",
+    f"GET {API}calendar/feed/": "member",
+    f"PATCH {API}calendar/feed/": "member",
+    f"DELETE {API}calendar/feed/": "member",
+    f"POST {API}calendar/feed/rotate/": "member",
+    f"PATCH {API}calendar/lectures/<int:lecture_id>/": "staff",
+    f"PATCH {API}calendar/assignments/<int:assignment_id>/": "staff",
+    f"GET {API}calendar/assignments/<int:assignment_id>/impact/": "staff",
+    f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
+    f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
+    f"GET {API}milestones/": "member",  # students: their group's row only (scanned below)
+    f"POST {API}milestones/<int:milestone_id>/submit/": "student",
+    f"POST {API}milestones/<int:milestone_id>/extension/": "staff",
+    f"POST {API}milestones/<int:milestone_id>/excuse/": "staff",
     # --- API: groups
     f"GET {API}groups/": "member",
     f"POST {API}groups/": "member",
@@ -266,6 +297,8 @@ def _url(route: str, world: World) -> str:
         "<int:node_id>": ids["node_id"], "<slug:key>": ids["key"], "<slug:kind>": "hosts",
         "<slug:action>": "cancel", "<slug:name>": "roofline-time", "<uidb64>": "MQ", "<token>": "set-password",
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else ids["import_id"],
+        "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
+        "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -351,6 +384,9 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "allocation_id",
                 "node_id",
                 "import_id",
+                "lecture_id",
+                "assignment_id",
+                "milestone_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

@@ -18,10 +18,12 @@ pytestmark = pytest.mark.django_db
 
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
-STUDENT_URLS = [C, C + "schedule/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
+STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
+                A + "milestones/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
                 C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
                 A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/"]  # fmt: skip
-STAFF_URLS = [C, C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
+STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
+              A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
               A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
               A + "incidents/", A + "nodes/", A + "static-ips/"]  # fmt: skip

@@ -17,12 +17,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.autograder.models import GradingRun, QuestionSet
-from apps.calendar.models import Assignment
+from apps.calendar.models import Assignment, Milestone
 from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
 from apps.core.models import Course, Role, User
 from apps.groups.models import Group
+from apps.milestones.services import milestone_submit
 from apps.roster.services import roster_upload
 from apps.slackdays.lateness import lateness_upload
 from tests.factories import CourseFactory, member
@@ -84,6 +85,12 @@ def build_world(course: Course) -> World:
         question_set=qs, key_version="world", expected=0, created_by=instructor
     )
 
+    first_milestone = (
+        Milestone.objects.filter(course=course, tracked=True).order_by("due_at").first()
+    )
+    assert first_milestone is not None
+    milestone_submit(actor=a_members[0], course=course, milestone_id=first_milestone.pk,
+                     link="https://example.edu/SECRET-DRAFT-A")  # fmt: skip
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -105,10 +112,12 @@ def build_world(course: Course) -> World:
         "lateness_import_id": lateness.pk,
         "key": qs.key,
         "assignment_id": assignment.pk,
+        "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]
+        "milestone_id": first_milestone.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

@@ -7,10 +7,12 @@ class CalendarConfig(AppConfig):
     verbose_name = "Calendar: lectures, assignments, milestones"
 
     def ready(self) -> None:
-        from apps.calendar import panels
+        from apps.calendar import panels, sources
+        from apps.calendar.registry import register_events
         from apps.core.registry import NavItem, Panel, register_nav, register_panel
 
-        register_nav(NavItem("Schedule", "calendar:schedule", order=20))
+        register_events("calendar", sources.calendar_events)
+        register_nav(NavItem("Calendar", "calendar:calendar", order=20))
         register_panel(
             Panel(
                 key="deadlines",
@@ -19,6 +21,15 @@ class CalendarConfig(AppConfig):
                 context=panels.deadlines_context,
                 order=10,
                 wide=True,
+            )
+        )
+        register_panel(
+            Panel(
+                key="next-7-days",
+                title="Due in the next 7 days",
+                template="calendar/panels/week.html",
+                context=panels.week_context,
+                order=5,
             )
         )
         register_panel(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 import zoneinfo
 from typing import Any
 
@@ -35,3 +36,12 @@ def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[
 
 def lectures_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     return {"lectures": lecture_upcoming(course=course)}
+
+
+def week_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
+    """What is due in the next 7 days for this person (effective deadlines for a student)."""
+    memo = request.__dict__.setdefault("_memo", {})
+    now = timezone.now()
+    soon = now + dt.timedelta(days=7)
+    deadlines = deadline_list(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
+    return {"due": [d for d in deadlines if now < d.due_at <= soon]}

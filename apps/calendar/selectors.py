@@ -1,61 +1,88 @@
 """Reads of the course calendar.
 
-`deadline_list` is the one place pages and the API get a user's deadlines from; the slack-days
-issue replaces each assignment's base deadline with the student's effective one here.
+`event_list` is the one place pages, the feed, the API and the dashboard get a person's
+calendar from: every registered source (apps.calendar.registry), each scoped to what that person
+may see. `deadline_list` is its deadlines (effective for a student, base for staff).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from apps.calendar.models import Assignment, Lecture, Milestone
+from apps.calendar.models import CalendarSettings, Lecture
+from apps.calendar.registry import Event, EventQuery, event_sources, overlaps
 from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+
+
+def event_list(
+    *,
+    course: Course,
+    user: User,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+    memo: dict[str, Any] | None = None,
+    for_feed: bool = False,
+    deadlines_only: bool = False,
+) -> list[Event]:
+    """Everything on the person's calendar overlapping [start, end), in time order (or only
+    the deadlines). Computed once per `memo` (a request's), so a page's panels share it."""
+    memo = {} if memo is None else memo
+    key = f"events:{course.pk}:{user.pk}:{start}:{end}:{for_feed}:{deadlines_only}"
+    if key not in memo:
+        query = EventQuery(
+            course=course,
+            user=user,
+            staff=is_staff(user, course),
+            start=start,
+            end=end,
+            memo=memo,
+            for_feed=for_feed,
+            deadlines_only=deadlines_only,
+        )
+        events = [e for source in event_sources() for e in source(query)]
+        memo[key] = sorted(
+            (e for e in events if overlaps(e, start, end)),
+            key=lambda e: (e.start, e.end is not None, e.kind, e.code, e.title),
+        )
+    return memo[key]
 
 
 @dataclass(frozen=True)
 class Deadline:
-    kind: str  # "assignment" | "milestone"
+    kind: str  # "assignment" | "milestone" | a duty
     code: str
     title: str
     due_at: dt.datetime
     release_at: dt.datetime | None
     notes: str
+    path: str = ""
+    status: str = ""
 
     @property
     def is_past(self) -> bool:
         return self.due_at <= timezone.now()
 
+    @property
+    def status_label(self) -> str:
+        return self.status.replace("_", " ")
+
 
 def deadline_list(
     *, course: Course, user: User, memo: dict[str, Any] | None = None
 ) -> list[Deadline]:
-    """Assignments (a student's effective deadlines) and milestones, soonest first. `memo`
-    (the request's) lets panels of one page share the student's deadlines."""
-    from apps.core.permissions import is_student
-    from apps.slackdays.selectors import student_slack_memo
-
-    if is_student(user, course):
-        # A student's own deadlines: base + exceptions + slack (one rule, apps.slackdays.rules).
-        items = [
-            Deadline("assignment", d.assignment.code, d.assignment.title, d.effective, d.assignment.release_at,
-                     "" if d.effective == d.base else f"base deadline moved by {d.extension_hours + d.accommodation_hours} h of exceptions and {d.slack_days} slack day(s)")
-            for d in student_slack_memo({} if memo is None else memo, course=course, student=user)[1]
-        ]  # fmt: skip
-    else:
-        items = [
-            Deadline("assignment", a.code, a.title, a.due_at, a.release_at, "")
-            for a in Assignment.objects.filter(course=course)
-        ]
-    items += [
-        Deadline("milestone", m.key, m.name, m.due_at, None, m.notes)
-        for m in Milestone.objects.filter(course=course)
+    """The person's deadlines (a student's effective ones), soonest first; events excluded."""
+    return [
+        Deadline(e.kind, e.code, e.title, e.start, e.released_at, e.description, e.path, e.status)
+        for e in event_list(course=course, user=user, memo=memo, deadlines_only=True)
+        if e.is_deadline
     ]
-    return sorted(items, key=lambda d: (d.due_at, d.kind, d.code))
 
 
 def lecture_list(*, course: Course) -> QuerySet[Lecture]:
@@ -64,3 +91,21 @@ def lecture_list(*, course: Course) -> QuerySet[Lecture]:
 
 def lecture_upcoming(*, course: Course, limit: int = 4) -> list[Lecture]:
     return list(lecture_list(course=course).filter(ends_at__gte=timezone.now())[:limit])
+
+
+def calendar_settings_get(*, user: User, course: Course) -> CalendarSettings | None:
+    return CalendarSettings.objects.filter(user=user, course=course).first()
+
+
+def feed_owner(token: str) -> CalendarSettings | None:
+    """The settings row a feed token belongs to, or None. The 12-character key is looked up;
+    the rest is compared in constant time."""
+    key, secret = token[:12], token[12:]
+    if len(key) != 12 or not secret:
+        return None
+    row = CalendarSettings.objects.filter(feed_key=key).select_related("user", "course").first()
+    if row is None or not hmac.compare_digest(row.feed_secret.encode(), secret.encode()):
+        return None
+    if not row.user.is_active:
+        return None
+    return row

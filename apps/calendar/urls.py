@@ -3,4 +3,13 @@ from django.urls import path
 from apps.calendar import views
 
 app_name = "calendar"
-urlpatterns = [path("c/<slug:code>/schedule/", views.schedule, name="schedule")]
+urlpatterns = [
+    path("c/<slug:code>/schedule/", views.schedule, name="schedule"),
+    path("c/<slug:code>/calendar/", views.calendar_page, name="calendar"),
+    path(
+        "c/<slug:code>/calendar/lectures/<int:lecture_id>/edit/",
+        views.lecture_edit,
+        name="lecture-edit",
+    ),
+    path("feeds/<str:token>.ics", views.feed, name="feed"),
+]

@@ -7,7 +7,10 @@ class ComputeConfig(AppConfig):
     verbose_name = "Compute: nodes and static IPs"
 
     def ready(self) -> None:
-        from apps.compute import panels
+        from apps.calendar.registry import register_events
+        from apps.compute import panels, sources
+
+        register_events("windows", sources.window_events)
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 

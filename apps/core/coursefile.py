@@ -93,6 +93,11 @@ class LectureTime(Strict):
     end: HHMM
 
 
+class CourseLink(Strict):
+    label: Text
+    url: Annotated[str, Field(pattern=r"^(https?://\S+)?$", max_length=300)] = ""  # "" = TBD
+
+
 class CourseMeta(Strict):
     code: Slug
     number: str = ""
@@ -101,6 +106,8 @@ class CourseMeta(Strict):
     timezone: TZ
     location: str = ""
     lecture_time: LectureTime = LectureTime(start="09:30", end="11:00")
+    instructors: list[Text] = []
+    links: list[CourseLink] = []
 
 
 class GroupSize(Strict):
@@ -171,10 +178,43 @@ class AssignmentEntry(Strict):
 
 
 class MilestoneEntry(Strict):
+    """A deadline of the project: due at one instant. `tracked`: each group records a
+    submission (link) for it; an untracked one (group formation) is only a date."""
+
     key: Slug
     name: Text
     due: When
     notes: str = ""
+    tracked: bool = True
+
+
+EVENT_KINDS = ("release", "session", "meeting", "office-hours", "other")
+
+
+class EventEntry(Strict):
+    """Something that happens (a start and an end), never something due: releases, the
+    presentation sessions, the poster session. A bare date is an all-day event."""
+
+    key: Slug
+    name: Text
+    kind: Annotated[str, Field(pattern="^(" + "|".join(EVENT_KINDS) + ")$")] = "other"
+    start: When
+    end: When | None = None
+    location: str = ""
+    notes: str = ""
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+class OfficeHoursEntry(Strict):
+    """Weekly office hours, from the first lecture's week to the last lecture (recess skipped)."""
+
+    weekday: Annotated[str, Field(pattern="^(" + "|".join(WEEKDAYS) + ")$")]
+    start: HHMM
+    end: HHMM
+    location: str = ""
+    who: str = ""
 
 
 class GradingPart(Strict):
@@ -227,6 +267,8 @@ class CourseFile(Strict):
     recess: list[RecessEntry] = []
     assignments: list[AssignmentEntry] = []
     milestones: list[MilestoneEntry] = []
+    events: list[EventEntry] = []
+    office_hours: list[OfficeHoursEntry] = []
     grading: list[GradingEntry] = []
     compute: Compute | None = None
 
@@ -240,6 +282,46 @@ class CourseFile(Strict):
             hhmm = self.policy.release_time if release else self.policy.due_time
             local = dt.datetime.combine(value, dt.time.fromisoformat(hhmm), tzinfo=tz)
         return local.astimezone(dt.UTC)
+
+    def event_span(self, e: EventEntry) -> tuple[dt.datetime, dt.datetime]:
+        """[start, end) of an event as aware UTC instants: a bare date starts at 00:00 and a
+        bare end date ends at the next midnight (all day); no end means one hour, or all day."""
+        tz = zoneinfo.ZoneInfo(self.course.timezone)
+
+        def at(value: dt.date | dt.datetime, *, end: bool) -> dt.datetime:
+            if isinstance(value, dt.datetime):
+                return (value if value.tzinfo else value.replace(tzinfo=tz)).astimezone(dt.UTC)
+            day = value + dt.timedelta(days=1) if end else value
+            return dt.datetime.combine(day, dt.time(0), tzinfo=tz).astimezone(dt.UTC)
+
+        start = at(e.start, end=False)
+        if e.end is not None:
+            return start, at(e.end, end=True)
+        if isinstance(e.start, dt.datetime):
+            return start, start + dt.timedelta(hours=1)
+        return start, at(e.start, end=True)
+
+    def office_hour_spans(self) -> list[tuple[str, OfficeHoursEntry, dt.datetime, dt.datetime]]:
+        """(key, entry, start, end) for every weekly occurrence between the first and the last
+        lecture, recess days skipped."""
+        if not self.lectures:
+            return []
+        tz = zoneinfo.ZoneInfo(self.course.timezone)
+        first = min(lec.date for lec in self.lectures)
+        last = max(lec.date for lec in self.lectures)
+        recess = {r.date for r in self.recess}
+        out = []
+        for oh in self.office_hours:
+            wd = WEEKDAYS.index(oh.weekday)
+            day = first + dt.timedelta(days=(wd - first.weekday()) % 7)
+            while day <= last:
+                if day not in recess:
+                    s = dt.datetime.combine(day, dt.time.fromisoformat(oh.start), tzinfo=tz)
+                    e = dt.datetime.combine(day, dt.time.fromisoformat(oh.end), tzinfo=tz)
+                    key = f"office-hours-{day.isoformat()}-{oh.start.replace(':', '')}"
+                    out.append((key, oh, s.astimezone(dt.UTC), e.astimezone(dt.UTC)))
+                day += dt.timedelta(days=7)
+        return out
 
     def lecture_span(self, day: dt.date) -> tuple[dt.datetime, dt.datetime]:
         tz = zoneinfo.ZoneInfo(self.course.timezone)
@@ -329,6 +411,16 @@ def _cross_checks(cf: CourseFile) -> list[str]:
         for i, m in enumerate(cf.milestones)
         if m.key in dup
     ]
+
+    dup = _duplicates([e.key for e in cf.events])
+    for i, e in enumerate(cf.events):
+        if e.key in dup:
+            problems.append(f"events[{i}].key: {e.key} is used by more than one event")
+        if e.end is not None and cf.event_span(e)[1] <= cf.event_span(e)[0]:
+            problems.append(f"events[{i}].end: must be after its start ({e.start})")
+    for i, oh in enumerate(cf.office_hours):
+        if oh.start >= oh.end:
+            problems.append(f"office_hours[{i}].end: must be after its start ({oh.start})")
 
     keys = [g.key for g in cf.grading] + [p.key for g in cf.grading for p in g.parts]
     dup = _duplicates(keys)

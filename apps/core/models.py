@@ -166,6 +166,14 @@ class Course(models.Model):
     reminder_hours = models.JSONField(
         default=list, blank=True, help_text="Hours before each deadline that reminders go out."
     )
+    instructors = models.CharField(
+        max_length=300, blank=True, help_text="Names shown on the course page, comma-separated."
+    )
+    links = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Course links shown on the course page: [{"label": "Ed", "url": "https://…"}].',
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

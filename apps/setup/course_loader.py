@@ -8,13 +8,14 @@ matters more than a tidy table.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import models, transaction
 
-from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
+from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.compute.models import Node, StaticIP
 from apps.core.coursefile import CourseFile
 from apps.core.models import Course, GradingComponent, User
@@ -61,6 +62,9 @@ def _upsert(
         return obj, "unchanged"
     for k in changed:
         setattr(obj, k, values[k])
+    if hasattr(obj, "revision"):  # a changed date or title: subscribed calendars update it
+        obj.revision += 1
+        changed.append("revision")
     obj.save(update_fields=changed)
     return obj, "updated"
 
@@ -98,6 +102,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 "checkoff_cutoff_hours": p.checkoffs.cutoff_hours,
                 "sharing_window_max_hours": p.sharing_windows.max_hours,
                 "reminder_hours": list(p.reminders.hours_before),
+                "instructors": ", ".join(m.instructors),
+                "links": [{"label": link.label, "url": link.url} for link in m.links],
             },
         )
         report = LoadReport(course=course)
@@ -137,9 +143,33 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
             _, o = _upsert(
                 Milestone,
                 {"course": course, "key": ms.key},
-                {"name": ms.name, "due_at": cf.instant(ms.due), "notes": ms.notes},
+                {
+                    "name": ms.name,
+                    "due_at": cf.instant(ms.due),
+                    "notes": ms.notes,
+                    "tracked": ms.tracked,
+                },
             )
             report.tally("milestones", o)
+        for ev in cf.events:
+            starts, ends = cf.event_span(ev)
+            _, o = _upsert(
+                CourseEvent,
+                {"course": course, "key": ev.key},
+                {"name": ev.name, "kind": ev.kind, "starts_at": starts, "ends_at": ends,
+                 "all_day": not isinstance(ev.start, dt.datetime), "location": ev.location,
+                 "notes": ev.notes},
+            )  # fmt: skip
+            report.tally("events", o)
+        for key, oh, starts, ends in cf.office_hour_spans():
+            _, o = _upsert(
+                CourseEvent,
+                {"course": course, "key": key},
+                {"name": f"Office hours{f' ({oh.who})' if oh.who else ''}", "kind": "office-hours",
+                 "starts_at": starts, "ends_at": ends, "all_day": False, "location": oh.location,
+                 "notes": ""},
+            )  # fmt: skip
+            report.tally("events", o)
 
         position = 0
         for g in cf.grading:

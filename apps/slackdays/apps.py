@@ -7,9 +7,13 @@ class SlackdaysConfig(AppConfig):
     verbose_name = "Slack days and exceptions"
 
     def ready(self) -> None:
+        from apps.calendar.registry import register_events, register_reminders
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
-        from apps.slackdays import panels
+        from apps.slackdays import panels, sources
+
+        register_events("assignments", sources.assignment_events)
+        register_reminders("assignments", sources.assignment_reminders)
 
         register_nav(
             NavItem("Slack days", "slackdays:mine", roles=frozenset({Role.STUDENT}), order=25)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "apps.roster",
     "apps.slackdays",
     "apps.autograder",
+    "apps.milestones",
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 
@@ -224,7 +225,15 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Reminders: every 5 minutes, so a "6 hours before" e-mail leaves within 5 minutes of its moment.
+# Each reminder is claimed by a unique row, so an overlapping or repeated run sends nothing twice.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "send-reminders": {
+        "task": "calendar.send_reminders",
+        "schedule": float(os.environ.get("REMINDER_EVERY_S", "300")),
+        "options": {"expires": 290},
+    },
+}
 
 CACHES = {
     "default": (

@@ -45,3 +45,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Worker processes started by tests write their e-mails to files here, so a test can count them.
+if os.environ.get("TEST_EMAIL_DIR"):
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ["TEST_EMAIL_DIR"]

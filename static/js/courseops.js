@@ -31,7 +31,20 @@
     poll();
   }
 
+  function copyButton(button) {
+    button.addEventListener("click", function () {
+      var field = document.querySelector(button.dataset.copy);
+      if (!field) { return; }
+      field.select();
+      var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy"; }, 2000); };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+      } else { document.execCommand("copy"); done(); }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);
   });

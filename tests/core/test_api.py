@@ -88,7 +88,7 @@ def test_every_role_reads_its_course_with_the_calendar(ee290, role: Role) -> Non
     assert len(body["lectures"]) == 26
     assert [a["code"] for a in body["assignments"]] == ["A1", "A2", "A3", "A4", "A5"]
     assert body["assignments"][0]["due_at"] == "2026-02-11T07:59:00Z"
-    assert len(body["milestones"]) == 11
+    assert len(body["milestones"]) == 8
     assert body["policy"]["slack_days_allowance"] == 3
     assert {g["key"]: g["parent"] for g in body["grading_components"]}[
         "project-impact"

@@ -43,8 +43,30 @@ def test_the_ee290_file_matches_the_syllabus(course_file_text: str) -> None:
         ("A4", dt.date(2026, 4, 7)),
         ("A5", dt.date(2026, 4, 21)),
     ]
-    assert len(cf.milestones) == 11
+    # Deadlines are milestones; what happens over a span (releases, sessions) is an event.
+    assert len(cf.milestones) == 8
     assert {m.key for m in cf.milestones} >= {"group-formation", "draft-report", "peer-review"}
+    assert [m.key for m in cf.milestones if not m.tracked] == ["group-formation"]
+    events = {e.key: e for e in cf.events}
+    assert set(events) >= {
+        "research-directions",
+        "presentations-a",
+        "presentations-b",
+        "poster-session",
+    }
+    assert events["presentations-a"].start == dt.datetime(2026, 4, 28, 9, 30)  # noqa: DTZ001 - course-local
+    assert events["presentations-b"].start == dt.datetime(2026, 4, 30, 9, 30)  # noqa: DTZ001 - course-local
+    assert all(e.kind in {"release", "session"} for e in cf.events)
+    assert cf.course.instructors == ["Jiantao Jiao", "Anant Sahai"]
+    [oh] = cf.office_hours
+    assert (oh.weekday, oh.start, oh.end) == ("tuesday", "11:00", "12:00")
+    days = [
+        start.astimezone(dt.timezone(dt.timedelta(hours=-8))).date()
+        for _, _, start, _ in cf.office_hour_spans()
+    ]
+    assert days[0] == dt.date(2026, 1, 20)
+    assert dt.date(2026, 3, 24) not in days  # spring recess
+    assert len(days) == 13  # Tuesdays Jan 20 … Apr 21
     weights = {g.key: g.weight for g in cf.grading}
     assert weights == {"project": 50, "assignments": 35, "scribing": 5, "participation": 10}
     assert cf.policy.group_size.min == 4

@@ -9,12 +9,22 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.calendar.models import Assignment, Lecture, Milestone, RecessDay
+from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.compute.models import Node, StaticIP
 from apps.core.models import AuditEvent, Course, GradingComponent
 
 pytestmark = pytest.mark.django_db
-MODELS = (Course, Lecture, RecessDay, Assignment, Milestone, GradingComponent, Node, StaticIP)
+MODELS = (
+    Course,
+    Lecture,
+    RecessDay,
+    Assignment,
+    Milestone,
+    CourseEvent,
+    GradingComponent,
+    Node,
+    StaticIP,
+)
 
 
 def counts() -> dict[str, int]:
@@ -35,8 +45,8 @@ def test_loading_twice_gives_the_same_rows(tmp_path: Path, course_file_text: str
     second = run(path)
     assert after_first == counts()
     assert after_first == {
-        "Course": 1, "Lecture": 26, "RecessDay": 2, "Assignment": 5, "Milestone": 11,
-        "GradingComponent": 8, "Node": 8, "StaticIP": 8,
+        "Course": 1, "Lecture": 26, "RecessDay": 2, "Assignment": 5, "Milestone": 8,
+        "CourseEvent": 6 + 13, "GradingComponent": 8, "Node": 8, "StaticIP": 8,
     }  # fmt: skip
     assert "lectures            26  (created 26" in first
     assert "Already up to date; nothing changed." in second
@@ -53,6 +63,7 @@ def test_a_moved_deadline_is_updated_in_place(tmp_path: Path, course_file_text: 
     assert "assignments          5  (created 0, updated 1, unchanged 4)" in out
     moved = Assignment.objects.get(code="A3")
     assert moved.pk == a3.pk
+    assert moved.revision == a3.revision + 1  # subscribed calendars see a new SEQUENCE
     assert moved.due_at == dt.datetime(2026, 3, 13, 6, 59, tzinfo=dt.UTC)  # 23:59 PDT
     assert Assignment.objects.count() == 5
 

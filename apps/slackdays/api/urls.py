@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.slackdays.api import views
+from apps.slackdays.api import edit_views, views
 
 app_name = "slack-api"
 P = "courses/<slug:code>/slack/"
@@ -18,5 +18,15 @@ urlpatterns = [
         P + "lateness/<int:import_id>/commit/",
         views.LatenessCommitView.as_view(),
         name="lateness-commit",
+    ),
+    path(
+        "courses/<slug:code>/calendar/assignments/<int:assignment_id>/",
+        edit_views.AssignmentEditView.as_view(),
+        name="assignment-edit",
+    ),
+    path(
+        "courses/<slug:code>/calendar/assignments/<int:assignment_id>/impact/",
+        edit_views.AssignmentImpactView.as_view(),
+        name="assignment-impact",
     ),
 ]

@@ -1,0 +1,207 @@
+"""Milestones API: a group's status per milestone (students: their own group; staff: every
+group, paged), recording a link, and staff extensions, excuses and milestone edits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload, staff_course
+from apps.calendar.api.serializers import MilestoneSerializer
+from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactSerializer
+from apps.calendar.models import Milestone
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
+from apps.core.permissions import is_staff
+from apps.groups.models import Group
+from apps.milestones import services
+from apps.milestones.models import GroupMilestone
+from apps.milestones.selectors import (
+    Cell,
+    board_groups,
+    cells_for_groups,
+    group_of,
+    tracked_milestones,
+)
+
+E = error_responses()
+TAGS = ["milestones"]
+
+
+class CellSerializer(serializers.Serializer):
+    milestone = serializers.IntegerField(help_text="Milestone id.")
+    key = serializers.CharField()
+    name = serializers.CharField()
+    status = serializers.ChoiceField(choices=["not_submitted", "submitted", "late", "excused"])
+    overdue = serializers.BooleanField(help_text="Not submitted and past the group's deadline.")
+    due_at = serializers.DateTimeField(help_text="The group's deadline (extension applied).")
+    extension_hours = serializers.IntegerField()
+    link = serializers.CharField(allow_blank=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    submitted_by = serializers.CharField(allow_blank=True)
+
+
+class GroupRowSerializer(serializers.Serializer):
+    group = serializers.IntegerField()
+    group_name = serializers.CharField()
+    milestones = CellSerializer(many=True)
+
+
+def _cell(c: Cell) -> dict[str, Any]:
+    r = c.record
+    return {"milestone": c.milestone.pk, "key": c.milestone.key, "name": c.milestone.name,
+            "status": c.status.value, "overdue": c.overdue, "due_at": c.due,
+            "extension_hours": r.extension_hours if r else 0, "link": r.link if r else "",
+            "submitted_at": r.submitted_at if r else None,
+            "submitted_by": (r.submitted_by.email if r and r.submitted_by else "")}  # fmt: skip
+
+
+class MilestoneBoardView(APIView):
+    @extend_schema(
+        tags=TAGS, summary="Each group's milestones (staff: every group, late ones first; students: their own)",
+        parameters=[*PAGE_PARAMETERS,
+                    OpenApiParameter("q", str, description="Staff: group name contains."),
+                    OpenApiParameter("status", str, enum=["overdue", "late", "submitted", "excused"],
+                                     description="Staff: groups with at least one milestone in this status.")],
+        responses={200: paginated(GroupRowSerializer), **E},
+    )  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code)
+        milestones = tracked_milestones(course=course)
+        if is_staff(user, course):
+            groups: Any = board_groups(course=course, q=request.query_params.get("q", "").strip(),
+                                       status=request.query_params.get("status", ""))  # fmt: skip
+        else:
+            own = group_of(course=course, user=user)
+            groups = [own] if own else []
+
+        def render(page: list[Group]) -> list[dict[str, Any]]:
+            cells = cells_for_groups(course=course, groups=page, milestones=milestones)
+            return [
+                {"group": g.pk, "group_name": g.name, "milestones": [_cell(c) for c in cells[g.pk]]}
+                for g in page
+            ]
+
+        return page_response(request, groups, render)
+
+
+class SubmitSerializer(serializers.Serializer):
+    link = serializers.URLField(
+        max_length=500, help_text="Full https:// address of the submission."
+    )
+
+
+class RecordSerializer(serializers.ModelSerializer):
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GroupMilestone
+        fields = (
+            "id",
+            "milestone",
+            "group",
+            "link",
+            "submitted_at",
+            "extension_hours",
+            "excused",
+            "status",
+        )
+
+    def get_status(self, obj: GroupMilestone) -> str:
+        from apps.milestones import rules
+
+        return rules.milestone_status(due=obj.milestone.due_at, extension_hours=obj.extension_hours,
+                                      submitted_at=obj.submitted_at, excused=obj.excused).value  # fmt: skip
+
+
+class SubmitView(APIView):
+    @extend_schema(tags=TAGS, summary="Record your group's link for a milestone (late after the group's deadline)",
+                   request=SubmitSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, milestone_id: int) -> Response:
+        user, course = api_course(request, code, student=True)
+        data = SubmitSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rec = services.milestone_submit(actor=user, course=course, milestone_id=milestone_id,
+                                        link=data.validated_data["link"])  # fmt: skip
+        return Response(RecordSerializer(rec).data)
+
+
+class ExtensionSerializer(serializers.Serializer):
+    group = serializers.IntegerField(help_text="Group id.")
+    hours = serializers.IntegerField(min_value=0, max_value=services.MAX_EXTENSION_HOURS,
+                                     help_text="Hours after the due time; 0 removes the extension.")  # fmt: skip
+    reason = serializers.CharField(max_length=300)
+
+
+class ExtensionView(APIView):
+    @extend_schema(tags=TAGS, summary="Give a group extra hours on a milestone (staff; audited)",
+                   request=ExtensionSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, milestone_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        data = ExtensionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        rec = services.milestone_extend(actor=user, course=course, milestone_id=milestone_id,
+                                        group_id=v["group"], hours=v["hours"], reason=v["reason"])  # fmt: skip
+        return Response(RecordSerializer(rec).data)
+
+
+class ExcuseSerializer(serializers.Serializer):
+    group = serializers.IntegerField(help_text="Group id.")
+    excused = serializers.BooleanField()
+    reason = serializers.CharField(max_length=300, allow_blank=True, required=False, default="")
+
+
+class ExcuseView(APIView):
+    @extend_schema(tags=TAGS, summary="Excuse a group from a milestone, or take it back (staff; audited)",
+                   request=ExcuseSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, milestone_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        data = ExcuseSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        rec = services.milestone_excuse(actor=user, course=course, milestone_id=milestone_id,
+                                        group_id=v["group"], excused=v["excused"], reason=v["reason"])  # fmt: skip
+        return Response(RecordSerializer(rec).data)
+
+
+class MilestoneEditSerializer(DeadlineEditSerializer):
+    name = serializers.CharField(required=False, max_length=200)
+
+
+class MilestoneEditView(APIView):
+    @extend_schema(tags=["calendar"], summary="Rename or move a milestone (staff); moving needs confirm: true",
+                   request=MilestoneEditSerializer, responses={200: MilestoneSerializer, **E})  # fmt: skip
+    def patch(self, request: Request, code: str, milestone_id: int) -> Response:
+        user, course = staff_course(request, code)
+        v = edit_payload(request, MilestoneEditSerializer)
+        m, _ = services.milestone_update(actor=user, course=course, milestone_id=milestone_id,
+                                         name=v.get("name"), due_at=v.get("due_at"), confirm=v["confirm"])  # fmt: skip
+        return Response(MilestoneSerializer(m).data)
+
+
+class MilestoneImpactView(DeadlineImpactBase):
+    load = staticmethod(lambda course, pk: Milestone.objects.filter(course=course, pk=pk).first())
+    impact_of = staticmethod(
+        lambda course, m, due: services.milestone_move_impact(
+            course=course, milestone=m, new_due=due
+        )
+    )
+
+    @extend_schema(
+        tags=["calendar"], summary="Who moving a milestone would affect (staff; changes nothing)",
+        parameters=[OpenApiParameter("due_at", str, required=True, description="The new deadline (ISO 8601 with offset).")],
+        responses={200: ImpactSerializer, **E},
+    )  # fmt: skip
+    def get(self, request: Request, code: str, milestone_id: int) -> Response:  # type: ignore[override]
+        return super().get(request, code, milestone_id=milestone_id)

@@ -1,0 +1,89 @@
+"""The milestones app's calendar entries: a student's group deadlines (extension applied, status
+in the description), every milestone's base date for staff, and reminders for groups that have
+not yet recorded a submission."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from django.db.models import OuterRef, Subquery
+from django.urls import reverse
+
+from apps.calendar.models import Milestone
+from apps.calendar.registry import Event, EventQuery
+from apps.calendar.sources import uid
+from apps.core.models import Course
+from apps.groups.models import GroupMembership
+from apps.milestones import rules
+from apps.milestones.models import GroupMilestone
+
+
+def _event(m: Milestone, course: Course, *, due: dt.datetime, extra: int = 0,
+           status: str = "", note: str = "", staff: bool = False) -> Event:  # fmt: skip
+    edit = reverse("milestones:milestone-edit", kwargs={"code": course.code, "milestone_id": m.pk})
+    description = " · ".join(x for x in (note, m.notes) if x)
+    return Event(
+        uid=uid("milestone", m.pk, course.code), kind="milestone", code=m.key, title=m.name,
+        start=due, description=description, path=f"/c/{course.code}/milestones/",
+        sequence=m.revision + extra, reminder_kind="milestone" if m.tracked else "",
+        status=status, edit_path=edit if staff else "",
+    )  # fmt: skip
+
+
+def milestone_events(query: EventQuery) -> Iterable[Event]:
+    """Staff: every milestone's base date. A student: their group's deadline and status, read
+    in one query (the group's record joined in by subqueries)."""
+    course = query.course
+    milestones = Milestone.objects.filter(course=course)
+    if query.staff:
+        yield from (_event(m, course, due=m.due_at, staff=True) for m in milestones)
+        return
+    mine = GroupMilestone.objects.filter(
+        milestone=OuterRef("pk"), group__dissolved_at__isnull=True,
+        group__memberships__user=query.user, group__memberships__left_at__isnull=True,
+    )  # fmt: skip
+    rows = milestones.annotate(
+        ext=Subquery(mine.values("extension_hours")[:1]),
+        submitted=Subquery(mine.values("submitted_at")[:1]),
+        excused=Subquery(mine.values("excused")[:1]),
+    )
+    for m in rows:
+        if not m.tracked:
+            yield _event(m, course, due=m.due_at)
+            continue
+        ext = m.ext or 0
+        status = rules.milestone_status(due=m.due_at, extension_hours=ext,
+                                        submitted_at=m.submitted, excused=bool(m.excused))  # fmt: skip
+        note = f"Your group: {rules.LABELS[status]}" + (f" (extension +{ext} h)" if ext else "")
+        # an extension changes the group's event: its SEQUENCE grows with it
+        yield _event(m, course, due=rules.group_due(m.due_at, ext), extra=1 if ext else 0,
+                     status=status.value, note=note)  # fmt: skip
+
+
+def milestone_reminders(
+    course: Course, start: dt.datetime, end: dt.datetime
+) -> Iterable[tuple[int, Event]]:
+    """(member, event) for every tracked milestone a group has not recorded nor been excused
+    from, due (extension applied) in [start, end). Three queries for the whole course."""
+    longest = dt.timedelta(hours=24 * 30)  # extensions are at most 30 days
+    milestones = list(Milestone.objects.filter(course=course, tracked=True,
+                                               due_at__lt=end, due_at__gte=start - longest))  # fmt: skip
+    if not milestones:
+        return
+    records = {
+        (r.group_id, r.milestone_id): r
+        for r in GroupMilestone.objects.filter(milestone__in=milestones)
+    }
+    members = list(
+        GroupMembership.objects.filter(course=course, left_at__isnull=True,
+                                       group__dissolved_at__isnull=True).values_list("group_id", "user_id")
+    )  # fmt: skip
+    for m in milestones:
+        for group_id, user_id in members:
+            rec = records.get((group_id, m.pk))
+            if rec is not None and (rec.submitted_at is not None or rec.excused):
+                continue
+            due = rules.group_due(m.due_at, rec.extension_hours if rec else 0)
+            if start <= due < end:
+                yield user_id, _event(m, course, due=due)

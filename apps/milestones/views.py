@@ -1,0 +1,215 @@
+"""Milestone pages: a student's group row (record a link; what is next), the staff board (groups
+× milestones coloured by status, trouble first, paged, CSV) and the milestone edit page."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.calendar.models import Milestone
+from apps.calendar.views import course_datetime_field, deadline_edit
+from apps.core.csvexport import csv_response
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+from apps.groups.models import Group
+from apps.milestones import rules, services
+from apps.milestones.selectors import (
+    board_groups,
+    cells_for_groups,
+    group_of,
+    tracked_milestones,
+)
+from apps.milestones.services import milestone_move_impact
+
+PAGE = 50
+
+
+class SubmitForm(forms.Form):
+    link = forms.URLField(
+        max_length=500, label="Link to your submission", assume_scheme="https",
+        help_text="The full https:// address (Gradescope, Overleaf, Google Docs, GitHub …). Recording it again replaces it; after the deadline it counts as late.",
+    )  # fmt: skip
+
+
+class ExtendForm(forms.Form):
+    group = forms.CharField(help_text="The group's name, exactly.")
+    hours = forms.IntegerField(min_value=0, max_value=services.MAX_EXTENSION_HOURS,
+                               help_text="Hours after the milestone's due time; 0 removes the extension.")  # fmt: skip
+    reason = forms.CharField(max_length=300, help_text="Kept in the audit trail.")
+
+
+@login_required
+def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        return _board(request, course)
+    if request.method == "POST":
+        return _student_post(request, course)
+    group = group_of(course=course, user=request.user)
+    cells = cells_for_groups(course=course, groups=[group])[group.pk] if group else []
+    now = timezone.now()
+    upcoming = [c for c in cells if c.due > now and c.status == rules.Status.NOT_SUBMITTED]
+    return render(request, "milestones/mine.html", {
+        "course": course, "group": group, "cells": cells, "next": upcoming[0] if upcoming else None,
+        "form": SubmitForm(),
+    })  # fmt: skip
+
+
+def _student_post(request: AuthedRequest, course: Course) -> HttpResponse:
+    form = SubmitForm(request.POST)
+    try:
+        milestone_id = int(request.POST.get("milestone", "0"))
+    except ValueError:
+        milestone_id = 0
+    if not form.is_valid():
+        messages.error(request, "Give the full https:// address of your submission.")
+    else:
+        try:
+            rec = services.milestone_submit(actor=request.user, course=course,
+                                            milestone_id=milestone_id, link=form.cleaned_data["link"])  # fmt: skip
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            status = rules.milestone_status(due=rec.milestone.due_at, extension_hours=rec.extension_hours,
+                                            submitted_at=rec.submitted_at, excused=rec.excused)  # fmt: skip
+            messages.success(
+                request,
+                f"Recorded {rec.milestone.name} for {rec.group.name}: {rules.LABELS[status]}.",
+            )
+    return redirect("milestones:page", code=course.code)
+
+
+def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    if request.method == "POST":
+        return _staff_post(request, course)
+    q = request.GET.get("q", "").strip()
+    status = request.GET.get("status", "")
+    milestones = tracked_milestones(course=course)
+    groups = board_groups(course=course, q=q, status=status)
+    page_ = Paginator(groups, PAGE).get_page(request.GET.get("page"))
+    cells = cells_for_groups(course=course, groups=page_, milestones=milestones)
+    rows = [(g, cells[g.pk]) for g in page_]
+    return render(request, "milestones/board.html", {
+        "course": course, "milestones": milestones, "rows": rows, "page": page_, "q": q, "status": status,
+        "statuses": [("", "all"), ("overdue", "overdue"), ("late", "late"), ("submitted", "submitted"), ("excused", "excused")],
+        "extend_form": ExtendForm(),
+    })  # fmt: skip
+
+
+def _staff_post(request: AuthedRequest, course: Course) -> HttpResponse:
+    action = request.POST.get("action", "")
+    try:
+        milestone_id = int(request.POST.get("milestone", "0"))
+    except ValueError:
+        milestone_id = 0
+    form = ExtendForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the group's name, the hours and a reason: " + "; ".join(
+            f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items()))  # fmt: skip
+        return redirect("milestones:page", code=course.code)
+    group = Group.objects.filter(course=course, dissolved_at__isnull=True,
+                                 name__iexact=form.cleaned_data["group"].strip()).first()  # fmt: skip
+    try:
+        if group is None:
+            raise DomainError(f"No group named {form.cleaned_data['group']!r} in this course.")
+        if action == "extend":
+            services.milestone_extend(actor=request.user, course=course, milestone_id=milestone_id,
+                                      group_id=group.pk, hours=form.cleaned_data["hours"],
+                                      reason=form.cleaned_data["reason"])  # fmt: skip
+            messages.success(
+                request, f"{group.name}: extension of {form.cleaned_data['hours']} h saved."
+            )
+        elif action in {"excuse", "unexcuse"}:
+            services.milestone_excuse(actor=request.user, course=course, milestone_id=milestone_id,
+                                      group_id=group.pk, excused=action == "excuse",
+                                      reason=form.cleaned_data["reason"])  # fmt: skip
+            messages.success(
+                request,
+                f"{group.name}: {'excused' if action == 'excuse' else 'no longer excused'}.",
+            )
+        else:
+            messages.error(request, "Unknown action.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("milestones:page", code=course.code)
+
+
+@login_required
+def export(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Every group × tracked milestone of the filtered board, streamed."""
+    course = course_for(request, code, staff=True)
+    milestones = tracked_milestones(course=course)
+    groups = board_groups(
+        course=course, q=request.GET.get("q", "").strip(), status=request.GET.get("status", "")
+    )
+    header = [
+        "group",
+        "milestone",
+        "status",
+        "group deadline",
+        "extension hours",
+        "link",
+        "submitted at",
+        "submitted by",
+    ]
+
+    def rows() -> Any:
+        for chunk in _chunks(groups.iterator(chunk_size=200), 200):
+            for cells in cells_for_groups(
+                course=course, groups=chunk, milestones=milestones
+            ).values():
+                for c in cells:
+                    r = c.record
+                    yield [c.group.name, c.milestone.name, c.label, c.due.isoformat(),
+                           r.extension_hours if r else 0, r.link if r else "",
+                           r.submitted_at.isoformat() if r and r.submitted_at else "",
+                           (r.submitted_by.email if r and r.submitted_by else "")]  # fmt: skip
+
+    return csv_response(f"{course.code}-milestones.csv", itertools.chain([header], rows()))
+
+
+def _chunks(items: Any, size: int) -> Any:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
+
+
+class MilestoneForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="As students see it.")
+    due_at = course_datetime_field(
+        "Due", "Course-local date and time. Group extensions stay relative to it."
+    )
+
+
+@login_required
+def milestone_edit(request: AuthedRequest, code: str, milestone_id: int) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    m = Milestone.objects.filter(course=course, pk=milestone_id).first()
+    if m is None:
+        raise Http404("No such milestone.")
+    form = MilestoneForm(
+        request.POST or None, initial={"name": m.name, "due_at": m.due_at.astimezone(course.tz)}
+    )
+
+    def save(cleaned: dict[str, Any], new_due: Any, confirm: bool) -> None:
+        services.milestone_update(actor=request.user, course=course, milestone_id=m.pk,
+                                  name=cleaned["name"], due_at=new_due, confirm=confirm)  # fmt: skip
+
+    return deadline_edit(
+        request, course=course, form=form, what=m.name, old_due=m.due_at,
+        impact_of=lambda new_due: milestone_move_impact(course=course, milestone=m, new_due=new_due),
+        save=save, back=reverse("calendar:calendar", kwargs={"code": code}) + "?view=list",
+    )  # fmt: skip

@@ -1,0 +1,143 @@
+"""Milestones per group: a member records a link, staff extend and excuse, the board shows it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import time_machine
+from django.test import Client
+
+from apps.core.errors import DomainError, NotAllowed
+from apps.core.models import AuditEvent, Role
+from apps.milestones.services import milestone_excuse, milestone_extend, milestone_submit
+from tests.factories import CourseFactory, MilestoneFactory, group_of, member
+
+pytestmark = pytest.mark.django_db
+DUE = dt.datetime(2026, 2, 13, 7, 59, tzinfo=dt.UTC)
+
+
+def as_user(u):  # type: ignore[no-untyped-def]
+    c = Client()
+    c.force_login(u)
+    return c
+
+
+def setup():  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    m = MilestoneFactory(course=course, key="hypothesis-v1", name="Hypothesis v1", due_at=DUE)
+    on_time, late = group_of(course, 4, "Alpha"), group_of(course, 4, "Beta")
+    staff = member(course, Role.TA)
+    return course, m, on_time, late, staff
+
+
+def cell_text(page: str, group: str) -> str:
+    return page.split(f'<th scope="row">{group}</th>', 1)[1].split("</tr>", 1)[0]
+
+
+def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
+    course, m, alpha, beta, staff = setup()
+    board = as_user(staff)
+    with time_machine.travel(DUE - dt.timedelta(days=1), tick=False):
+        page = board.get(f"/c/{course.code}/milestones/").content.decode()
+        assert "not submitted" in cell_text(page, "Alpha")
+        a_member = alpha.memberships.first().user
+        r = as_user(a_member).post(f"/c/{course.code}/milestones/",
+                                   {"milestone": m.pk, "link": "https://www.overleaf.com/read/abc"})  # fmt: skip
+        assert r.status_code == 302
+        page = board.get(f"/c/{course.code}/milestones/").content.decode()
+        assert 'class="cell submitted"' in cell_text(page, "Alpha")
+    with time_machine.travel(DUE + dt.timedelta(hours=2), tick=False):
+        page = board.get(f"/c/{course.code}/milestones/").content.decode()
+        assert "overdue" in cell_text(page, "Beta")
+        # late ones first
+        assert page.index('scope="row">Beta') < page.index('scope="row">Alpha')
+        milestone_submit(actor=beta.memberships.first().user, course=course, milestone_id=m.pk,
+                         link="https://docs.google.com/document/d/x")  # fmt: skip
+        page = board.get(f"/c/{course.code}/milestones/").content.decode()
+        assert 'class="cell late"' in cell_text(page, "Beta")
+        mine = (
+            as_user(beta.memberships.first().user)
+            .get(f"/c/{course.code}/milestones/")
+            .content.decode()
+        )
+        assert 'data-status="late"' in mine
+
+
+def test_an_extension_keeps_a_late_link_on_time_and_is_audited() -> None:
+    course, m, alpha, _, staff = setup()
+    milestone_extend(actor=staff, course=course, milestone_id=m.pk, group_id=alpha.pk, hours=48,
+                     reason="node down for two days")  # fmt: skip
+    with time_machine.travel(DUE + dt.timedelta(hours=30), tick=False):
+        rec = milestone_submit(actor=alpha.memberships.first().user, course=course,
+                               milestone_id=m.pk, link="https://github.com/x/y/pull/1")  # fmt: skip
+    assert rec.extension_hours == 48
+    page = as_user(staff).get(f"/c/{course.code}/milestones/").content.decode()
+    assert 'class="cell submitted"' in cell_text(page, "Alpha")
+    assert "+48 h" in cell_text(page, "Alpha")
+    event = AuditEvent.objects.get(action="milestone.extended")
+    assert event.note == "node down for two days"
+    assert event.after == {"extension_hours": 48}
+
+
+def test_bad_input_is_refused_with_a_reason() -> None:
+    course, m, alpha, _, staff = setup()
+    student = alpha.memberships.first().user
+    with pytest.raises(DomainError, match="https://"):
+        milestone_submit(
+            actor=student, course=course, milestone_id=m.pk, link="javascript:alert(1)"
+        )
+    with pytest.raises(NotAllowed):
+        milestone_extend(
+            actor=student, course=course, milestone_id=m.pk, group_id=alpha.pk, hours=5, reason="x"
+        )
+    with pytest.raises(DomainError, match="why"):
+        milestone_extend(
+            actor=staff, course=course, milestone_id=m.pk, group_id=alpha.pk, hours=5, reason=" "
+        )
+    with pytest.raises(DomainError, match="0 to"):
+        milestone_extend(
+            actor=staff,
+            course=course,
+            milestone_id=m.pk,
+            group_id=alpha.pk,
+            hours=10**6,
+            reason="x",
+        )
+    untracked = MilestoneFactory(course=course, key="group-formation", tracked=False)
+    with pytest.raises(DomainError, match="date only"):
+        milestone_submit(
+            actor=student, course=course, milestone_id=untracked.pk, link="https://x.org/"
+        )
+    response = as_user(student).post(f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
+                                     {"link": "not a url"}, content_type="application/json")  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["field"] == "link"
+
+
+def test_excused_wins_and_the_csv_has_every_group_and_milestone() -> None:
+    course, m, _, beta, staff = setup()
+    MilestoneFactory(
+        course=course, key="proposal", name="Proposal", due_at=DUE + dt.timedelta(days=14)
+    )
+    milestone_excuse(actor=staff, course=course, milestone_id=m.pk, group_id=beta.pk, excused=True,
+                     reason="joined late")  # fmt: skip
+    response = as_user(staff).get(f"/c/{course.code}/milestones/export.csv")
+    lines = b"".join(response.streaming_content).decode().strip().splitlines()  # type: ignore[attr-defined]
+    assert lines[0].startswith("group,milestone,status")
+    assert len(lines) == 1 + 2 * 2
+    assert any(line.startswith("Beta,Hypothesis v1,excused") for line in lines)
+
+
+def test_a_student_sees_only_their_own_groups_row_by_page_and_api() -> None:
+    course, m, alpha, beta, staff = setup()
+    milestone_submit(actor=beta.memberships.first().user, course=course, milestone_id=m.pk,
+                     link="https://secret.example.org/beta-draft")  # fmt: skip
+    a_student = as_user(alpha.memberships.first().user)
+    page = a_student.get(f"/c/{course.code}/milestones/").content.decode()
+    api = a_student.get(f"/api/v1/courses/{course.code}/milestones/").json()
+    assert "beta-draft" not in page
+    assert "beta-draft" not in str(api)
+    assert [row["group_name"] for row in api["results"]] == ["Alpha"]
+    staff_api = as_user(staff).get(f"/api/v1/courses/{course.code}/milestones/").json()
+    assert {row["group_name"] for row in staff_api["results"]} == {"Alpha", "Beta"}
