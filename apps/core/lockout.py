@@ -25,7 +25,7 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.db import transaction
-from django.db.models import Max, Q, Sum
+from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -69,12 +69,21 @@ class CourseopsAxesHandler(AxesDatabaseHandler):
 
 
 def locked_until(request: HttpRequest, username: str) -> dt.datetime | None:
-    """When the newest failure that keeps this account (or address) locked stops counting."""
+    """When the newest failure that keeps this account locked stops counting; the address's,
+    when it is the address that is locked (other people's tries behind the same campus NAT
+    must not stretch one student's lock)."""
     cool_off = get_cool_off(request) or dt.timedelta(0)
     ip = getattr(request, "axes_ip_address", None) or request.META.get("REMOTE_ADDR", "")
-    last = AccessAttempt.objects.filter(Q(username=username) | Q(ip_address=ip)).aggregate(
-        last=Max("attempt_time")
-    )["last"]
+    since = timezone.now() - cool_off
+    mine = AccessAttempt.objects.filter(username=username, attempt_time__gte=since).aggregate(
+        n=Sum("failures_since_start"), last=Max("attempt_time")
+    )
+    if (mine["n"] or 0) >= settings.AXES_FAILURE_LIMIT:
+        last = mine["last"]
+    else:
+        last = AccessAttempt.objects.filter(ip_address=ip).aggregate(last=Max("attempt_time"))[
+            "last"
+        ]
     return last + cool_off if last else None
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Assignment
 from apps.core.models import Course, Membership, Role, User
+from apps.core.permissions import is_staff
 from apps.groups.models import GroupMembership
 from apps.slackdays import rules
 from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry, SlackAccount
@@ -161,8 +162,6 @@ def ledger_list(
 ) -> QuerySet[LedgerEntry]:
     """Ledger entries, newest first: staff the whole course (or one student's); a student only
     their own, whatever `student_id` says."""
-    from apps.core.permissions import is_staff
-
     qs = (
         LedgerEntry.objects.filter(account__course=course)
         .select_related("account__student", "assignment", "actor")
@@ -175,8 +174,6 @@ def ledger_list(
 
 def exception_list(*, user: User, course: Course) -> QuerySet[DeadlineException]:
     """Exceptions in force: staff all; a student their own and their group's."""
-    from apps.core.permissions import is_staff
-
     qs = DeadlineException.objects.filter(course=course, revoked_at__isnull=True).select_related(
         "student", "group", "assignment", "granted_by"
     )

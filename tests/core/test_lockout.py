@@ -161,3 +161,26 @@ def test_password_reset_does_not_reveal_whether_an_account_exists() -> None:
     assert known.status_code == unknown.status_code == 302
     assert known["Location"] == unknown["Location"]
     assert len(mail.outbox) == 1
+
+
+def test_other_peoples_failures_on_the_same_network_do_not_stretch_a_lock() -> None:
+    import datetime as dt
+
+    import time_machine
+    from django.utils import timezone
+
+    course = CourseFactory()
+    locked, neighbour = member(course, Role.STUDENT), member(course, Role.STUDENT)
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        _wrong_logins(Client(), locked.email, settings.AXES_FAILURE_LIMIT)
+    with time_machine.travel(start + dt.timedelta(minutes=10), tick=False):
+        Client().post(LOGIN, {"username": neighbour.email, "password": "typo"})  # same address
+        from django.test import RequestFactory
+
+        from apps.core.lockout import locked_until
+
+        until = locked_until(RequestFactory().post(LOGIN), locked.email)
+    # The lock ends 15 minutes after the account's own last failure, not the neighbour's.
+    assert until is not None
+    assert until < start + dt.timedelta(minutes=16)
