@@ -34,6 +34,15 @@ class CalendarConfig(AppConfig):
         )
         register_panel(
             Panel(
+                key="about",
+                title="About the course",
+                template="calendar/panels/about.html",
+                context=panels.about_context,
+                order=90,
+            )
+        )
+        register_panel(
+            Panel(
                 key="lectures",
                 title="Next lectures",
                 template="calendar/panels/lectures.html",

@@ -38,6 +38,18 @@ class MoveImpact:
         return self.new_due - self.old_due
 
     @property
+    def shift_text(self) -> str:
+        """'2 days later', '5 h earlier', '1 day 3 h later'."""
+        seconds = int(self.shift.total_seconds())
+        days, rest = divmod(abs(seconds), 86400)
+        hours, rest = divmod(rest, 3600)
+        minutes = rest // 60
+        parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
+        parts += [f"{hours} h"] if hours else []
+        parts += [f"{minutes} min"] if minutes else []
+        return f"{' '.join(parts) or 'no change'} {'later' if seconds > 0 else 'earlier'}"
+
+    @property
     def count(self) -> int:
         return len(self.people)
 
@@ -47,20 +59,15 @@ class MoveImpact:
         return [p for p in self.people if p.note]
 
     def as_dict(self) -> dict[str, object]:
+        """The shape of the API's ImpactSerializer."""
         return {
             "what": self.what,
-            "old_due": self.old_due.isoformat(),
-            "new_due": self.new_due.isoformat(),
+            "old_due": self.old_due,
+            "new_due": self.new_due,
             "people": self.count,
             "groups": self.groups,
             "special": [
-                {
-                    "email": p.email,
-                    "old": p.old.isoformat(),
-                    "new": p.new.isoformat(),
-                    "note": p.note,
-                }
-                for p in self.special
+                {"email": p.email, "old": p.old, "new": p.new, "note": p.note} for p in self.special
             ],
             "moot_slack": [p.email for p in self.moot],
         }

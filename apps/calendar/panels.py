@@ -4,9 +4,11 @@ import datetime as dt
 import zoneinfo
 from typing import Any
 
+from django.db.models import Case, Value, When
 from django.http import HttpRequest
 from django.utils import timezone
 
+from apps.calendar.models import CourseEvent
 from apps.calendar.selectors import deadline_list, lecture_upcoming
 from apps.core.models import Course, Role
 
@@ -45,3 +47,29 @@ def week_context(request: HttpRequest, course: Course, role: Role) -> dict[str, 
     soon = now + dt.timedelta(days=7)
     deadlines = deadline_list(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     return {"due": [d for d in deadlines if now < d.due_at <= soon]}
+
+
+def about_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
+    """Who teaches, when and where lectures and office hours are, and the course's links."""
+    now = timezone.now()
+    # The next office hours; after the term, the first ones (still says when they were).
+    office = (
+        CourseEvent.objects.filter(course=course, kind=CourseEvent.Kind.OFFICE_HOURS)
+        .annotate(past=Case(When(ends_at__lt=now, then=Value(1)), default=Value(0)))
+        .order_by("past", "starts_at")
+        .first()
+    )
+    office_text = ""
+    if office is not None:
+        s, e = office.starts_at.astimezone(course.tz), office.ends_at.astimezone(course.tz)
+        office_text = (
+            f"{s:%A}s, {s:%I:%M %p}".replace(" 0", " ").lstrip("0")
+            + f"–{e:%I:%M %p} {e.tzname()}".replace("–0", "–")
+            + (f" · {office.location}" if office.location else "")
+        )
+    return {
+        "instructors": [n.strip() for n in course.instructors.split(",") if n.strip()],
+        "office": office,
+        "office_text": office_text,
+        "links": course.links or [],
+    }

@@ -77,9 +77,19 @@ class Deadline:
 def deadline_list(
     *, course: Course, user: User, memo: dict[str, Any] | None = None
 ) -> list[Deadline]:
-    """The person's deadlines (a student's effective ones), soonest first; events excluded."""
+    """The person's deadlines (a student's effective ones), soonest first; events excluded.
+    `title` is without the code ("Parallelism Assignment"; pages show `code` beside it)."""
     return [
-        Deadline(e.kind, e.code, e.title, e.start, e.released_at, e.description, e.path, e.status)
+        Deadline(
+            e.kind,
+            e.code,
+            e.title.removeprefix(f"{e.code} "),
+            e.start,
+            e.released_at,
+            e.description,
+            e.path,
+            e.status,
+        )
         for e in event_list(course=course, user=user, memo=memo, deadlines_only=True)
         if e.is_deadline
     ]

@@ -45,7 +45,9 @@ class SubmitForm(forms.Form):
 
 
 class ExtendForm(forms.Form):
-    group = forms.CharField(help_text="The group's name, exactly.")
+    group = forms.CharField(
+        help_text="The group's name, exactly.", widget=forms.TextInput(attrs={"list": "ms-groups"})
+    )
     hours = forms.IntegerField(min_value=0, max_value=services.MAX_EXTENSION_HOURS,
                                help_text="Hours after the milestone's due time; 0 removes the extension.")  # fmt: skip
     reason = forms.CharField(max_length=300, help_text="Kept in the audit trail.")
@@ -106,6 +108,7 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
         "course": course, "milestones": milestones, "rows": rows, "page": page_, "q": q, "status": status,
         "statuses": [("", "all"), ("overdue", "overdue"), ("late", "late"), ("submitted", "submitted"), ("excused", "excused")],
         "extend_form": ExtendForm(),
+        "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name").values_list("name", flat=True),
     })  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from apps.compute.models import Node, StaticIP
 from apps.core.coursefile import CourseFile
 from apps.core.models import Course, GradingComponent, User
 from apps.core.services import audit_record
+from apps.milestones.models import GroupMilestone
 
 
 @dataclass
@@ -27,6 +28,7 @@ class LoadReport:
     course: Course
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     not_in_file: dict[str, list[str]] = field(default_factory=dict)
+    removed: dict[str, list[str]] = field(default_factory=dict)
 
     def tally(self, kind: str, outcome: str) -> None:
         self.counts.setdefault(kind, Counter())[outcome] += 1
@@ -40,6 +42,11 @@ class LoadReport:
                 f"unchanged {c['unchanged']})"
             )
         out += [
+            f"{kind}: no longer in the file and never used (removed): {', '.join(names)}"
+            for kind, names in self.removed.items()
+            if names
+        ]
+        out += [
             f"{kind}: in the database but not in the file (kept): {', '.join(names)}"
             for kind, names in self.not_in_file.items()
             if names
@@ -48,7 +55,8 @@ class LoadReport:
 
     @property
     def changed(self) -> bool:
-        return any(c["created"] or c["updated"] for c in self.counts.values())
+        changed = any(c["created"] or c["updated"] for c in self.counts.values())
+        return changed or any(self.removed.values())
 
 
 def _upsert(
@@ -225,6 +233,15 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 )
                 report.tally("static IPs", o)
 
+        # A milestone dropped from the file that no group has recorded anything for goes (the
+        # syllabus's releases and sessions became events); one with records stays, reported.
+        dropped = Milestone.objects.filter(course=course).exclude(
+            key__in=[ms.key for ms in cf.milestones]
+        )
+        unused = dropped.exclude(pk__in=GroupMilestone.objects.values("milestone_id"))
+        report.removed = {"milestones": sorted(unused.values_list("key", flat=True))}
+        if report.removed["milestones"]:
+            unused.delete()
         report.not_in_file = {
             "lectures": [
                 f"L{n}"

@@ -6,6 +6,7 @@ and shares one documented password. Idempotent: re-running finds the same people
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from django.contrib.auth.hashers import make_password
@@ -13,14 +14,16 @@ from django.contrib.auth.models import Permission
 from django.db import transaction
 
 from apps.autograder.bank import demo_banks_load
+from apps.calendar.models import Milestone
 from apps.compute.services import allocate_all
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
 from apps.groups.models import Group, GroupMembership
+from apps.milestones.models import GroupMilestone
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
-COURSE_APPS = ("coursecalendar", "groups", "compute", "perfcalc", "autograder")
+COURSE_APPS = ("coursecalendar", "groups", "compute", "perfcalc", "autograder", "milestones")
 
 STUDENT_NAMES = [
     "Ada Okafor",
@@ -92,6 +95,23 @@ def _person(email: str, name: str, sid: str, password_hash: str) -> User:
     return user
 
 
+def _demo_milestones(course: Course, groups: list[tuple[Group, User]]) -> None:
+    """The first two tracked milestones recorded by the new demo groups: most on time, one late,
+    one not at all, so the staff board has something to show."""
+    for m in Milestone.objects.filter(course=course, tracked=True).order_by("due_at")[:2]:
+        for i, (group, first) in enumerate(groups):
+            if i == len(groups) - 1:
+                continue  # the last group never records it
+            when = m.due_at + (
+                dt.timedelta(hours=5) if i == len(groups) - 2 else -dt.timedelta(days=1)
+            )
+            GroupMilestone.objects.get_or_create(
+                milestone=m, group=group,
+                defaults={"course": course, "link": f"https://docs.example.edu/{group.pk}/{m.key}",
+                          "submitted_at": when, "submitted_by": first},
+            )  # fmt: skip
+
+
 def demo_load(*, course: Course) -> list[DemoLogin]:
     """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
     logins: list[DemoLogin] = []
@@ -126,14 +146,17 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         touched = set(
             GroupMembership.objects.filter(course=course, user__in=students).values_list("user_id", flat=True)
         )  # fmt: skip
+        fresh: list[tuple[Group, User]] = []
         for g, group_name in enumerate(GROUP_NAMES):
             five = students[g * 5 : g * 5 + 5]
             if not five or five[0].pk in touched:
                 continue
             group, _ = Group.objects.get_or_create(course=course, name=group_name)
+            fresh.append((group, five[0]))
             for user in five:
                 if user.pk not in touched:
                     GroupMembership.objects.create(group=group, course=course, user=user)
+        _demo_milestones(course, fresh)
         # Every demo group holds a node and an IP, allocated as the instructor would.
         instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")
         allocate_all(actor=instructor, course=course)

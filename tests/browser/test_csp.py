@@ -10,7 +10,7 @@ from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-STUDENT_PAGES = ["/c/ee290-sp26/", "/c/ee290-sp26/schedule/", "/c/ee290-sp26/group/",
+STUDENT_PAGES = ["/c/ee290-sp26/", "/c/ee290-sp26/calendar/", "/c/ee290-sp26/group/",
                  "/c/ee290-sp26/node/", "/c/ee290-sp26/slack/", "/c/ee290-sp26/incidents/",
                  "/c/ee290-sp26/questions/", "/c/ee290-sp26/questions/mlsysim-quiz/",
                  "/calc/", "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",

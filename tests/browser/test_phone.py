@@ -17,7 +17,9 @@ STUDENT_PAGES = {
     "slack": "/c/ee290-sp26/slack/",
     "node": "/c/ee290-sp26/node/",
     "group": "/c/ee290-sp26/group/",
-    "schedule": "/c/ee290-sp26/schedule/",
+    "calendar": "/c/ee290-sp26/calendar/?month=2026-02",
+    "calendar-list": "/c/ee290-sp26/calendar/?view=list",
+    "milestones": "/c/ee290-sp26/milestones/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
     "incidents": "/c/ee290-sp26/incidents/",
@@ -27,6 +29,8 @@ STAFF_PAGES = {
     "staff-slack": "/c/ee290-sp26/slack/staff/",
     "staff-compute": "/c/ee290-sp26/compute/",
     "staff-roster": "/c/ee290-sp26/roster/",
+    "staff-milestones": "/c/ee290-sp26/milestones/",
+    "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
 }
 
 

@@ -110,3 +110,31 @@ def test_records_dropped_from_the_file_are_reported_not_deleted(
     out = run(path)
     assert "assignments: in the database but not in the file (kept): A5" in out
     assert Assignment.objects.filter(code="A5").exists()
+
+
+def test_a_milestone_that_became_an_event_is_removed_unless_a_group_used_it(
+    tmp_path: Path, course_file_text: str
+) -> None:
+    from apps.groups.models import Group
+    from apps.milestones.models import GroupMilestone
+
+    path = tmp_path / "course.yaml"
+    old = course_file_text.replace(
+        "milestones:\n",
+        "milestones:\n  - {key: poster-session, name: Poster session, due: 2026-05-05}\n"
+        "  - {key: old-used, name: Used once, due: 2026-05-06}\n",
+        1,
+    )
+    path.write_text(old)
+    run(path)
+    course = Course.objects.get(code="ee290-sp26")
+    group = Group.objects.create(course=course, name="G")
+    GroupMilestone.objects.create(
+        course=course, group=group, milestone=Milestone.objects.get(key="old-used")
+    )
+    path.write_text(course_file_text)
+    out = run(path)
+    assert "no longer in the file and never used (removed): poster-session" in out
+    assert "in the database but not in the file (kept): old-used" in out
+    assert not Milestone.objects.filter(key="poster-session").exists()
+    assert CourseEvent.objects.filter(key="poster-session").exists()

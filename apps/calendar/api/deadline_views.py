@@ -12,7 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactQuerySerializer
+from apps.calendar.api.serializers_events import (
+    DeadlineEditSerializer,
+    ImpactQuerySerializer,
+    ImpactSerializer,
+)
 from apps.calendar.moves import MoveImpact
 from apps.core.api.helpers import api_course
 from apps.core.errors import NotFound
@@ -32,7 +36,8 @@ class DeadlineImpactBase(APIView):
         obj = type(self).load(course, next(iter(ids.values())))
         if obj is None:
             raise NotFound("No such deadline in this course.")
-        return Response(type(self).impact_of(course, obj, q.validated_data["due_at"]).as_dict())
+        impact = type(self).impact_of(course, obj, q.validated_data["due_at"])
+        return Response(ImpactSerializer(impact.as_dict()).data)
 
 
 def edit_payload(request: Request, serializer: type[DeadlineEditSerializer]) -> dict[str, Any]:

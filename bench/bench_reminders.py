@@ -1,0 +1,95 @@
+"""Reminders at course scale: 2,000 students in 400 groups, 16 personal deadlines each (5
+assignments and 11 tracked milestones: the course file's 8 and 3 more, all moved into the next 48 hours so every one is due a
+reminder), a few hundred accommodations and extensions. Prints the time to compute every
+reminder that fits now (`reminders_due`: what the beat task does before sending), then the time
+to claim and "send" them all to an in-memory mailbox, then a second run (nothing to send).
+Never passes or fails. Uses a throwaway PostgreSQL database when 127.0.0.1:5432 answers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import port_answers  # noqa: E402
+
+DB = "courseops_bench_reminders"
+if port_answers(5432):
+    pg = ["-h", "127.0.0.1", "-U", "postgres"]
+    subprocess.run(["dropdb", *pg, "--if-exists", DB], check=False, capture_output=True)
+    subprocess.run(["createdb", *pg, DB], check=False, capture_output=True)
+    os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{DB}"
+else:
+    os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
+os.environ["DJANGO_SETTINGS_MODULE"] = "courseops.settings.dev"
+os.environ["DEBUG"] = "false"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core import mail  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from apps.calendar.models import Assignment, Milestone  # noqa: E402
+from apps.calendar.reminders import reminders_due, reminders_send  # noqa: E402
+from apps.core.coursefile import parse_course_file  # noqa: E402
+from apps.setup.course_loader import course_load  # noqa: E402
+from tests.bigcourse import build_big_course  # noqa: E402
+
+settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+mail.outbox = []
+call_command("migrate", verbosity=0)
+cf = parse_course_file((ROOT / "courses" / "ee290-sp26.yaml").read_text(encoding="utf-8"))
+course = course_load(cf=cf).course
+build_big_course(course, 2000)
+now = timezone.now()
+# Every deadline 20–44 h from now: each of the 2,000 × 16 is due its 48 h reminder.
+for i, a in enumerate(Assignment.objects.filter(course=course).order_by("due_at")):
+    Assignment.objects.filter(pk=a.pk).update(release_at=now - dt.timedelta(days=7),
+                                              due_at=now + dt.timedelta(hours=20 + i))  # fmt: skip
+Milestone.objects.filter(course=course).update(tracked=True)
+for k in range(
+    16
+    - Assignment.objects.filter(course=course).count()
+    - Milestone.objects.filter(course=course).count()
+):
+    Milestone.objects.create(
+        course=course, key=f"bench-{k}", name=f"Bench milestone {k}", due_at=now
+    )
+for i, m in enumerate(Milestone.objects.filter(course=course).order_by("due_at")):
+    Milestone.objects.filter(pk=m.pk).update(due_at=now + dt.timedelta(hours=26 + i))
+deadlines = (
+    Assignment.objects.filter(course=course).count()
+    + Milestone.objects.filter(course=course).count()
+)
+print(f"2,000 students × {deadlines} deadlines ({connection.vendor})")
+
+times = []
+for _ in range(5):
+    t = time.perf_counter()
+    due = reminders_due(course=course, now=timezone.now())
+    times.append(time.perf_counter() - t)
+print(f"compute reminders due now: {len(due):,} in {statistics.median(times):.2f} s (median of 5)")
+t = time.perf_counter()
+sent = reminders_send(course=course)
+print(f"claim + send (locmem mailbox): {sent:,} e-mails in {time.perf_counter() - t:.1f} s")
+t = time.perf_counter()
+again = reminders_send(course=course)
+print(f"second run in the same minute: {again} e-mails in {time.perf_counter() - t:.2f} s")
+connection.close()
+if port_answers(5432):
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB],
+                   check=False, capture_output=True)  # fmt: skip
