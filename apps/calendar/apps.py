@@ -7,7 +7,9 @@ class CalendarConfig(AppConfig):
     verbose_name = "Calendar: lectures, assignments, milestones"
 
     def ready(self) -> None:
-        from apps.calendar import panels, sources
+        from apps.calendar import cache, panels, sources
+
+        cache.connect()
         from apps.calendar.registry import register_events
         from apps.core.registry import NavItem, Panel, register_nav, register_panel
 

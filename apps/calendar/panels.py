@@ -4,10 +4,10 @@ import datetime as dt
 import zoneinfo
 from typing import Any
 
-from django.db.models import Case, Value, When
 from django.http import HttpRequest
 from django.utils import timezone
 
+from apps.calendar.cache import course_calendar
 from apps.calendar.models import CourseEvent
 from apps.calendar.selectors import deadline_list, lecture_upcoming
 from apps.core.models import Course, Role
@@ -53,12 +53,8 @@ def about_context(request: HttpRequest, course: Course, role: Role) -> dict[str,
     """Who teaches, when and where lectures and office hours are, and the course's links."""
     now = timezone.now()
     # The next office hours; after the term, the first ones (still says when they were).
-    office = (
-        CourseEvent.objects.filter(course=course, kind=CourseEvent.Kind.OFFICE_HOURS)
-        .annotate(past=Case(When(ends_at__lt=now, then=Value(1)), default=Value(0)))
-        .order_by("past", "starts_at")
-        .first()
-    )
+    hours = [e for e in course_calendar(course).events if e.kind == CourseEvent.Kind.OFFICE_HOURS]
+    office = next((e for e in hours if e.ends_at >= now), hours[0] if hours else None)
     office_text = ""
     if office is not None:
         s, e = office.starts_at.astimezone(course.tz), office.ends_at.astimezone(course.tz)

@@ -12,9 +12,9 @@ import hmac
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.calendar.cache import course_calendar
 from apps.calendar.models import CalendarSettings, Lecture
 from apps.calendar.registry import Event, EventQuery, event_sources, overlaps
 from apps.core.models import Course, User
@@ -95,12 +95,9 @@ def deadline_list(
     ]
 
 
-def lecture_list(*, course: Course) -> QuerySet[Lecture]:
-    return Lecture.objects.filter(course=course).order_by("starts_at")
-
-
 def lecture_upcoming(*, course: Course, limit: int = 4) -> list[Lecture]:
-    return list(lecture_list(course=course).filter(ends_at__gte=timezone.now())[:limit])
+    now = timezone.now()
+    return [lec for lec in course_calendar(course).lectures if lec.ends_at >= now][:limit]
 
 
 def calendar_settings_get(*, user: User, course: Course) -> CalendarSettings | None:

@@ -1,6 +1,7 @@
 """The calendar app's own entries: lectures, recess days, course events and assignment releases.
 
-Deadlines are not here: an assignment's deadline is the student's effective one, which the
+The rows come from the course's cached calendar (`apps.calendar.cache`); `event_list` keeps
+only what overlaps the asked range. Deadlines are not here: an assignment's deadline is the student's effective one, which the
 slack-days app registers; a milestone's is the group's, which the milestones app registers.
 """
 
@@ -11,7 +12,7 @@ from collections.abc import Iterable
 
 from django.urls import reverse
 
-from apps.calendar.models import Assignment, CourseEvent, Lecture, RecessDay
+from apps.calendar.cache import course_calendar
 from apps.calendar.registry import Event, EventQuery
 
 
@@ -26,18 +27,8 @@ def calendar_events(query: EventQuery) -> Iterable[Event]:
     course = query.course
     code = course.code
     schedule = reverse("calendar:calendar", kwargs={"code": code})
-    lectures = Lecture.objects.filter(course=course)
-    events = CourseEvent.objects.filter(course=course)
-    releases = Assignment.objects.filter(course=course)
-    if query.start is not None:
-        lectures = lectures.filter(ends_at__gte=query.start)
-        events = events.filter(ends_at__gte=query.start)
-        releases = releases.filter(release_at__gte=query.start)
-    if query.end is not None:
-        lectures = lectures.filter(starts_at__lt=query.end)
-        events = events.filter(starts_at__lt=query.end)
-        releases = releases.filter(release_at__lt=query.end)
-    for lec in lectures:
+    rows = course_calendar(course)
+    for lec in rows.lectures:
         yield Event(
             uid=uid("lecture", lec.pk, code), kind="lecture", code=f"L{lec.number}",
             title=f"L{lec.number}. {lec.title}" + (" (guest lecture)" if lec.is_guest else ""),
@@ -47,20 +38,20 @@ def calendar_events(query: EventQuery) -> Iterable[Event]:
             edit_path=reverse("calendar:lecture-edit", kwargs={"code": code, "lecture_id": lec.pk})
             if query.staff else "",
         )  # fmt: skip
-    for ev in events:
+    for ev in rows.events:
         yield Event(
             uid=uid("event", ev.pk, code), kind=ev.kind, title=ev.name, start=ev.starts_at,
             end=ev.ends_at, location=ev.location, description=ev.notes, path=schedule,
             sequence=ev.revision, all_day=ev.all_day,
         )  # fmt: skip
-    for a in releases:
+    for a in rows.assignments:
         yield Event(
             uid=uid("release", a.pk, code), kind="release", code=a.code,
             title=f"{a.code} released: {a.title}", start=a.release_at,
             end=a.release_at + dt.timedelta(minutes=30), path=schedule, sequence=a.revision,
         )  # fmt: skip
     zone = course.tz
-    for r in RecessDay.objects.filter(course=course):
+    for r in rows.recess:
         start = dt.datetime.combine(r.date, dt.time(0), tzinfo=zone).astimezone(dt.UTC)
         end = dt.datetime.combine(r.date + dt.timedelta(days=1), dt.time(0), tzinfo=zone)
         yield Event(

@@ -8,21 +8,13 @@ from apps.compute.access import Bundle, Participant
 from apps.compute.models import Allocation, Incident, Node, SharingWindow
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.groups.models import Group, GroupMembership
+from apps.groups.models import GroupMembership
 
 
 def group_id_of(*, user: User, course: Course) -> int | None:
     return (
         GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
         .values_list("group_id", flat=True)
-        .first()
-    )
-
-
-def allocation_for_group(*, group: Group) -> Allocation | None:
-    return (
-        Allocation.objects.filter(group=group, ended_at__isnull=True)
-        .select_related("node", "static_ip", "group", "course")
         .first()
     )
 

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
+from apps.core.models import Role
 from apps.core.permissions import role_in
 from apps.core.registry import nav_for
 from apps.core.selectors import membership_list
@@ -21,11 +23,22 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
             return {"nav_items": [], "current_role": None}
         course = first.course
     role = role_in(request.user, course)
-    items = []
+    items = [
+        {"label": label, "url": url, "active": request.path == url}
+        for label, url in _nav_links(role, course.code)
+    ]
+    return {"nav_items": items, "current_role": role, "course": course}
+
+
+@lru_cache(maxsize=1024)
+def _nav_links(role: Role | None, code: str) -> tuple[tuple[str, str], ...]:
+    """(label, url) of the role's navigation in a course: the same for every page and person,
+    so reversed once per process instead of a dozen reverse() calls per request."""
+    links = []
     for item in nav_for(role):
         try:
-            url = reverse(item.url_name, kwargs={"code": course.code} if item.course_scoped else {})
+            url = reverse(item.url_name, kwargs={"code": code} if item.course_scoped else {})
         except NoReverseMatch:
             continue
-        items.append({"label": item.label, "url": url, "active": request.path == url})
-    return {"nav_items": items, "current_role": role, "course": course}
+        links.append((item.label, url))
+    return tuple(links)

@@ -33,6 +33,11 @@ def role_in(user: AnyUser, course: Course) -> Role | None:
     return cache[course.pk]
 
 
+def remember_role(user: User, course_id: int, role: str | None) -> None:
+    """Prime `role_in`'s per-request cache from a query that already read the membership."""
+    user.__dict__.setdefault("_course_roles", {})[course_id] = Role(role) if role else None
+
+
 def is_member(user: AnyUser, course: Course) -> bool:
     return role_in(user, course) is not None
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
-from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
+from apps.calendar.cache import course_calendar
 from apps.calendar.models import Milestone
 from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
@@ -32,29 +33,28 @@ def _event(m: Milestone, course: Course, *, due: dt.datetime, extra: int = 0,
 
 
 def milestone_events(query: EventQuery) -> Iterable[Event]:
-    """Staff: every milestone's base date. A student: their group's deadline and status, read
-    in one query (the group's record joined in by subqueries)."""
+    """Staff: every milestone's base date. A student: their group's deadline and status (the
+    milestones from the course's cached calendar, the group's records in one query)."""
     course = query.course
-    milestones = Milestone.objects.filter(course=course)
+    milestones = course_calendar(course).milestones
     if query.staff:
         yield from (_event(m, course, due=m.due_at, staff=True) for m in milestones)
         return
-    mine = GroupMilestone.objects.filter(
-        milestone=OuterRef("pk"), group__dissolved_at__isnull=True,
-        group__memberships__user=query.user, group__memberships__left_at__isnull=True,
-    )  # fmt: skip
-    rows = milestones.annotate(
-        ext=Subquery(mine.values("extension_hours")[:1]),
-        submitted=Subquery(mine.values("submitted_at")[:1]),
-        excused=Subquery(mine.values("excused")[:1]),
-    )
-    for m in rows:
+    records: dict[int, dict[str, Any]] = {
+        r["milestone_id"]: dict(r)
+        for r in GroupMilestone.objects.filter(
+            course=course, group__dissolved_at__isnull=True,
+            group__memberships__user=query.user, group__memberships__left_at__isnull=True,
+        ).values("milestone_id", "extension_hours", "submitted_at", "excused")
+    }  # fmt: skip
+    for m in milestones:
         if not m.tracked:
             yield _event(m, course, due=m.due_at)
             continue
-        ext = m.ext or 0
+        rec = records.get(m.pk, {})
+        ext = rec.get("extension_hours") or 0
         status = rules.milestone_status(due=m.due_at, extension_hours=ext,
-                                        submitted_at=m.submitted, excused=bool(m.excused))  # fmt: skip
+                                        submitted_at=rec.get("submitted_at"), excused=bool(rec.get("excused")))  # fmt: skip
         note = f"Your group: {rules.LABELS[status]}" + (f" (extension +{ext} h)" if ext else "")
         # an extension changes the group's event: its SEQUENCE grows with it
         yield _event(m, course, due=rules.group_due(m.due_at, ext), extra=1 if ext else 0,

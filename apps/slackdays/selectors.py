@@ -12,6 +12,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from apps.calendar.cache import course_calendar
 from apps.calendar.models import Assignment
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -50,34 +51,37 @@ def student_slack_memo(
 
 
 def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDeadline]]:
-    """(slack days left, `student_deadlines`) from the same 5 queries."""
-    group_id = (
-        GroupMembership.objects.filter(course=course, user=student, left_at__isnull=True)
-        .values_list("group_id", flat=True).first()
-    )  # fmt: skip
+    """(slack days left, `student_deadlines`): see `student_slack_full`."""
+    left, _, rows = student_slack_full(course=course, student=student)
+    return left, rows
+
+
+def student_slack_full(*, course: Course, student: User) -> tuple[int, int, list[StudentDeadline]]:
+    """(days left, allowance, deadlines) from 2 queries whatever the course's size: the
+    student's and their group's exceptions, and the slack account joined to its active spends
+    (the assignments come from the course's cached calendar)."""
     ext: dict[int, int] = defaultdict(int)
     acc = 0
     # Only this student's and their group's exceptions: the course may hold thousands.
-    mine = Q(student=student) | (Q(group_id=group_id) if group_id else Q(pk__in=[]))
+    my_group = GroupMembership.objects.filter(course=course, user=student, left_at__isnull=True)
+    mine = Q(student=student) | Q(group_id__in=my_group.values("group_id"))
     for e in DeadlineException.objects.filter(mine, course=course, revoked_at__isnull=True):
         if e.kind == "accommodation" and e.student_id == student.pk:
             acc += e.hours
-        elif (
-            e.kind == "extension"
-            and e.assignment_id
-            and (e.student_id == student.pk or (group_id and e.group_id == group_id))
-        ):
+        elif e.kind == "extension" and e.assignment_id:  # the student's own, or their group's
             ext[e.assignment_id] += e.hours
     slack: dict[int, int] = defaultdict(int)
-    for a_id in ActiveSpend.objects.filter(
-        account__course=course, account__student=student
-    ).values_list("assignment_id", flat=True):
-        slack[a_id] += 1
-    account = SlackAccount.objects.filter(course=course, student=student).first()
-    left = account.balance if account else course.slack_days_allowance
+    left = allowance = course.slack_days_allowance  # no account yet: nothing spent
+    for balance, allowed, a_id in SlackAccount.objects.filter(
+        course=course, student=student
+    ).values_list("balance", "allowance", "active_spends__assignment_id"):
+        # one row per active spend (LEFT JOIN), or one row with None
+        left, allowance = balance, allowed
+        if a_id is not None:
+            slack[a_id] += 1
     now = timezone.now()
     out = []
-    for a in Assignment.objects.filter(course=course).order_by("due_at", "code"):
+    for a in course_calendar(course).assignments:
         without = rules.effective_deadline(
             a.due_at, tz=course.timezone, extension_hours=ext[a.pk], accommodation_hours=acc
         )
@@ -93,7 +97,7 @@ def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDe
             can_apply=a.accepts_slack and left > 0 and slack[a.pk] < course.slack_days_max_per_assignment and now <= next_limit,
             can_cancel=slack[a.pk] > 0 and now < without,
         ))  # fmt: skip
-    return left, out
+    return left, allowance, out
 
 
 def ledger_for(*, course: Course, student: User) -> QuerySet[LedgerEntry]:

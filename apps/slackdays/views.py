@@ -20,14 +20,14 @@ from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import services
-from apps.slackdays.models import LateWork, SlackAccount
+from apps.slackdays.models import LateWork
 from apps.slackdays.selectors import (
     balance_page,
     balance_rows,
     exception_list,
     ledger_for,
     ledger_list,
-    student_deadlines,
+    student_slack,
 )
 
 
@@ -62,24 +62,15 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
         except DomainError as exc:
             messages.error(request, exc.message)
         return redirect("slackdays:mine", code=code)
-    group = (
-        GroupMembership.objects.filter(course=course, user=request.user, left_at__isnull=True)
-        .select_related("group")
-        .first()
-    )
-    members = (
-        [
-            m.user.get_full_name()
-            for m in GroupMembership.objects.filter(
-                group=group.group, left_at__isnull=True
-            ).select_related("user")
-        ]
-        if group
-        else [request.user.get_full_name()]
-    )
-    rows = student_deadlines(course=course, student=request.user)
-    account = SlackAccount.objects.filter(course=course, student=request.user).first()
-    account_left = account.balance if account else course.slack_days_allowance
+    # My group's current members in one query (the group itself is not needed).
+    members = [
+        m.user.get_full_name()
+        for m in GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, group__memberships__user=request.user,
+            group__memberships__left_at__isnull=True,
+        ).select_related("user").order_by("joined_at", "pk")
+    ] or [request.user.get_full_name()]  # fmt: skip
+    account_left, rows = student_slack(course=course, student=request.user)
     return render(request, "slackdays/mine.html", {
         "course": course, "rows": rows, "left": account_left, "boxes": [i < account_left for i in range(course.slack_days_allowance)],
         "members": members, "ledger": ledger_for(course=course, student=request.user)[:50],

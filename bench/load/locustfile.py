@@ -8,22 +8,29 @@ import json
 import os
 import random
 
-from locust import HttpUser, between, constant_throughput, task
+from locust import FastHttpUser, between, constant_throughput, task
 
 SESSIONS = json.loads(open(os.environ["LOAD_SESSIONS"], encoding="utf-8").read())  # noqa: SIM115
 CODE = os.environ.get("LOAD_COURSE", "ee290-sp26")
 OPEN_LOOP = os.environ.get("LOAD_OPEN_LOOP_RPS_PER_USER")
+ONLY = os.environ.get("LOAD_ONLY")  # one path instead of the mix, to study one page
 
 
-class Student(HttpUser):
+class Student(FastHttpUser):
+    """FastHttpUser (geventhttpclient): the load generator shares the 2 cores with the server,
+    and the requests-based HttpUser spent most of one core on itself."""
+
     wait_time = constant_throughput(float(OPEN_LOOP)) if OPEN_LOOP else between(0, 0)
 
     def on_start(self) -> None:
-        self.client.headers["Cookie"] = f"sessionid={random.choice(SESSIONS)}"
+        self.cookie = f"sessionid={random.choice(SESSIONS)}"
 
     def _get(self, url: str, name: str) -> None:
         """Only a 200 counts: a redirect to the log-in page is a failure, not a fast page."""
-        with self.client.get(url, name=name, allow_redirects=False, catch_response=True) as r:
+        if ONLY:
+            url, name = ONLY.format(code=CODE), ONLY
+        with self.client.get(url, name=name, headers={"Cookie": self.cookie}, allow_redirects=False,
+                             catch_response=True) as r:  # fmt: skip
             if r.status_code != 200:
                 r.failure(f"status {r.status_code}")
 

@@ -102,6 +102,14 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and env_bool(
+    "DB_SERVER_SIDE_BINDING", True
+):
+    # Server-side parameters let psycopg prepare the statements a page repeats on a persistent
+    # connection, so PostgreSQL stops re-planning them (bench/load.py: PostgreSQL CPU per request).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=5
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "core.User"
@@ -242,6 +250,14 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# Sessions are read from Redis on every request (written through to the database, so a Redis
+# restart logs nobody out); without Redis, from the database.
+if REDIS_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# A course's calendar (assignments, milestones, lectures, events, recess) is read on almost every
+# page and changes a few times a term: kept in the cache this many seconds, dropped on every
+# save or delete of those rows (apps.calendar.cache). 0 turns it off.
+COURSE_CACHE_SECONDS = int(os.environ.get("COURSE_CACHE_SECONDS", "600"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -38,6 +38,10 @@ CELERY_RESULT_BACKEND = TEST_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Tests change calendar rows with queryset.update() (no signal): the per-course cache is off
+# here, and tests/calendar/test_cache.py turns it on against Redis to test it.
+COURSE_CACHE_SECONDS = 0
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

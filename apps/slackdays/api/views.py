@@ -22,14 +22,14 @@ from apps.core.api.helpers import (
 from apps.core.errors import DomainError, NotFound
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
-from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry, SlackAccount
+from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry
 from apps.slackdays.selectors import (
     balance_page,
     balance_rows,
     exception_list,
     ledger_for,
     ledger_list,
-    student_deadlines,
+    student_slack_full,
 )
 
 E = error_responses(e409="Refused by a rule (no days left, already used, deadline passed).")
@@ -136,11 +136,11 @@ class MySlackView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        account = SlackAccount.objects.filter(course=course, student=user).first()
+        balance, allowance, deadlines = student_slack_full(course=course, student=user)
         return Response({
-            "balance": account.balance if account else course.slack_days_allowance,
-            "allowance": account.allowance if account else course.slack_days_allowance,
-            "deadlines": DeadlineSerializer(student_deadlines(course=course, student=user), many=True).data,
+            "balance": balance,
+            "allowance": allowance,
+            "deadlines": DeadlineSerializer(deadlines, many=True).data,
             "ledger": LedgerEntrySerializer(ledger_for(course=course, student=user), many=True).data,
         })  # fmt: skip
 
