@@ -124,6 +124,8 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}questions/<slug:key>/": "member",
     f"POST {COURSE}questions/<slug:key>/": "member",
     f"GET {COURSE}grading/runs/<int:run_id>/progress/": "staff",
+    f"GET {COURSE}questions/<slug:key>/uploads/<int:upload_id>/progress/": "staff",
+    f"POST {COURSE}questions/<slug:key>/uploads/<int:upload_id>/progress/": "staff",
     f"GET {COURSE}grading/runs/<int:run_id>/": "staff",
     # --- pages that take one method (the other answers 405, or the login redirect first), and
     # pages that answer a POST as a GET (read-only function views)
@@ -235,9 +237,12 @@ EXPECTED: dict[str, str] = {
     f"GET {API}question-sets/<slug:key>/mine/": "member",  # staff: sample numbers
     f"POST {API}question-sets/<slug:key>/answers/": "student",
     f"POST {API}question-sets/<slug:key>/uploads/": "staff",
+    f"GET {API}question-sets/<slug:key>/uploads/<int:upload_id>/": "staff",
+    f"POST {API}question-sets/<slug:key>/uploads/<int:upload_id>/commit/": "staff",
     f"POST {API}question-sets/<slug:key>/runs/": "staff",
     f"POST {API}question-sets/<slug:key>/release/": "staff",
     f"GET {API}grading-runs/<int:run_id>/": "staff",
+    f"GET {API}grading-runs/<int:run_id>/totals/": "staff",
 }
 
 # Routes served by a third party or a generic handler, kept out of the matrix on purpose.
@@ -299,6 +304,7 @@ def _url(route: str, world: World) -> str:
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else ids["import_id"],
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
+        "<int:upload_id>": ids["upload_id"],
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -387,6 +393,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "lecture_id",
                 "assignment_id",
                 "milestone_id",
+                "upload_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from apps.autograder.models import GradingRun, QuestionSet
+from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet
 from apps.calendar.models import Assignment, Milestone
 from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
@@ -91,6 +91,10 @@ def build_world(course: Course) -> World:
     assert first_milestone is not None
     milestone_submit(actor=a_members[0], course=course, milestone_id=first_milestone.pk,
                      link="https://example.edu/SECRET-DRAFT-A")  # fmt: skip
+    upload = AnswerUpload.objects.create(
+        question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
+        status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
+    )  # fmt: skip
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -114,6 +118,7 @@ def build_world(course: Course) -> World:
         "assignment_id": assignment.pk,
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]
         "milestone_id": first_milestone.pk,
+        "upload_id": upload.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip

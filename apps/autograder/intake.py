@@ -8,7 +8,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 
 from django.db import transaction
 
@@ -36,6 +37,9 @@ class IntakeReport:
     problems: list[str] = field(default_factory=list)
     students: int = 0
     answers: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 
 def map_columns(
@@ -71,9 +75,20 @@ def map_columns(
     return mapped, unmapped
 
 
+PROGRESS_EVERY = 2000  # rows between progress reports
+
+
 def answers_import(
-    *, actor: User, question_set: QuestionSet, data: bytes, commit: bool
+    *,
+    actor: User,
+    question_set: QuestionSet,
+    data: bytes,
+    commit: bool,
+    progress: Callable[[int], None] | None = None,
 ) -> IntakeReport:
+    """Read the CSV, map its columns, and store every answer of a known student in one
+    transaction (rolled back when `commit` is false: the preview is the import). `progress` is
+    called with the rows read so far every PROGRESS_EVERY rows."""
     if not is_staff(actor, question_set.course):
         raise NotAllowed("Only the course staff upload answers.")
     report = IntakeReport()
@@ -115,6 +130,8 @@ def answers_import(
     with transaction.atomic():
         seen: set[int] = set()
         for n, rec in enumerate(reader, start=2):
+            if progress is not None and n % PROGRESS_EVERY == 0:
+                progress(n - 1)
             if not any(c.strip() for c in rec):
                 continue
             email = (

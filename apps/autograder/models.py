@@ -272,3 +272,40 @@ class Grade(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question}: {self.score}/{self.max_points}"
+
+
+class AnswerUpload(models.Model):
+    """An answers CSV stored by the web request and read by a Celery task: first a preview (the
+    import run and rolled back: mapping, counts, every skipped row), then, when staff confirm, the
+    same import committed. The request only stores the file, so a 120,000-row upload never holds
+    a web worker; progress is kept in the cache while the task runs (`uploads.progress`)."""
+
+    class Status(models.TextChoices):
+        PREVIEWING = "previewing", "Reading the file"
+        PREVIEWED = "previewed", "Preview ready"
+        COMMITTING = "committing", "Storing the answers"
+        COMMITTED = "committed", "Answers stored"
+        FAILED = "failed", "Failed"
+
+    question_set = models.ForeignKey(QuestionSet, on_delete=models.CASCADE, related_name="uploads")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    filename = models.CharField(max_length=200)
+    data = models.BinaryField(help_text="The file as uploaded (at most MAX_UPLOAD_BYTES).")
+    rows = models.PositiveIntegerField(
+        default=0, help_text="Data rows in the file (lines after the header)."
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PREVIEWING)
+    report = models.JSONField(
+        default=dict, blank=True, help_text="The preview's or the import's report."
+    )
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.filename} → {self.question_set} ({self.status})"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet, Sum
 
 from apps.autograder.models import Grade, GradingRun, Question, QuestionSet
 from apps.core.csvexport import SafeWriter
@@ -36,6 +36,20 @@ def visible_grades(run: GradingRun | None) -> QuerySet[Grade]:
 def released_run(question_set: QuestionSet) -> GradingRun | None:
     """The newest run with a complete pass: what students see once results are released."""
     return question_set.runs.filter(current_pass__isnull=False).first()
+
+
+def totals_rows(run: GradingRun, *, q: str = "") -> QuerySet[Any]:
+    """Each graded student's total in SQL (one row per student, by name): lazy, so a page of
+    it costs one query however large the course."""
+    rows = (
+        visible_grades(run)
+        .values("student_id", "student__email", "student__full_name")
+        .annotate(score=Sum("score"), max=Sum("max_points"))
+        .order_by("student__full_name", "student__email")
+    )
+    if q:
+        rows = rows.filter(Q(student__email__icontains=q) | Q(student__full_name__icontains=q))
+    return rows
 
 
 def totals(run: GradingRun) -> list[dict[str, Any]]:

@@ -37,3 +37,11 @@ def grade_pass_chunk(self, pass_id: int, index: int) -> int:
             passes.chunk_failed(pass_id, index, f"{type(exc).__name__}: {exc}")
             raise
         raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+
+
+@shared_task(name="autograder.answers_intake")
+def answers_intake(upload_id: int) -> str:
+    """Preview or store an uploaded answers file (apps.autograder.uploads.upload_run)."""
+    from apps.autograder.uploads import upload_run
+
+    return upload_run(upload_id)

@@ -7,5 +7,10 @@ urlpatterns = [
     path("c/<slug:code>/questions/", views.sets, name="sets"),
     path("c/<slug:code>/questions/<slug:key>/", views.set_page, name="set"),
     path("c/<slug:code>/grading/runs/<int:run_id>/progress/", views.run_progress, name="progress"),
+    path(
+        "c/<slug:code>/questions/<slug:key>/uploads/<int:upload_id>/progress/",
+        views.upload_progress,
+        name="upload-progress",
+    ),
     path("c/<slug:code>/grading/runs/<int:run_id>/", views.run_results, name="results"),
 ]

@@ -7,12 +7,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from apps.autograder import passes, rules, services
-from apps.autograder.intake import answers_import
-from apps.autograder.models import Answer, GradingRun, Question, QuestionSet
+from apps.autograder import passes, rules, services, uploads
+from apps.autograder.models import Answer, AnswerUpload, GradingRun, Question, QuestionSet
 from apps.autograder.selectors import (
     canvas_csv,
     gradescope_csv,
@@ -100,22 +100,37 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
                 else "Results hidden from students.",
             )
         return redirect("autograder:set", code=code, key=key)
-    stash = f"answers-{qs.pk}"
+    here = reverse("autograder:set", kwargs={"code": code, "key": key})
     if request.method == "POST" and request.POST.get("action") == "commit":
-        data = request.session.pop(stash, "").encode()
-        if not data:
-            messages.error(request, "Upload the file again: the preview expired.")
-            return redirect("autograder:set", code=code, key=key)
-        report = answers_import(actor=request.user, question_set=qs, data=data, commit=True)
-        messages.success(request, f"Stored {report.answers} answers from {report.students} students"
-                                  + (f"; {len(report.problems)} row(s) skipped" if report.problems else "") + ".")  # fmt: skip
-        return redirect("autograder:set", code=code, key=key)
+        try:
+            upload = uploads.upload_commit(actor=request.user, question_set=qs,
+                                           upload_id=_int(request.POST.get("upload")))  # fmt: skip
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return redirect(here)
+        messages.success(request, f"Storing the answers from {upload.filename}…")
+        return redirect(f"{here}?upload={upload.pk}")
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
-            data = form.cleaned_data["file"].read()
-            preview = answers_import(actor=request.user, question_set=qs, data=data, commit=False)
-            request.session[stash] = data.decode("utf-8", "replace")
+            f = form.cleaned_data["file"]
+            try:
+                upload = uploads.upload_create(
+                    actor=request.user, question_set=qs, filename=f.name, data=f.read()
+                )
+            except DomainError as exc:
+                form.add_error("file", exc.message)
+            else:
+                return redirect(f"{here}?upload={upload.pk}")
+    upload_id = request.GET.get("upload", "")
+    shown = (
+        AnswerUpload.objects.filter(question_set=qs, pk=int(upload_id)).first()
+        if upload_id.isdigit()
+        else AnswerUpload.objects.filter(question_set=qs)
+        .exclude(status=AnswerUpload.Status.COMMITTED)
+        .first()
+    )
+    preview = uploads.progress(shown) if shown else None
     questions = []
     for q in qs.questions.order_by("position"):
         try:
@@ -134,7 +149,7 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
             }
         )
     return render(request, "autograder/set_staff.html", {
-        "course": course, "qs": qs, "questions": questions, "form": form, "preview": preview,
+        "course": course, "qs": qs, "questions": questions, "form": form, "preview": preview, "upload": shown,
         "runs": GradingRun.objects.filter(question_set=qs), "answers": Answer.objects.filter(question__question_set=qs).count(),
     })  # fmt: skip
 
@@ -173,6 +188,20 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
         "autograder/set_student.html",
         {"course": course, "qs": qs, "rows": rows, "released": released},
     )
+
+
+@login_required
+def upload_progress(request: AuthedRequest, code: str, key: str, upload_id: int) -> JsonResponse:
+    """An answers upload's progress for the page's bar (staff)."""
+    course = course_for(request, code, staff=True)
+    upload = AnswerUpload.objects.filter(question_set=_set(course, key), pk=upload_id).first()
+    if upload is None:
+        raise Http404("No such upload.")
+    return JsonResponse(uploads.progress(upload))
+
+
+def _int(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0
 
 
 @login_required

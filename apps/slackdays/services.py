@@ -49,7 +49,12 @@ def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccou
         .filter(course=course, student__in=students)
         .order_by("student_id")
     )
-    return {a.student_id: a for a in accounts}
+    by_id = {s.pk: s for s in students}
+    locked = {}
+    for a in accounts:
+        a.student = by_id[a.student_id]  # the caller's objects: no query per entry when shown
+        locked[a.student_id] = a
+    return locked
 
 
 def _append(account: SlackAccount, *, kind: str, delta: int, actor: User | None, reason: str = "",
@@ -150,18 +155,15 @@ def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: 
     assignment = _assignment(course, assignment_id)
     if not assignment.accepts_slack:
         raise DomainError(f"Slack days do not apply to {assignment.code}.")
-    group = _current_group(course, actor)
-    members = (
-        [
-            m.user
-            for m in GroupMembership.objects.filter(
-                group=group, left_at__isnull=True
-            ).select_related("user")
-        ]
-        if group
-        else [actor]
-    )
-    members.sort(key=lambda u: u.pk)
+    # The actor's group and its current members in one query.
+    rows = list(
+        GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, group__memberships__user=actor,
+            group__memberships__left_at__isnull=True,
+        ).select_related("user", "group")
+    )  # fmt: skip
+    group = rows[0].group if rows else None
+    members = sorted((m.user for m in rows), key=lambda u: u.pk) or [actor]
     with transaction.atomic():
         accounts = _lock_accounts(course, members)
         counted = dict(

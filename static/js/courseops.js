@@ -24,7 +24,8 @@
           count.textContent = p.done + " / " + p.expected;
           status.textContent = p.status_label || p.status;
           if (note) { note.textContent = p.note || ""; }
-          if (p.status !== "done" && p.status !== "failed") { setTimeout(poll, 1000); }
+          if (p.final && item.dataset.reload) { window.location.reload(); return; }
+          if (p.status !== "done" && p.status !== "failed" && !p.final) { setTimeout(poll, 1000); }
         })
         .catch(function () { setTimeout(poll, 5000); });
     }

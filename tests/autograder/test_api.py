@@ -76,22 +76,40 @@ def test_after_release_the_student_sees_grades_and_keys(
     assert results["misconceptions"][0][0] == "More FLOPS = faster"
 
 
-def test_staff_upload_preview_and_commit(world) -> None:  # type: ignore[no-untyped-def]
-    course, quiz, ta, _ada, _bo = world
-    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}/uploads/"
-    data = b"email,q1,q2\nada@uni.edu,b,a\nbo@uni.edu,,zz\n"
-    preview = (
-        api(ta).post(base, {"file": SimpleUploadedFile("a.csv", data)}, format="multipart").json()
-    )
-    assert preview["answers"] == 4
-    assert api(ta).get(f"/api/v1/courses/{course.code}/question-sets/").status_code == 200
+def test_staff_upload_preview_and_commit(
+    world, celery_eager, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
     from apps.autograder.models import Answer
 
+    course, quiz, ta, _ada, _bo = world
+    base = f"/api/v1/courses/{course.code}/question-sets/{quiz.key}/uploads/"
+    data = b"email,q1,q2\nada@uni.edu,b,a\nbo@uni.edu,,zz\nghost@uni.edu,a,a\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        queued = api(ta).post(base, {"file": SimpleUploadedFile("a.csv", data)}, format="multipart")
+    assert queued.status_code == 202
+    preview = api(ta).get(f"{base}{queued.json()['upload']}/").json()
+    assert preview["status"] == "previewed"
+    assert preview["final"] is True
+    assert (preview["done"], preview["expected"]) == (3, 3)
+    assert preview["answers"] == 4
+    assert "row 4: no student of this course with email ghost@uni.edu" in preview["problems"][0]
     assert Answer.objects.count() == 0
-    api(ta).post(
-        base + "?commit=1", {"file": SimpleUploadedFile("a.csv", data)}, format="multipart"
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        stored = api(ta).post(f"{base}{preview['upload']}/commit/")
+    assert stored.status_code == 202
+    assert api(ta).get(f"{base}{preview['upload']}/").json()["status"] == "committed"
     assert Answer.objects.count() == 4
+    again = api(ta).post(f"{base}{preview['upload']}/commit/")  # changes nothing
+    assert again.json()["status"] == "committed"
+    assert Answer.objects.count() == 4
+    with django_capture_on_commit_callbacks(execute=True):
+        direct = api(ta).post(
+            base + "?commit=1", {"file": SimpleUploadedFile("b.csv", data)}, format="multipart"
+        )
+    assert api(ta).get(f"{base}{direct.json()['upload']}/").json()["status"] == "committed"
+    empty = api(ta).post(base, {"file": SimpleUploadedFile("e.csv", b"")}, format="multipart")
+    assert empty.status_code == 400
+    assert empty.json()["field"] == "file"
 
 
 @pytest.mark.parametrize(
@@ -150,3 +168,39 @@ def test_a_part_the_question_does_not_have_is_refused(world) -> None:  # type: i
     from apps.autograder.models import Answer
 
     assert Answer.objects.count() == 0
+
+
+def test_run_totals_are_paged_with_the_same_queries_for_any_class_size(
+    django_capture_on_commit_callbacks, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def graded_run(n: int):  # type: ignore[no-untyped-def]
+        course = CourseFactory()
+        quiz = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+        ta = member(course, Role.TA)
+        q1 = quiz.questions.get(key="q1")
+        answers_bulk_upsert([(q1, member(course).pk, 0, "b") for _ in range(n)], "form")
+        with django_capture_on_commit_callbacks(execute=True):
+            run = (
+                api(ta).post(f"/api/v1/courses/{course.code}/question-sets/{quiz.key}/runs/").json()
+            )
+        return course, ta, run["id"]
+
+    counts = []
+    for n in (12, 60):
+        course, ta, run_id = graded_run(n)
+        url = f"/api/v1/courses/{course.code}/grading-runs/{run_id}/"
+        summary = api(ta).get(url + "?results=1").json()
+        assert summary["students"] == n
+        assert summary["totals_url"].endswith(f"/grading-runs/{run_id}/totals/")
+        with CaptureQueriesContext(connection) as ctx:
+            page = api(ta).get(url + "totals/?page_size=10").json()
+        counts.append(len(ctx.captured_queries))
+        assert page["count"] == n
+        assert len(page["results"]) == 10
+        names = [r["name"] for r in page["results"]]
+        assert names == sorted(names)
+        assert {"email", "name", "score", "max"} <= set(page["results"][0])
+    assert counts[0] == counts[1]

@@ -37,24 +37,51 @@ def world():  # type: ignore[no-untyped-def]
     )
 
 
-def test_staff_upload_preview_then_confirm(world) -> None:  # type: ignore[no-untyped-def]
+def test_staff_upload_preview_then_confirm(
+    world, celery_eager, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
     course, quiz, _a1, ta, _ada, _bo = world
     client = as_user(ta)
     url = f"/c/{course.code}/questions/{quiz.key}/"
-    page = client.post(
-        url,
-        {
-            "action": "preview",
-            "file": SimpleUploadedFile(
-                "a.csv", b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n"
-            ),
-        },
-    ).content.decode()
-    assert "Preview: 1 students, 3 answers" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"action": "preview", "file": SimpleUploadedFile(
+            "a.csv", b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n")})  # fmt: skip
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert "Preview of a.csv: 1 students, 3 answers" in page
     assert "no student of this course with email ghost@uni.edu" in page
     assert Answer.objects.count() == 0
-    client.post(url, {"action": "commit"})
+    upload = quiz.uploads.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"action": "commit", "upload": upload.pk})
     assert Answer.objects.count() == 3
+    assert (
+        "Stored 3 answers from 1 students"
+        in client.get(f"{url}?upload={upload.pk}").content.decode()
+    )
+
+
+def test_a_large_upload_shows_a_progress_bar_until_a_worker_reads_it(world) -> None:  # type: ignore[no-untyped-def]
+    """Without a worker (tests queue tasks, never run them) the page shows the bar and the
+    progress JSON says how far it is."""
+    course, quiz, _a1, ta, _ada, _bo = world
+    client = as_user(ta)
+    url = f"/c/{course.code}/questions/{quiz.key}/"
+    rows = b"".join(b"ada@uni.edu,b\n" for _ in range(5000))
+    response = client.post(
+        url, {"action": "preview", "file": SimpleUploadedFile("big.csv", b"email,q1\n" + rows)}
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert "Reading the file" in page
+    assert "data-progress=" in page
+    upload = quiz.uploads.get()
+    progress = client.get(f"{url}uploads/{upload.pk}/progress/").json()
+    assert (progress["done"], progress["expected"], progress["final"]) == (0, 5000, False)
+    from apps.autograder.uploads import upload_run
+
+    assert upload_run(upload.pk) == "previewed"  # what the worker does
+    progress = client.get(f"{url}uploads/{upload.pk}/progress/").json()
+    assert (progress["done"], progress["final"], progress["answers"]) == (5000, True, 1)
 
 
 def test_a_student_sees_only_their_own_answers_and_no_key_before_release(

@@ -74,3 +74,26 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(celery_worker_pro
     )
     assert not dupes.exists()
     assert Grade.objects.filter(run=run).values("student").distinct().count() == 200
+
+
+def test_an_uploaded_answers_file_is_previewed_then_stored_by_a_worker(
+    celery_worker_process,
+) -> None:  # type: ignore[no-untyped-def]
+    from apps.autograder.models import Answer, AnswerUpload
+    from apps.autograder.uploads import upload_commit, upload_create
+
+    course = CourseFactory()
+    qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    staff = member(course, Role.TA)
+    students = [member(course) for _ in range(300)]
+    celery_worker_process()
+    upload = upload_create(
+        actor=staff, question_set=qs, filename="quiz.csv", data=quiz_csv(students)
+    )
+    assert wait_for(lambda: AnswerUpload.objects.get(pk=upload.pk).status == "previewed", 60)
+    previewed = AnswerUpload.objects.get(pk=upload.pk)
+    assert previewed.report["students"] == 300
+    assert Answer.objects.filter(question__question_set=qs).count() == 0
+    upload_commit(actor=staff, question_set=qs, upload_id=upload.pk)
+    assert wait_for(lambda: AnswerUpload.objects.get(pk=upload.pk).status == "committed", 60)
+    assert Answer.objects.filter(question__question_set=qs).count() == previewed.report["answers"]

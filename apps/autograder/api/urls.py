@@ -9,7 +9,18 @@ urlpatterns = [
     path(P + "question-sets/<slug:key>/mine/", views.MineView.as_view(), name="mine"),
     path(P + "question-sets/<slug:key>/answers/", views.AnswerView.as_view(), name="answers"),
     path(P + "question-sets/<slug:key>/uploads/", views.UploadView.as_view(), name="upload"),
+    path(
+        P + "question-sets/<slug:key>/uploads/<int:upload_id>/",
+        views.UploadDetailView.as_view(),
+        name="upload-detail",
+    ),
+    path(
+        P + "question-sets/<slug:key>/uploads/<int:upload_id>/commit/",
+        views.UploadCommitView.as_view(),
+        name="upload-commit",
+    ),
     path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
     path(P + "question-sets/<slug:key>/release/", views.ReleaseView.as_view(), name="release"),
     path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
+    path(P + "grading-runs/<int:run_id>/totals/", views.RunTotalsView.as_view(), name="run-totals"),
 ]

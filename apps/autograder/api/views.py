@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count
+from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -13,11 +15,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.autograder import passes, services
-from apps.autograder.intake import answers_import
+from apps.autograder import passes, services, uploads
 from apps.autograder.models import Answer, GradingRun, QuestionSet
-from apps.autograder.selectors import item_analysis, released_run, totals, visible_grades
-from apps.core.api.helpers import api_course, error_responses
+from apps.autograder.selectors import item_analysis, released_run, totals_rows, visible_grades
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
 from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
 
@@ -120,30 +127,43 @@ class AnswerView(APIView):
 class UploadView(APIView):
     parser_classes = (MultiPartParser, FormParser)
 
-    @extend_schema(tags=TAGS, summary="Upload answers as CSV (staff): preview, or store with ?commit=1",
-                   parameters=[OpenApiParameter("commit", bool, description="Store the answers (default: preview only).")],
+    @extend_schema(tags=TAGS, summary="Upload answers as CSV (staff): a worker previews it, or stores it with ?commit=1",
+                   description="202 with the upload's progress; poll GET …/uploads/<id>/ until `final`, then read the "
+                               "preview (mapping, counts, every skipped row) and confirm with POST …/uploads/<id>/commit/.",
+                   parameters=[OpenApiParameter("commit", bool, description="Store the answers without waiting for a confirmation.")],
                    request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
-                   responses={200: ANY, **E})  # fmt: skip
+                   responses={202: ANY, **E})  # fmt: skip
     def post(self, request: Request, code: str, key: str) -> Response:
         user, _course, qs = _ctx(request, code, key, staff=True)
         upload = request.FILES.get("file")
         if upload is None or qs is None:
             raise DomainError("Attach the CSV as the form field 'file'.", field="file")
-        report = answers_import(
-            actor=user,
-            question_set=qs,
-            data=upload.read(),
+        stored = uploads.upload_create(
+            actor=user, question_set=qs, filename=upload.name or "answers.csv", data=upload.read(),
             commit=request.query_params.get("commit") in {"1", "true"},
-        )
-        return Response(
-            {
-                "students": report.students,
-                "answers": report.answers,
-                "mapping": report.mapping,
-                "unmapped": report.unmapped,
-                "problems": report.problems,
-            }
-        )
+        )  # fmt: skip
+        stored.refresh_from_db()  # an eager task (no broker configured) has already finished
+        return Response(uploads.progress(stored), status=202)
+
+
+class UploadDetailView(APIView):
+    @extend_schema(tags=TAGS, summary="An answers upload: progress, then the preview or the import's report (staff)",
+                   responses={200: ANY, **E})  # fmt: skip
+    def get(self, request: Request, code: str, key: str, upload_id: int) -> Response:
+        _user, _course, qs = _ctx(request, code, key, staff=True)
+        assert qs is not None  # noqa: S101
+        return Response(uploads.progress(uploads.upload_get(question_set=qs, upload_id=upload_id)))
+
+
+class UploadCommitView(APIView):
+    @extend_schema(tags=TAGS, summary="Store a previewed upload's answers (staff); 409 until the preview is ready",
+                   request=None, responses={202: ANY, **E})  # fmt: skip
+    def post(self, request: Request, code: str, key: str, upload_id: int) -> Response:
+        user, _course, qs = _ctx(request, code, key, staff=True)
+        assert qs is not None  # noqa: S101
+        upload = uploads.upload_commit(actor=user, question_set=qs, upload_id=upload_id)
+        upload.refresh_from_db()
+        return Response(uploads.progress(upload), status=202)
 
 
 class RunsView(APIView):
@@ -186,10 +206,36 @@ class ReleaseView(APIView):
         return Response({"set": qs.key, "released_at": qs.released_at})
 
 
+class TotalRowSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    name = serializers.CharField()
+    score = serializers.FloatField()
+    max = serializers.FloatField()
+
+
+class RunTotalsView(APIView):
+    @extend_schema(
+        tags=TAGS, summary="Each student's total in a run's shown pass, by name, paged (staff)",
+        parameters=[*PAGE_PARAMETERS, OpenApiParameter("q", str, description="Name or email contains.")],
+        responses={200: paginated(TotalRowSerializer), **E},
+    )  # fmt: skip
+    def get(self, request: Request, code: str, run_id: int) -> Response:
+        _, course, _ = _ctx(request, code, staff=True)
+        run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
+        if run is None:
+            raise NotFound("No such run.")
+        rows = totals_rows(run, q=request.query_params.get("q", "").strip())
+        return page_response(request, rows, lambda page: [
+            {"email": r["student__email"], "name": r["student__full_name"], "score": r["score"], "max": r["max"]}
+            for r in page
+        ])  # fmt: skip
+
+
 class RunView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="A run's progress and, with ?results=1, totals and item analysis (staff)",
+        summary="A run's progress and, with ?results=1, item analysis and the score summary (staff)",
+        description="Per-student totals are paged at GET …/grading-runs/<id>/totals/.",
         responses={200: ANY, **E},
     )
     def get(self, request: Request, code: str, run_id: int) -> Response:
@@ -200,10 +246,11 @@ class RunView(APIView):
         body: dict[str, Any] = {"id": run.pk, **passes.progress(run)}
         if request.query_params.get("results") in {"1", "true"}:
             items, misconceptions = item_analysis(run)
-            body["totals"] = [
-                {"email": r["student"].email, "score": r["score"], "max": r["max"]}
-                for r in totals(run)
-            ]
+            summary = totals_rows(run).aggregate(students=Count("student_id"))
+            body["students"] = summary["students"]
+            body["totals_url"] = request.build_absolute_uri(
+                reverse("autograder-api:run-totals", kwargs={"code": code, "run_id": run.pk})
+            )
             body["items"] = [{"question": i.question.key, "mean": i.mean, "share_correct": i.share_correct, "wrong": i.wrong,
                               "distractors": i.distractors, "implausible": i.implausible} for i in items]  # fmt: skip
             body["misconceptions"] = misconceptions
