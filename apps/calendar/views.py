@@ -37,7 +37,8 @@ def _month_arg(value: str | None, events: list[Event], today: dt.date, tz: Any) 
     if value:
         try:
             year, month = (int(x) for x in value.split("-", 1))
-            return dt.date(year, month, 1)
+            if 1900 <= year <= 2999:  # a sane range: the grid steps a month either way
+                return dt.date(year, month, 1)
         except ValueError:
             pass
     if not events:

@@ -166,6 +166,8 @@ def test_the_calendar_page_month_and_list(ee290_demo) -> None:  # type: ignore[n
     assert "Make my feed address" in month
     march = student.get("/c/ee290-sp26/calendar/?month=2026-03").content.decode()
     assert "Spring Recess" in march
+    for bad in ("9999-12", "0000-01", "2026-13", "abc", "2026", "-1-5"):
+        assert student.get(f"/c/ee290-sp26/calendar/?month={bad}").status_code == 200, bad
     listing = student.get("/c/ee290-sp26/calendar/?view=list").content.decode()
     assert "Poster session" in listing
     assert "Edit" not in listing.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
