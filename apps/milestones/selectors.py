@@ -22,8 +22,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Milestone
 from apps.core.models import Course, User
-from apps.core.permissions import is_staff
-from apps.groups.models import Group, GroupMembership
+from apps.groups.models import Group
 from apps.milestones import rules
 from apps.milestones.models import GroupMilestone
 
@@ -125,14 +124,3 @@ def _groups_with(*, course: Course, status: str, now: dt.datetime) -> QuerySet[G
     for m in past:
         overdue |= ~Q(pk__in=done.filter(milestone=m).values("group_id"))
     return groups.filter(overdue).values("pk")  # type: ignore[return-value]
-
-
-def group_milestone_list(*, user: User, course: Course) -> QuerySet[GroupMilestone]:
-    """Records the user may see: staff all; a student their own group's."""
-    qs = GroupMilestone.objects.filter(course=course).select_related(
-        "milestone", "group", "submitted_by"
-    )
-    if is_staff(user, course):
-        return qs
-    gids = GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
-    return qs.filter(group_id__in=gids.values("group_id"))

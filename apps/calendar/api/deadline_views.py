@@ -20,7 +20,7 @@ from apps.calendar.api.serializers_events import (
 from apps.calendar.moves import MoveImpact
 from apps.core.api.helpers import api_course
 from apps.core.errors import NotFound
-from apps.core.models import Course, User
+from apps.core.models import Course
 
 
 class DeadlineImpactBase(APIView):
@@ -44,7 +44,3 @@ def edit_payload(request: Request, serializer: type[DeadlineEditSerializer]) -> 
     data = serializer(data=request.data)
     data.is_valid(raise_exception=True)
     return dict(data.validated_data)
-
-
-def staff_course(request: Request, code: str) -> tuple[User, Course]:
-    return api_course(request, code, staff=True)

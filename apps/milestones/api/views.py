@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload, staff_course
+from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload
 from apps.calendar.api.serializers import MilestoneSerializer
 from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactSerializer
 from apps.calendar.models import Milestone
@@ -183,7 +183,7 @@ class MilestoneEditView(APIView):
     @extend_schema(tags=["calendar"], summary="Rename or move a milestone (staff); moving needs confirm: true",
                    request=MilestoneEditSerializer, responses={200: MilestoneSerializer, **E})  # fmt: skip
     def patch(self, request: Request, code: str, milestone_id: int) -> Response:
-        user, course = staff_course(request, code)
+        user, course = api_course(request, code, staff=True)
         v = edit_payload(request, MilestoneEditSerializer)
         m, _ = services.milestone_update(actor=user, course=course, milestone_id=milestone_id,
                                          name=v.get("name"), due_at=v.get("due_at"), confirm=v["confirm"])  # fmt: skip

@@ -8,11 +8,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload, staff_course
+from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload
 from apps.calendar.api.serializers import AssignmentSerializer
 from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactSerializer
 from apps.calendar.models import Assignment
-from apps.core.api.helpers import error_responses
+from apps.core.api.helpers import api_course, error_responses
 from apps.slackdays.moves import assignment_move_impact, assignment_update
 
 E = error_responses()
@@ -30,7 +30,7 @@ class AssignmentEditView(APIView):
         request=AssignmentEditSerializer, responses={200: AssignmentSerializer, **E},
     )  # fmt: skip
     def patch(self, request: Request, code: str, assignment_id: int) -> Response:
-        user, course = staff_course(request, code)
+        user, course = api_course(request, code, staff=True)
         v = edit_payload(request, AssignmentEditSerializer)
         a, _ = assignment_update(actor=user, course=course, assignment_id=assignment_id, title=v.get("title"),
                                  release_at=v.get("release_at"), due_at=v.get("due_at"), confirm=v["confirm"])  # fmt: skip
