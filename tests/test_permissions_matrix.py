@@ -73,6 +73,7 @@ EXPECTED: dict[str, str] = {
     "GET calc/": "authed",
     "GET calc/compare/": "authed",
     "GET calc/hardware/": "authed",
+    "GET calc/plan/": "authed",
     "GET calc/<slug:name>/": "authed",
     "GET accounts/login/": "public",
     "POST accounts/login/": "public",
@@ -150,6 +151,7 @@ EXPECTED: dict[str, str] = {
     "POST calc/<slug:name>/": "authed",
     "POST calc/compare/": "authed",
     "POST calc/hardware/": "authed",
+    "POST calc/plan/": "authed",
     "PUT accounts/login/": "public",
     "PUT accounts/password/change/": "authed",
     "PUT accounts/password/reset/": "public",
@@ -165,6 +167,8 @@ EXPECTED: dict[str, str] = {
     # --- API: calculator (every formula is one row: see _key)
     "GET api/v1/perfcalc/": "authed",
     "GET api/v1/perfcalc/hardware/": "authed",
+    "GET api/v1/perfcalc/models/": "authed",
+    "GET api/v1/perfcalc/plan/": "authed",
     "POST api/v1/perfcalc/batch/": "authed",
     "POST api/v1/perfcalc/vector/": "authed",
     "POST api/v1/perfcalc/<formula>/": "authed",
@@ -248,7 +252,7 @@ EXPECTED: dict[str, str] = {
 # Routes served by a third party or a generic handler, kept out of the matrix on purpose.
 SKIPPED_PREFIXES = ("admin/",)
 FORMULA_ROUTE = "api/v1/perfcalc/<formula>/"
-FIXED_PERFCALC = {"", "hardware/", "batch/", "vector/"}
+FIXED_PERFCALC = {"", "hardware/", "models/", "plan/", "batch/", "vector/"}
 
 
 def _walk(patterns: list[Any], prefix: str = "") -> list[tuple[str, Any]]:

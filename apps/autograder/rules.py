@@ -17,6 +17,7 @@ import numpy as np
 from simpleeval import EvalWithCompoundTypes
 
 from apps.perfcalc.calc import units
+from apps.perfcalc.calc.evaluate import evaluate
 from apps.perfcalc.calc.registry import all_formulas
 
 DEFAULT_REL_TOL = 0.02
@@ -133,12 +134,10 @@ def _calc_functions() -> dict[str, Any]:
     """Every calculator formula as a function of keyword arguments returning its value, e.g.
     ring_allreduce(message_bytes=M, n_gpus=N, bandwidth_bytes_per_s=B)."""
 
-    def value_of(formula: Any) -> Any:
-        return lambda **kw: formula(**kw).value
+    def value_of(name: str) -> Any:  # through evaluate(), so keys may say model=… and gpu=…
+        return lambda **kw: evaluate(name, kw).value
 
-    funcs: dict[str, Any] = {
-        name.replace("-", "_"): value_of(f) for name, f in all_formulas().items()
-    }
+    funcs: dict[str, Any] = {name.replace("-", "_"): value_of(name) for name in all_formulas()}
     funcs.update({"ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt, "log2": math.log2, "min": min, "max": max,
                   "abs": abs, "round": round})  # fmt: skip
     return funcs

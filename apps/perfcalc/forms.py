@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from apps.perfcalc.calc import catalog
 from apps.perfcalc.calc.catalog import GPU, PRECISIONS
 from apps.perfcalc.calc.registry import Formula
 from apps.perfcalc.calc.units import EXAMPLES
@@ -30,6 +31,14 @@ def formula_form(formula: Formula, gpus: dict[str, GPU], data: Any = None) -> fo
                 label=label, required=False, help_text=p.help + ("" if p.required else f" Default {p.default}."),
                 widget=forms.TextInput(attrs={"placeholder": f"e.g. {shown}", "autocomplete": "off"}),
             )  # fmt: skip
+    if formula.uses_model:
+        fields["model"] = forms.ChoiceField(
+            label="Model from the catalog", required=False,
+            choices=[("", "— type the dimensions in instead —")] + [(k, m.name) for k, m in catalog.models().items()],
+            help_text="Fills " + ", ".join(formula.model_fields) + " where you leave them empty, and cites the source.",
+        )  # fmt: skip
+        for name in formula.model_fields:  # optional on the page when a model can fill them
+            fields[name].help_text += " Filled from the model if empty."
     if formula.uses_gpu:
         fields["gpu"] = forms.ChoiceField(
             label="GPU from the catalog", required=False,

@@ -163,3 +163,51 @@ def _describe(roofs: list[Roof], points: list[Point]) -> str:
         if p.flops_per_s:
             text += f" reaching {fmt(p.flops_per_s, 'FLOP/s')}"
     return text
+
+
+def stacked_bar_svg(segments: list[tuple[str, float, str]], *, title: str, total_label: str,
+                    limit: tuple[str, float] | None = None, id_prefix: str = "bar") -> str:  # fmt: skip
+    """One horizontal bar split into labelled parts (label, value, formatted value), a legend
+    below it, and an optional limit line (e.g. the GPU's memory). Sized by viewBox: no scroll on
+    a phone."""
+    width, left, right, bar_y, bar_h = 640, 8, 8, 30, 34
+    scale_max = max(sum(v for _, v, _ in segments), limit[1] if limit else 0.0) or 1.0
+    span = width - left - right
+    rows = (len(segments) + 1) // 2
+    height = bar_y + bar_h + 28 + 20 * rows
+    desc = "; ".join(f"{label}: {shown}" for label, _, shown in segments) + f"; total {total_label}"
+    if limit:
+        desc += f"; {limit[0]}"
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-labelledby="{id_prefix}-title {id_prefix}-desc" class="stacked" font-family="system-ui, sans-serif" font-size="12">',
+        f'<title id="{id_prefix}-title">{escape(title)}</title><desc id="{id_prefix}-desc">{escape(desc)}</desc>',
+        f'<text x="{left}" y="18" font-weight="600">{escape(title)}: {escape(total_label)}</text>',
+    ]
+    x = float(left)
+    for i, (label, value, shown) in enumerate(segments):
+        w = span * value / scale_max
+        if w <= 0:
+            continue
+        out.append(f'<rect class="segment" x="{x:.1f}" y="{bar_y}" width="{w:.1f}" height="{bar_h}" '
+                   f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)}: {escape(shown)}</title></rect>')  # fmt: skip
+        if w > 46:
+            out.append(f'<text x="{x + w / 2:.1f}" y="{bar_y + bar_h / 2 + 4}" text-anchor="middle" fill="#fff">'
+                       f'{escape(shown)}</text>')  # fmt: skip
+        x += w
+    if limit:
+        lx = left + span * limit[1] / scale_max
+        out.append(f'<line class="limit" x1="{lx:.1f}" y1="{bar_y - 6}" x2="{lx:.1f}" y2="{bar_y + bar_h + 6}" '
+                   'stroke="#111" stroke-width="2" stroke-dasharray="4 3"/>')  # fmt: skip
+        anchor = "end" if lx > width * 0.6 else "start"
+        out.append(f'<text x="{lx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 18}" '
+                   f'text-anchor="{anchor}">{escape(limit[0])}</text>')  # fmt: skip
+    for i, (label, _, shown) in enumerate(segments):
+        cx = left + (i % 2) * (span / 2)
+        cy = bar_y + bar_h + 34 + 20 * (i // 2)
+        out.append(
+            f'<rect x="{cx:.1f}" y="{cy - 10}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
+        )
+        out.append(f'<text x="{cx + 17:.1f}" y="{cy}">{escape(label)}: {escape(shown)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)

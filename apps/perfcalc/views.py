@@ -10,6 +10,7 @@ from django.utils.safestring import mark_safe
 from apps.core.http import AuthedRequest
 from apps.perfcalc import svg
 from apps.perfcalc.calc import catalog
+from apps.perfcalc.calc import plan as planner
 from apps.perfcalc.calc.catalog import PRECISIONS
 from apps.perfcalc.calc.core import InputError, Result, fmt
 from apps.perfcalc.calc.evaluate import HARDWARE_FIELDS, evaluate
@@ -134,4 +135,82 @@ def compare(request: AuthedRequest) -> HttpResponse:
 def hardware(request: AuthedRequest) -> HttpResponse:
     gpus = gpu_table(user=request.user)
     return render(request, "perfcalc/hardware.html",
-                  {"gpus": gpus.values(), "links": catalog.links().values(), "precisions": PRECISIONS})  # fmt: skip
+                  {"gpus": gpus.values(), "links": catalog.links().values(), "precisions": PRECISIONS,
+                   "models": catalog.models().values()})  # fmt: skip
+
+
+PLAN_FIELDS = [
+    ("model", "Model", "From the model catalog (figures and sources on the hardware page)."),
+    ("nodes", "Nodes", "8×H100 nodes, 1–8: yours plus any borrowed in a sharing window."),
+    ("tp", "Tensor parallel (TP)", "1, 2, 4 or 8: GPUs splitting each layer, inside one node."),
+    ("pp", "Pipeline stages (PP)", "Must divide the model's layers."),
+    ("dp", "Data parallel (DP)", "Replicas; TP × PP × DP must equal the GPUs (8 per node)."),
+    ("micro_batch", "Micro-batch", "Sequences per micro-batch."),
+    (
+        "global_batch",
+        "Global batch",
+        "Sequences per optimizer step; a multiple of DP × micro-batch.",
+    ),
+    ("sequence_length", "Sequence length", "Tokens per sequence."),
+    (
+        "zero_stage",
+        "ZeRO stage",
+        "0 none; 1 optimizer state; 2 + gradients; 3 + weights, sharded across DP.",
+    ),
+    (
+        "recompute",
+        "Recomputation",
+        "none, selective (attention only) or full (keep each layer's input).",
+    ),
+    (
+        "kernel_efficiency",
+        "Kernel efficiency",
+        "Share of the BF16 dense peak the matrix multiplies reach, e.g. 0.6.",
+    ),
+]
+PLAN_CHOICES = {
+    "zero_stage": [(z, z) for z in planner.ZERO_STAGES],
+    "recompute": [(r, r) for r in planner.RECOMPUTE],
+}
+
+
+@login_required
+def plan_page(request: AuthedRequest) -> HttpResponse:
+    """The planner: inputs in the URL (shareable), defaults filled in, every bad field named."""
+    from urllib.parse import urlencode
+
+    raw = {name: request.GET.get(name, "") for name, _, _ in PLAN_FIELDS}
+    given = {k: v for k, v in raw.items() if v != ""}
+    errors: dict[str, list[str]] = {}
+    result = None
+    try:
+        result = planner.plan(given)
+    except InputError as exc:
+        for e in exc.errors if isinstance(exc, InputErrors) else [exc]:
+            errors.setdefault(e.field if e.field in raw else "__all__", []).append(e.message)
+    shown = {**{k: str(v) for k, v in planner.DEFAULTS.items()}, **given}
+    choices = {"model": [(k, m.name) for k, m in catalog.models().items()], **PLAN_CHOICES}
+    fields = [{"name": n, "label": label, "help": help_text, "value": shown.get(n, ""),
+               "choices": choices.get(n), "errors": errors.get(n, [])} for n, label, help_text in PLAN_FIELDS]  # fmt: skip
+    ctx: dict[str, Any] = {
+        "fields": fields,
+        "general_errors": errors.get("__all__", []),
+        "plan": result,
+    }
+    if result is not None:
+        c = result.inputs
+        mem = result.memory
+        ctx.update(
+            gpus=c["nodes"] * planner.GPUS_PER_NODE, spare=mem["capacity"] - mem["total"], over=mem["total"] - mem["capacity"],
+            query=urlencode(c), base_query=urlencode({k: v for k, v in c.items() if k not in {"tp", "pp", "dp"}}),
+            intra=catalog.links()[planner.INTRA_LINK], inter=catalog.links()[planner.INTER_LINK],
+            memory_svg=mark_safe(svg.stacked_bar_svg(
+                [(label, mem[key], fmt(mem[key], "B")) for key, label in
+                 (("weights", "Weights"), ("gradients", "Gradients"), ("optimizer", "Optimizer state"), ("activations", "Activations"))],
+                title="Memory per GPU", total_label=fmt(mem["total"], "B"),
+                limit=(f"GPU memory {fmt(mem['capacity'], 'B')}", mem["capacity"]), id_prefix="mem")),
+            time_svg=mark_safe(svg.stacked_bar_svg(
+                [(label, result.time[key], fmt(result.time[key], "s") if result.time[key] else "0 s") for key, label in planner.PARTS],
+                title="Step time", total_label=fmt(result.time["total_s"], "s"), id_prefix="time")),
+        )  # fmt: skip
+    return render(request, "perfcalc/plan.html", ctx, status=200)

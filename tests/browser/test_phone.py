@@ -22,6 +22,8 @@ STUDENT_PAGES = {
     "milestones": "/c/ee290-sp26/milestones/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
+    "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
+    "hierarchical allreduce": "/calc/hierarchical-allreduce/?message_bytes=14+GB&nodes=2&intra_bandwidth_bytes_per_s=450+GB%2Fs&inter_bandwidth_bytes_per_s=12.5+GB%2Fs",
     "incidents": "/c/ee290-sp26/incidents/",
 }
 STAFF_PAGES = {

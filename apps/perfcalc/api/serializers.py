@@ -12,6 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.perfcalc.calc import catalog
 from apps.perfcalc.calc.catalog import PRECISIONS
 from apps.perfcalc.calc.registry import Formula, all_formulas
 
@@ -87,7 +88,14 @@ def input_serializer(name: str) -> type[serializers.Serializer]:
                 child=quantity_field(item), min_length=1, max_length=64, help_text=_help(p)
             )
         else:
-            fields[p.name] = quantity_field(p, required=p.required, help_text=_help(p))
+            required = p.required and p.name not in f.model_fields  # `model` may fill it
+            fields[p.name] = quantity_field(p, required=required, help_text=_help(p))
+    if f.uses_model:
+        fields["model"] = serializers.ChoiceField(
+            choices=list(catalog.models()), required=False,
+            help_text="Catalog model key (see /api/v1/perfcalc/models/) to fill the model dimensions "
+            "you do not give: " + ", ".join(f.model_fields) + ".",
+        )  # fmt: skip
     if f.uses_gpu:
         fields["gpu"] = serializers.CharField(
             required=False,

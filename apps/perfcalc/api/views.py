@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -92,7 +92,8 @@ class FormulaIndexView(APIView):
     def get(self, request: Request) -> Response:
         return Response({
             name: {"title": f.title, "topic": f.topic, "summary": f.summary, "unit": f.result_unit,
-                   "uses_gpu": f.uses_gpu, "example": f.example,
+                   "uses_gpu": f.uses_gpu, "uses_model": f.uses_model, "model_fields": f.model_fields,
+                   "example": f.example,
                    "inputs": [{"name": p.name, "label": p.label, "unit": p.unit, "kind": p.kind,
                                "required": p.required, "default": p.default, "choices": list(p.choices),
                                "help": p.help} for p in f.params]}
@@ -115,6 +116,37 @@ class HardwareView(APIView):
             "links": [{"key": x.key, "name": x.name, "bandwidth_bytes_per_s": x.bandwidth_bytes_per_s,
                        "direction": x.direction, "source": x.source} for x in catalog.links().values()],
         })  # fmt: skip
+
+
+class ModelsView(APIView):
+    @extend_schema(tags=["perfcalc"], summary="Model catalog: dimensions with their sources",
+                   responses={200: OpenApiResponse(description="Models by key."), **AUTH})  # fmt: skip
+    def get(self, request: Request) -> Response:
+        from apps.perfcalc.calc import catalog
+
+        return Response({"models": [{"key": m.key, "name": m.name, "source": m.source, **m.figures}
+                                    for m in catalog.models().values()]})  # fmt: skip
+
+
+class PlanView(APIView):
+    @extend_schema(
+        tags=["perfcalc"], summary="Training-step planner: memory per GPU, step time by part, MFU, rank",
+        description="Query parameters as on /calc/plan/: model, nodes (1–8), tp, pp, dp, micro_batch, "
+        "global_batch, sequence_length, zero_stage (0–3), recompute (none/selective/full), kernel_efficiency. "
+        "Missing ones take the page's defaults.",
+        parameters=[OpenApiParameter(n, str, required=False) for n in
+                    ("model", "nodes", "tp", "pp", "dp", "micro_batch", "global_batch", "sequence_length",
+                     "zero_stage", "recompute", "kernel_efficiency")],
+        responses={200: OpenApiResponse(description="The plan."), 400: BAD, **AUTH},
+    )  # fmt: skip
+    def get(self, request: Request) -> Response:
+        from apps.perfcalc.calc import plan as planner
+
+        try:
+            result = planner.plan({k: v for k, v in request.query_params.items() if v != ""})
+        except InputError as exc:
+            return _bad(exc)
+        return Response(result.as_dict())
 
 
 class BatchView(APIView):

@@ -83,3 +83,55 @@ def gpu(key: str) -> GPU:
     if found is None:
         raise InputError("gpu", f"unknown GPU {key!r}; choose one of {', '.join(gpus())}")
     return found
+
+
+# ------------------------------------------------------------------ models
+
+MODEL_FIELDS = ("parameters", "active_parameters", "layers", "hidden_size", "heads", "kv_heads",
+                "head_dim", "ffn_size", "vocab_size", "experts", "active_experts", "kv_lora_rank",
+                "rope_head_dim")  # fmt: skip
+FIELD_WORDS = {"parameters": "parameters", "active_parameters": "active parameters per token",
+               "layers": "layers", "hidden_size": "hidden size", "heads": "attention heads",
+               "kv_heads": "KV heads", "head_dim": "head dim", "ffn_size": "FFN size",
+               "vocab_size": "vocabulary", "experts": "experts", "active_experts": "experts per token",
+               "kv_lora_rank": "KV latent (MLA)", "rope_head_dim": "RoPE key dim (MLA)"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Model:
+    key: str
+    name: str
+    source: str
+    figures: dict[str, float]  # MODEL_FIELDS the model has (dense models have no experts)
+
+    def get(self, field: str) -> float | None:
+        return self.figures.get(field)
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.figures.get("experts"))
+
+    @property
+    def is_mla(self) -> bool:
+        return bool(self.figures.get("kv_lora_rank"))
+
+
+@cache
+def models() -> dict[str, Model]:
+    data = yaml.safe_load((Path(__file__).with_name("models.yaml")).read_text(encoding="utf-8"))
+    return {
+        key: Model(
+            key,
+            m["name"],
+            m["source"],
+            {f: float(m[f]) for f in MODEL_FIELDS if m.get(f) is not None},
+        )
+        for key, m in data["models"].items()
+    }
+
+
+def model(key: str) -> Model:
+    found = models().get(key)
+    if found is None:
+        raise InputError("model", f"unknown model {key!r}; choose one of {', '.join(models())}")
+    return found

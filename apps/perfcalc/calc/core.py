@@ -171,6 +171,8 @@ def fmt(x: float, unit: str) -> str:
         return f"{x:.3e} {unit}"
     if unit == "fraction":
         return pct(x)
+    if unit == "parameters":
+        return f"{cnt(x)} parameters"
     return f"{sig(x)} {unit}".strip()
 
 
@@ -182,6 +184,14 @@ def _duration(seconds: float) -> str:
     if seconds < 3 * 86400:
         return f"{sig(seconds)} s ({sig(seconds / 3600, 3)} h)"
     return f"{sig(seconds)} s ({sig(seconds / 86400, 3)} days)"
+
+
+def cnt(x: float) -> str:
+    """A count the way people say it: 70.6e9 → '70.6B', 1.4e12 → '1.4T', 4096 → '4,096'."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(x) >= scale:
+            return f"{sig(x / scale)}{suffix}"
+    return sig(x)
 
 
 def pct(x: float) -> str:

@@ -1,7 +1,8 @@
 """Evaluate a formula from raw inputs, taking hardware figures from a catalog on request.
 
 `gpu` (+ `gpu_precision`, default bf16, and `sparse`, default false) fills peak FLOP/s,
-bandwidth and GPU memory where the formula uses them and the caller did not give them; the
+bandwidth and GPU memory where the formula uses them and the caller did not give them; `model`
+fills model dimensions (layers, heads, parameters, …) the same way from the model catalog. The
 worked solution then starts with the figures used and their source.
 """
 
@@ -13,15 +14,60 @@ from typing import Any
 
 from apps.perfcalc.calc import catalog
 from apps.perfcalc.calc.catalog import GPU, PRECISIONS
-from apps.perfcalc.calc.core import InputError, Result, fmt
+from apps.perfcalc.calc.core import InputError, Result, fmt, sig
 from apps.perfcalc.calc.registry import InputErrors, get
 
-HARDWARE_FIELDS = ("gpu", "gpu_precision", "sparse")
+HARDWARE_FIELDS = ("gpu", "gpu_precision", "sparse", "model")
+
+
+def _with_model(name: str, inputs: dict[str, Any], key: Any) -> tuple[dict[str, Any], str]:
+    """Fill the model's figures into the inputs the caller left empty; the note for the steps."""
+    formula = get(name)
+    if not formula.uses_model:
+        raise InputErrors([InputError("model", "this formula takes no model")])
+    found = catalog.models().get(str(key))
+    if found is None:
+        raise InputErrors(
+            [
+                InputError(
+                    "model", f"unknown model {key!r}; choose one of {', '.join(catalog.models())}"
+                )
+            ]
+        )
+    used: list[str] = []
+    for param, figure in formula.model_fields.items():
+        if inputs.get(param) not in (None, ""):
+            continue  # what the caller typed wins over the catalog
+        value = found.get(figure)
+        if value is None:
+            kind = (
+                "an MLA" if figure in {"kv_lora_rank", "rope_head_dim"} else "a mixture-of-experts"
+            )
+            raise InputErrors([InputError(
+                "model", f"{found.name} has no {catalog.FIELD_WORDS[figure]} (not {kind} model); "
+                f"type {param} in instead")])  # fmt: skip
+        inputs[param] = int(value) if float(value).is_integer() and value < 1e6 else value
+        shown = f"{sig(value / 1e9)}B" if value >= 1e9 else f"{value:g}"
+        used.append(f"{catalog.FIELD_WORDS[figure]} {shown}")
+    note = f"{found.name}: " + ", ".join(used) + f" (source: {found.source})"
+    return inputs, note
 
 
 def evaluate(name: str, raw: Mapping[str, Any], *, gpus: Mapping[str, GPU] | None = None) -> Result:
     formula = get(name)
     inputs = {k: v for k, v in raw.items() if k not in HARDWARE_FIELDS}
+    model_note = None
+    if raw.get("model"):
+        inputs, model_note = _with_model(name, inputs, raw["model"])
+        result = evaluate(
+            name,
+            {**inputs, **{k: v for k, v in raw.items() if k in HARDWARE_FIELDS and k != "model"}},
+            gpus=gpus,
+        )
+        return dataclasses.replace(
+            result, steps=(model_note, *result.steps),
+            extras={**result.extras, "model": str(raw["model"])},
+        )  # fmt: skip
     gpu_key = raw.get("gpu")
     if not gpu_key:
         return formula(**inputs)

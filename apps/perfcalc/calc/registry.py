@@ -94,7 +94,13 @@ class Formula:
     result_unit: str = ""
     example: dict[str, Any] = field(default_factory=dict)
     uses_gpu: bool = False  # peak/bandwidth/memory can come from the catalog (gpu, precision)
+    # parameter → model-catalog figure that `model=<key>` fills it from (e.g. "layers": "layers")
+    model_fields: dict[str, str] = field(default_factory=dict)
     do_not_call_in_templates: ClassVar[bool] = True  # Django templates would call it
+
+    @property
+    def uses_model(self) -> bool:
+        return bool(self.model_fields)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -153,6 +159,9 @@ TOPICS = {
     "inverse": "Inverse design",
     "scaling": "Scaling laws and pipeline bubbles",
     "reliability": "Checkpointing and reliability",
+    "collectives": "Collectives across GPUs and nodes",
+    "parallelism": "Parallel layouts: memory, activations and step time",
+    "serving": "Inference and serving",
 }
 
 
@@ -167,10 +176,17 @@ def register(
     vector: Callable[..., Any] | None = None,
     example: dict[str, Any] | None = None,
     uses_gpu: bool = False,
+    model_fields: dict[str, str] | None = None,
 ) -> Callable[[Callable[..., Result]], Formula]:
+    """`model_fields` overrides which catalog figure fills a parameter under `model=`; a
+    parameter named like a figure (layers, kv_heads, head_dim, …) is filled from it anyway."""
+    from apps.perfcalc.calc.catalog import MODEL_FIELDS
+
     def wrap(func: Callable[..., Result]) -> Formula:
+        fields = {p.name: p.name for p in params if p.name in MODEL_FIELDS}
+        fields.update(model_fields or {})
         f = Formula(name, title, topic, summary, tuple(params), func, vector, result_unit,
-                    example or {}, uses_gpu)  # fmt: skip
+                    example or {}, uses_gpu, fields)  # fmt: skip
         FORMULAS[name] = f
         return f
 
@@ -258,11 +274,27 @@ def evaluate_batch(name: str, inputs: dict[str, Any]) -> BatchResult:
     }
     out = f.vector(**safe, **scalars)
     values, extras = out if isinstance(out, tuple) else (out, {})
-    values = np.where(valid, np.asarray(values, dtype=np.float64), 0.0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        values = np.asarray(
+            np.broadcast_to(np.asarray(values, dtype=np.float64), shape), dtype=np.float64
+        )
+    # A formula may have no finite answer for valid inputs (a queue at saturation): that row is
+    # refused with a reason, never returned as inf or NaN.
+    no_answer = valid & ~np.isfinite(values)
+    valid &= ~no_answer
+    values = np.where(valid, values, 0.0)
     errors: list[str | None] = [None] * int(np.prod(shape)) if shape else [None]
+    for i in np.flatnonzero(no_answer.reshape(-1)):
+        errors[i] = "no finite result for these inputs (e.g. a queue at or above saturation)"
+    with np.errstate(invalid="ignore"):
+        extras = {
+            k: np.where(valid & np.isfinite(np.broadcast_to(np.asarray(v, dtype=np.float64), shape)),
+                        np.broadcast_to(np.asarray(v, dtype=np.float64), shape), 0.0)
+            for k, v in extras.items()
+        }  # fmt: skip
     if not valid.all():
         flat = {k: v.reshape(-1) for k, v in first_bad.items()}
-        for i in np.flatnonzero(~valid.reshape(-1)):
+        for i in np.flatnonzero(~valid.reshape(-1) & ~no_answer.reshape(-1)):
             field_name = next(k for k, v in flat.items() if v[i])
             errors[i] = f"{field_name}: out of range or not a number"
     return BatchResult(values=values, valid=valid, errors=errors, extras=extras)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 
 from apps.perfcalc.calc.catalog import GPU
-from apps.perfcalc.calc.core import fmt, sig
+from apps.perfcalc.calc.core import cnt, fmt, sig
 
 register = template.Library()
 
@@ -20,3 +20,8 @@ def peak_cell(gpu: GPU, precision: str) -> str:
         return "—"
     dense = sig(modes["dense"] / 1e12) if "dense" in modes else "—"
     return f"{dense} / {sig(modes['sparse'] / 1e12)}" if "sparse" in modes else dense
+
+
+@register.filter(name="count")
+def count_filter(value: float) -> str:
+    return cnt(float(value))

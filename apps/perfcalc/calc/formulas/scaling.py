@@ -93,6 +93,9 @@ BUBBLE_CONVENTIONS = {
 }
 
 
+BUBBLE_CONVENTION_NAMES = tuple(BUBBLE_CONVENTIONS)  # the API schema's enum
+
+
 def _bubble(pp: float, m: float, convention: str) -> float:
     if convention == "gpipe":
         return (pp - 1) / (m + pp - 1)
@@ -145,4 +148,73 @@ def optimization_roi(*, gain: float, engineer_weeks: float) -> Result:
     return Result(
         "optimization-roi", roi, "per engineer-week", "ROI", "ROI = gain / engineer-weeks",
         (f"ROI = {sig(gain)} / {sig(engineer_weeks)} weeks = {sig(roi)} per engineer-week",),
+    )  # fmt: skip
+
+
+def _strong_v(n_gpus, comm_fraction):
+    return n_gpus / (1 + comm_fraction * (n_gpus - 1))
+
+
+@register(
+    name="strong-scaling", title="Strong scaling with communication", topic="scaling",
+    summary="Fixed problem on N GPUs when a share c of the one-GPU time becomes communication that does not "
+    "shrink: S = N / (1 + c·(N − 1)); efficiency S/N.",
+    params=[Param("n_gpus", "GPUs N", "", "e.g. 64.", kind="int", maximum=10**7),
+            Param("comm_fraction", "Communication fraction c", "fraction", "Share of the single-GPU step time "
+                  "that is communication or other work that does not split, e.g. 0.02.", kind="fraction")],
+    result_unit="×", vector=_strong_v,
+    example={"n_gpus": 64, "comm_fraction": 0.02},
+)  # fmt: skip
+def strong_scaling(*, n_gpus: int, comm_fraction: float) -> Result:
+    s = float(_strong_v(n_gpus, comm_fraction))
+    steps = [f"S = {n_gpus} / (1 + {sig(comm_fraction)} × ({n_gpus} − 1)) = {sig(s)}×",
+             f"efficiency = S / N = {pct(s / n_gpus)}"]  # fmt: skip
+    extras: dict[str, float] = {"efficiency": s / n_gpus}
+    if comm_fraction > 0:
+        half = 1 + 1 / comm_fraction
+        steps.append(
+            f"efficiency falls to 50 % at N = 1 + 1/c = {sig(half)} GPUs; S never exceeds 1/c = {sig(1 / comm_fraction)}×"
+        )
+        extras.update(half_efficiency_gpus=half, ceiling=1 / comm_fraction)
+    return Result(
+        "strong-scaling", s, "×", "Speed-up", "S = N / (1 + c·(N − 1))", tuple(steps),
+        convention="Amdahl's law with the communication share as the part that does not parallelise",
+        extras=extras,
+    )  # fmt: skip
+
+
+def _usl_v(n, sigma, kappa):
+    return n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+@register(
+    name="usl", title="Universal Scalability Law", topic="scaling",
+    summary="Relative capacity C(N) = N / (1 + σ(N−1) + κN(N−1)): contention σ caps it, coherency κ makes "
+    "it fall; peak at N* = √((1 − σ)/κ).",
+    params=[Param("n", "Concurrency N", "", "GPUs, replicas or workers, e.g. 32.", kind="factor"),
+            Param("sigma", "Contention σ", "fraction", "Serialised share, e.g. 0.05.", kind="fraction"),
+            Param("kappa", "Coherency κ", "", "Pairwise cross-talk cost, e.g. 0.001.", kind="nonnegative")],
+    result_unit="×", vector=_usl_v,
+    example={"n": 32, "sigma": 0.05, "kappa": 0.001},
+)  # fmt: skip
+def usl(*, n: float, sigma: float, kappa: float) -> Result:
+    c = float(_usl_v(n, sigma, kappa))
+    steps = [
+        f"C({sig(n)}) = {sig(n)} / (1 + {sig(sigma)} × {sig(n - 1)} + {sig(kappa)} × {sig(n)} × {sig(n - 1)}) = {sig(c)}×"
+    ]
+    extras: dict[str, float] = {}
+    verdict = None
+    if kappa > 0 and sigma < 1:
+        best = math.sqrt((1 - sigma) / kappa)
+        peak = float(_usl_v(best, sigma, kappa))
+        steps.append(
+            f"N* = √((1 − {sig(sigma)}) / {sig(kappa)}) = {sig(best)}, where C = {sig(peak)}×"
+        )
+        extras.update(optimal_n=best, peak_capacity=peak)
+        verdict = "past the peak: adding more lowers throughput" if n > best else None
+    elif sigma > 0:
+        steps.append(f"κ = 0: C rises towards 1/σ = {sig(1 / sigma)}× and never falls")
+    return Result(
+        "usl", c, "×", "Relative capacity", "C(N) = N / (1 + σ(N−1) + κN(N−1))", tuple(steps),
+        classification=verdict, convention="Gunther's Universal Scalability Law", extras=extras,
     )  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.perfcalc.calc.core import Result, fmt, pct, sig
+from apps.perfcalc.calc.core import Result, cnt, fmt, pct, sig
 from apps.perfcalc.calc.formulas.common import PARAMETERS, PEAK
 from apps.perfcalc.calc.registry import Param, register
 
@@ -19,6 +19,7 @@ MFU = Param(
     params=[PARAMETERS, TOKENS], result_unit="FLOP",
     vector=lambda parameters, tokens: 6 * parameters * tokens,
     example={"parameters": "70B", "tokens": "1.4T"},
+    model_fields={"parameters": "active_parameters"},
 )  # fmt: skip
 def training_flops(*, parameters: float, tokens: float) -> Result:
     total = 6 * parameters * tokens
@@ -35,6 +36,7 @@ def training_flops(*, parameters: float, tokens: float) -> Result:
     params=[PARAMETERS, Param("tokens", "Tokens", "count", "Tokens generated.", default=1.0)],
     result_unit="FLOP", vector=lambda parameters, tokens: 2 * parameters * tokens,
     example={"parameters": "16B", "tokens": 1},
+    model_fields={"parameters": "active_parameters"},
 )  # fmt: skip
 def inference_flops(*, parameters: float, tokens: float) -> Result:
     total = 2 * parameters * tokens
@@ -85,6 +87,7 @@ def _mfu_v(tokens_per_s, parameters, n_gpus, peak_flops_per_s):
             PARAMETERS, N_GPUS, PEAK],
     result_unit="fraction", uses_gpu=True, vector=_mfu_v,
     example={"tokens_per_s": 3000, "parameters": "7B", "n_gpus": 8, "peak_flops_per_s": "989.5 TFLOPS"},
+    model_fields={"parameters": "active_parameters"},
 )  # fmt: skip
 def mfu(*, tokens_per_s: float, parameters: float, n_gpus: int, peak_flops_per_s: float) -> Result:
     achieved = 6 * parameters * tokens_per_s
@@ -113,4 +116,31 @@ def effective_flops(*, peak_flops_per_s: float, mfu: float) -> Result:
         "effective-flops", value, "FLOP/s", "Effective FLOP/s", "effective = MFU × peak",
         (f"effective = {pct(mfu)} × {fmt(peak_flops_per_s, 'FLOP/s')} = {fmt(value, 'FLOP/s')}",
          f"the other {pct(1 - mfu)} of peak goes to communication, bubbles, memory stalls and idle time"),
+    )  # fmt: skip
+
+
+def _chinchilla_v(flop_budget, tokens_per_parameter):
+    n = (flop_budget / (6 * tokens_per_parameter)) ** 0.5
+    return n, {"tokens": tokens_per_parameter * n}
+
+
+@register(
+    name="compute-optimal", title="Compute-optimal model and data (Chinchilla)", topic="training",
+    summary="For a FLOP budget C = 6·N·D with D = r·N tokens: N = √(C / 6r), D = r·N (r ≈ 20 tokens per parameter).",
+    params=[Param("flop_budget", "FLOP budget C", "FLOP", "Training compute, e.g. 5.88e23."),
+            Param("tokens_per_parameter", "Tokens per parameter r", "", "Chinchilla's rule of thumb is 20.",
+                  default=20.0)],
+    result_unit="parameters", vector=_chinchilla_v,
+    example={"flop_budget": "5.88e23", "tokens_per_parameter": 20},
+)  # fmt: skip
+def compute_optimal(*, flop_budget: float, tokens_per_parameter: float) -> Result:
+    n, extra = _chinchilla_v(flop_budget, tokens_per_parameter)
+    d = float(extra["tokens"])
+    return Result(
+        "compute-optimal", float(n), "parameters", "Compute-optimal parameters", "N = √(C / (6·r)), D = r·N",
+        (f"N = √({sig(flop_budget)} / (6 × {sig(tokens_per_parameter)})) = {cnt(float(n))} parameters",
+         f"D = {sig(tokens_per_parameter)} × {cnt(float(n))} = {cnt(d)} tokens",
+         f"check: 6 × N × D = {sig(6 * float(n) * d)} FLOP"),
+        convention=f"Hoffmann et al. 2022 (Chinchilla), fixed ratio of {sig(tokens_per_parameter)} tokens per parameter",
+        extras={"tokens": d},
     )  # fmt: skip
