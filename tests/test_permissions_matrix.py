@@ -66,6 +66,8 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
     f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
     f"POST {COURSE}milestones/": "member",
+    f"GET {COURSE}scribing/": "member",  # students: their lectures and preferences; staff: the board
+    f"POST {COURSE}scribing/": "member",
     f"GET {COURSE}milestones/export.csv": "staff",
     f"POST {COURSE}milestones/export.csv": "staff",
     "GET feeds/<str:token>.ics": "nobody",
@@ -183,6 +185,19 @@ EXPECTED: dict[str, str] = {
     f"GET {API}calendar/assignments/<int:assignment_id>/impact/": "staff",
     f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
     f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
+    # --- API: scribing
+    f"GET {API}scribing/lectures/": "member",
+    f"GET {API}scribing/preferences/": "student",
+    f"PUT {API}scribing/preferences/": "student",
+    f"GET {API}scribing/solve/": "staff",
+    f"POST {API}scribing/solve/": "staff",
+    f"POST {API}scribing/publish/": "staff",
+    f"GET {API}scribing/duties/": "member",  # students: their own duties only
+    f"POST {API}scribing/duties/<int:duty_id>/submit/": "student-owner",
+    f"POST {API}scribing/duties/<int:duty_id>/review/": "staff",
+    f"GET {API}scribing/swaps/": "member",  # students: swaps involving them
+    f"POST {API}scribing/swaps/": "student",
+    f"POST {API}scribing/swaps/<int:swap_id>/decide/": "owner",
     f"GET {API}milestones/": "member",  # students: their group's row only (scanned below)
     f"POST {API}milestones/<int:milestone_id>/submit/": "student",
     f"POST {API}milestones/<int:milestone_id>/extension/": "staff",
@@ -308,7 +323,7 @@ def _url(route: str, world: World) -> str:
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else ids["import_id"],
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
-        "<int:upload_id>": ids["upload_id"],
+        "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -398,6 +413,8 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "assignment_id",
                 "milestone_id",
                 "upload_id",
+                "duty_id",
+                "swap_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

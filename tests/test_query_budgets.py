@@ -5,7 +5,7 @@ however large the course."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -21,12 +21,14 @@ A = "/api/v1/courses/{code}/"
 STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
                 A + "milestones/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
                 C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
-                A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/"]  # fmt: skip
+                A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/",
+                C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
               A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
-              A + "incidents/", A + "nodes/", A + "static-ips/"]  # fmt: skip
+              A + "incidents/", A + "nodes/", A + "static-ips/",
+              C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -39,6 +41,11 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     )
     course = course_load(cf=cf).course
     people = build_big_course(course, n, tag=tag)
+    from apps.scribing import services as scribing
+
+    scribing.solve(actor=None, course=course)  # every student 2 scribe duties, published
+    with transaction.atomic():
+        scribing.publish(actor=people["ta"], course=course)
     return course, people
 
 

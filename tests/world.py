@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet
-from apps.calendar.models import Assignment, Milestone
+from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
@@ -25,6 +25,7 @@ from apps.core.models import Course, Role, User
 from apps.groups.models import Group
 from apps.milestones.services import milestone_submit
 from apps.roster.services import roster_upload
+from apps.scribing.models import ScribeDuty, ScribeSwap
 from apps.slackdays.lateness import lateness_upload
 from tests.factories import CourseFactory, member
 
@@ -91,6 +92,16 @@ def build_world(course: Course) -> World:
     assert first_milestone is not None
     milestone_submit(actor=a_members[0], course=course, milestone_id=first_milestone.pk,
                      link="https://example.edu/SECRET-DRAFT-A")  # fmt: skip
+    # Scribing: student A's duty, and a swap A offered to a student of group C (not B).
+    lectures = list(Lecture.objects.filter(course=course).order_by("starts_at")[:8])
+    duty = ScribeDuty.objects.create(course=course, lecture=lectures[0], student=a_members[0],
+                                     due_at=lectures[0].starts_at + dt.timedelta(days=7))  # fmt: skip
+    c_member = group_c.memberships.filter(left_at__isnull=True).first().user
+    c_duty = ScribeDuty.objects.create(course=course, lecture=lectures[6], student=c_member,
+                                       due_at=lectures[6].starts_at + dt.timedelta(days=7))  # fmt: skip
+    swap = ScribeSwap.objects.create(
+        course=course, duty=duty, proposer=a_members[0], other=c_member, other_duty=c_duty
+    )
     upload = AnswerUpload.objects.create(
         question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
         status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
@@ -119,6 +130,8 @@ def build_world(course: Course) -> World:
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]
         "milestone_id": first_milestone.pk,
         "upload_id": upload.pk,
+        "duty_id": duty.pk,
+        "swap_id": swap.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "apps.slackdays",
     "apps.autograder",
     "apps.milestones",
+    "apps.scribing",
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 
@@ -254,6 +255,9 @@ CACHES = {
 # restart logs nobody out); without Redis, from the database.
 if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Scribe assignments for up to this many students are solved inside the request (well under a
+# second); larger courses are solved by a worker (2,000 students: about 20 s).
+SCRIBING_INLINE_MAX_STUDENTS = int(os.environ.get("SCRIBING_INLINE_MAX_STUDENTS", "300"))
 # A course's calendar (assignments, milestones, lectures, events, recess) is read on almost every
 # page and changes a few times a term: kept in the cache this many seconds, dropped on every
 # save or delete of those rows (apps.calendar.cache). 0 turns it off.

@@ -20,6 +20,7 @@ STUDENT_PAGES = {
     "calendar": "/c/ee290-sp26/calendar/?month=2026-02",
     "calendar-list": "/c/ee290-sp26/calendar/?view=list",
     "milestones": "/c/ee290-sp26/milestones/",
+    "scribing": "/c/ee290-sp26/scribing/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
     "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
@@ -32,6 +33,7 @@ STAFF_PAGES = {
     "staff-compute": "/c/ee290-sp26/compute/",
     "staff-roster": "/c/ee290-sp26/roster/",
     "staff-milestones": "/c/ee290-sp26/milestones/",
+    "staff-scribing": "/c/ee290-sp26/scribing/",
     "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
 }
 

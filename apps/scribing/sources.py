@@ -1,0 +1,42 @@
+"""Scribe duties on the calendar: a student's notes due dates (with the lecture named), reminded
+like any other duty until the notes are submitted. Staff see no per-student entries."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from apps.calendar.registry import Event, EventQuery
+from apps.calendar.sources import uid
+from apps.core.models import Course
+from apps.scribing.models import ScribeDuty
+
+
+def _event(d: ScribeDuty, course: Course) -> Event:
+    return Event(
+        uid=uid("scribe", d.pk, course.code), kind="duty", code=f"Scribe L{d.lecture.number}",
+        title=f"Scribe notes: L{d.lecture.number} {d.lecture.title}", start=d.due_at,
+        description=f"Status: {d.get_status_display()}", path=f"/c/{course.code}/scribing/",
+        reminder_kind="duty", status=d.status,
+    )  # fmt: skip
+
+
+def duty_events(query: EventQuery) -> Iterable[Event]:
+    if query.staff:
+        return []
+    qs = ScribeDuty.objects.filter(course=query.course, student=query.user).select_related(
+        "lecture"
+    )
+    if query.start:
+        qs = qs.filter(due_at__gte=query.start)
+    if query.end:
+        qs = qs.filter(due_at__lt=query.end)
+    return [_event(d, query.course) for d in qs]
+
+
+def duty_reminders(
+    course: Course, start: dt.datetime, end: dt.datetime
+) -> Iterable[tuple[int, Event]]:
+    qs = ScribeDuty.objects.filter(course=course, due_at__gte=start, due_at__lt=end,
+                                   status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION]).select_related("lecture")  # fmt: skip
+    return [(d.student_id, _event(d, course)) for d in qs]

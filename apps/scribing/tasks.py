@@ -1,0 +1,83 @@
+"""Scribing e-mails, sent by a worker after the publishing or swapping transaction commits."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import send_mass_mail
+
+from apps.core.models import Course
+from apps.scribing.models import ScribeDuty, ScribeSwap
+
+
+def _when(d: ScribeDuty, course: Course) -> str:
+    return d.lecture.starts_at.astimezone(course.tz).strftime("%a %b %d")
+
+
+@shared_task(name="scribing.solve")
+def solve_task(course_id: int, actor_id: int | None) -> bool:
+    """A large course's solve, off the web request."""
+    from apps.core.models import User
+    from apps.scribing import services
+
+    course = Course.objects.get(pk=course_id)
+    actor = User.objects.filter(pk=actor_id).first() if actor_id else None
+    try:
+        return services.solve(actor=actor, course=course).ok
+    finally:
+        services.ScribePlan.objects.filter(course=course, solve_status="solving").update(
+            solve_status="failed"
+        )
+
+
+@shared_task(name="scribing.email_duties")
+def email_duties(course_id: int, student_ids: list[int]) -> int:
+    """One e-mail per student with their lectures and notes due dates. Safe to run twice."""
+    course = Course.objects.get(pk=course_id)
+    duties = ScribeDuty.objects.filter(course=course, student_id__in=student_ids).select_related(
+        "lecture", "student"
+    )
+    mine: dict[int, list[ScribeDuty]] = {}
+    for d in duties:
+        mine.setdefault(d.student_id, []).append(d)
+    messages = []
+    for ds in mine.values():
+        lines = "\n".join(f"- L{d.lecture.number} {d.lecture.title} ({_when(d, course)}); notes due "
+                          f"{d.due_at.astimezone(course.tz).strftime('%a %b %d, %H:%M')}" for d in ds)  # fmt: skip
+        body = (f"Your scribe lectures for {course.code}:\n\n{lines}\n\nSubmit the notes (a link) and say which LLMs "
+                f"or other sources you used: {settings.SITE_URL}/c/{course.code}/scribing/\n"
+                "To trade a lecture, propose a swap to a classmate on the same page.")  # fmt: skip
+        messages.append(
+            (f"[{course.code}] Your scribe lectures", body, None, [ds[0].student.email])
+        )
+    send_mass_mail(messages)
+    return len(messages)
+
+
+@shared_task(name="scribing.email_swap")
+def email_swap(swap_id: int) -> int:
+    swap = (
+        ScribeSwap.objects.select_related(
+            "course", "proposer", "other", "duty__lecture", "other_duty__lecture"
+        )
+        .filter(pk=swap_id)
+        .first()
+    )
+    if swap is None:
+        return 0
+    what = f"L{swap.duty.lecture.number}" + (
+        f" for L{swap.other_duty.lecture.number}" if swap.other_duty else " (given away)"
+    )
+    body = (f"{swap.other} accepted the swap of {what} with {swap.proposer}. Staff can see and revert it at "
+            f"{settings.SITE_URL}/c/{swap.course.code}/scribing/.")  # fmt: skip
+    send_mass_mail(
+        [
+            (
+                f"[{swap.course.code}] Scribe swap accepted",
+                body,
+                None,
+                [swap.proposer.email, swap.other.email],
+            )
+        ]
+    )
+    return 2

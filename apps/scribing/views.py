@@ -1,0 +1,334 @@
+"""Scribing pages. Students: preferences until the deadline, then their lectures (submit notes
+with the sources declaration, propose and answer swaps) and who scribes what. Staff: policy,
+eligible lectures, solve (score, optimality or the reason it is impossible), adjust, publish,
+then the board (loads and satisfied-preference charts, per-lecture scribes, the review queue,
+late notes, swaps) and a CSV of every duty."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections import Counter, defaultdict
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from apps.calendar.models import Lecture
+from apps.calendar.views import local_to_utc
+from apps.core.csvexport import csv_response
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+from apps.scribing import charts, services
+from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
+
+PAGE = 50
+
+
+def _back(course: Course) -> HttpResponseBase:
+    return redirect("scribing:page", code=course.code)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def late(d: ScribeDuty, now: dt.datetime) -> bool:
+    return d.status in (ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION) and now > d.due_at
+
+
+@login_required
+def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        if request.method == "POST":
+            return _staff_post(request, course)
+        if request.GET.get("format") == "csv":
+            return _csv(course)
+        return _board(request, course)
+    if request.method == "POST":
+        return _student_post(request, course)
+    return _mine(request, course)
+
+
+# ------------------------------------------------------------------ students
+
+
+def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
+    plan = services.plan_for(course)
+    now = timezone.now()
+    lectures = services.eligible_lectures(course)
+    prefs = {
+        p.lecture_id: p
+        for p in ScribePreference.objects.filter(course=course, student=request.user)
+    }
+    duties = list(
+        ScribeDuty.objects.filter(course=course, student=request.user).select_related("lecture")
+    )
+    swaps = list(ScribeSwap.objects.filter(course=course, status=ScribeSwap.Status.OPEN)
+                 .filter(other=request.user).select_related("proposer", "duty__lecture", "other_duty__lecture")) + list(
+        ScribeSwap.objects.filter(course=course, status=ScribeSwap.Status.OPEN, proposer=request.user)
+        .select_related("other", "duty__lecture", "other_duty__lecture"))  # fmt: skip
+    mode = ScribeGroupMode.objects.filter(group__memberships__user=request.user, group__course=course,
+                                          group__memberships__left_at__isnull=True).values_list("mode", flat=True).first()  # fmt: skip
+    rows = [{"lecture": lec, "pref": prefs.get(lec.pk)} for lec, _ in lectures]
+    # Who scribes what, once published: names for the student's own lectures and the one asked
+    # for (?lecture=N), counts for the rest, so the page stays small in a course of 2,000.
+    who: dict[int, list[str]] = defaultdict(list)
+    counts: Counter[int] = Counter()
+    if plan.published_at:
+        asked = _int(request.GET.get("lecture"))
+        shown = {d.lecture_id for d in duties} | {
+            lec.pk for lec, _ in lectures if lec.number == asked
+        }
+        counts = Counter(
+            ScribeDuty.objects.filter(course=course).values_list("lecture_id", flat=True)
+        )
+        for lid, name, email in ScribeDuty.objects.filter(course=course, lecture_id__in=shown).values_list(
+                "lecture_id", "student__full_name", "student__email"):  # fmt: skip
+            who[lid].append(name or email)
+    open_prefs = not plan.published_at and not (
+        plan.preferences_due_at and now > plan.preferences_due_at
+    )
+    return render(request, "scribing/mine.html", {
+        "course": course, "plan": plan, "rows": rows, "duties": [(d, late(d, now)) for d in duties],
+        "swaps": swaps, "open_prefs": open_prefs, "ranks": range(1, plan.max_preferences + 1), "mode": mode or "",
+        "who": [(lec, who.get(lec.pk, []), counts.get(lec.pk, 0)) for lec, _ in lectures] if plan.published_at else [],
+    })  # fmt: skip
+
+
+def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    action = request.POST.get("action", "")
+    user: User = request.user
+    try:
+        if action == "preferences":
+            cannot: list[int] = []
+            ranked: dict[int, list[int]] = {}
+            for key in request.POST:
+                value = request.POST.get(key, "")
+                if key.startswith("lec-") and value:
+                    lid = _int(key[4:])
+                    if lid is None:
+                        continue
+                    if value == "cannot":
+                        cannot.append(lid)
+                    elif value.isdigit():
+                        ranked.setdefault(int(value), []).append(lid)
+            if any(len(v) > 1 for v in ranked.values()):
+                raise DomainError("Give each choice number to one lecture only.")
+            services.preferences_save(student=user, course=course, cannot=cannot,
+                                      prefer=[ranked[r][0] for r in sorted(ranked)],
+                                      group_mode=request.POST.get("group_mode", ""))  # fmt: skip
+            messages.success(request, "Preferences saved. You can change them until the deadline.")
+        elif action == "submit":
+            services.duty_submit(student=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
+                                 link=request.POST.get("link", "").strip(), declaration=request.POST.get("declaration", ""))  # fmt: skip
+            messages.success(request, "Notes submitted. Staff will review them.")
+        elif action == "swap":
+            services.swap_propose(proposer=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
+                                  other_email=request.POST.get("other", ""),
+                                  other_duty_id=_other_duty(course, request.POST.get("other", ""), request.POST.get("their_lecture")),
+                                  note=request.POST.get("note", ""))  # fmt: skip
+            messages.success(
+                request, "Swap proposed; your classmate sees it on their scribing page."
+            )
+        elif action in ("accept", "decline", "cancel"):
+            services.swap_decide(actor=user, course=course, swap_id=_int(request.POST.get("swap")) or 0,
+                                 accept=action == "accept")  # fmt: skip
+            messages.success(request, {"accept": "Swap accepted: the lectures changed hands.",
+                                       "decline": "Swap declined.", "cancel": "Swap cancelled."}[action])  # fmt: skip
+        else:
+            messages.error(request, "Unknown action.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return _back(course)
+
+
+def _other_duty(course: Course, email: str, number: str | None) -> int | None:
+    n = _int(number)
+    if n is None:
+        return None
+    duty = ScribeDuty.objects.filter(
+        course=course, student__email__iexact=email.strip(), lecture__number=n
+    ).first()
+    if duty is None:
+        raise DomainError(f"{email} does not scribe lecture {n}.")
+    return duty.pk
+
+
+# ------------------------------------------------------------------ staff
+
+
+def _board(request: AuthedRequest, course: Course) -> HttpResponse:
+    plan = services.plan_for(course)
+    now = timezone.now()
+    lectures = services.eligible_lectures(course)
+    all_lectures = list(Lecture.objects.filter(course=course).order_by("starts_at", "number"))
+    eligible = {lec.pk: needed for lec, needed in lectures}
+    if plan.published_at:
+        counts = Counter(
+            ScribeDuty.objects.filter(course=course).values_list("lecture_id", flat=True)
+        )
+    else:
+        counts = Counter(lid for _, lid in plan.proposal)
+    problem = services.problem_for(course) if plan.proposal and not plan.published_at else None
+    bounds = services.solver.loads_for(problem) if problem else {}
+    load_svg = charts.loads_svg([(f"L{lec.number}", counts.get(lec.pk, 0)) for lec, _ in lectures])
+    satisfied = {int(k): v for k, v in (plan.proposal_satisfied or {}).items()}
+    wanted = Counter(
+        ScribePreference.objects.filter(course=course, kind="prefer").values_list("rank", flat=True)
+    )
+    ranks_svg = charts.ranks_svg([(f"choice {r}", satisfied.get(r, 0), wanted.get(r, 0))
+                                  for r in range(1, plan.max_preferences + 1)])  # fmt: skip
+    lecture_no = _int(request.GET.get("lecture"))
+    detail = None
+    if lecture_no is not None:
+        lec = next((x for x in all_lectures if x.number == lecture_no), None)
+        if lec is not None:
+            if plan.published_at:
+                people: list[tuple[str, ScribeDuty | None]] = [(d.student.full_name or d.student.email, d) for d in
+                          ScribeDuty.objects.filter(course=course, lecture=lec).select_related("student")]  # fmt: skip
+            else:
+                ids = [s for s, lid in plan.proposal if lid == lec.pk]
+                people = [
+                    (u.full_name or u.email, None)
+                    for u in User.objects.filter(pk__in=ids).order_by("full_name")
+                ]
+            detail = {"lecture": lec, "people": people}
+    queue = Paginator(ScribeDuty.objects.filter(course=course, status=ScribeDuty.Status.SUBMITTED)
+                      .select_related("student", "lecture").order_by("submitted_at"), PAGE).get_page(request.GET.get("page"))  # fmt: skip
+    overdue = Paginator(ScribeDuty.objects.filter(course=course, due_at__lt=now,
+                                                  status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION])
+                        .select_related("student", "lecture").order_by("due_at"), PAGE).get_page(request.GET.get("late_page"))  # fmt: skip
+    swaps = Paginator(ScribeSwap.objects.filter(course=course).select_related("proposer", "other", "duty__lecture",
+                                                                              "other_duty__lecture"), 20).get_page(request.GET.get("swaps_page"))  # fmt: skip
+    statuses = Counter(ScribeDuty.objects.filter(course=course).values_list("status", flat=True))
+    return render(request, "scribing/board.html", {
+        "course": course, "plan": plan, "students": len(services.active_students(course)),
+        "lectures": [{"lecture": lec, "eligible": lec.pk in eligible, "needed": eligible.get(lec.pk),
+                      "count": counts.get(lec.pk, 0), "bounds": bounds.get(lec.pk)} for lec in all_lectures],
+        "load_svg": mark_safe(load_svg), "ranks_svg": mark_safe(ranks_svg), "detail": detail, "queue": queue,
+        "overdue": overdue, "swaps": swaps, "statuses": sorted(statuses.items()), "gap": _gap(plan),
+        "due_local": plan.preferences_due_at.astimezone(course.tz).strftime("%Y-%m-%dT%H:%M") if plan.preferences_due_at else "",
+    })  # fmt: skip
+
+
+def _gap(plan: Any) -> float:
+    if plan.proposal_optimal or not plan.proposal_bound:
+        return 0.0
+    return max(0.0, (plan.proposal_bound - plan.proposal_score) / plan.proposal_bound)
+
+
+def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    action = request.POST.get("action", "")
+    user: User = request.user
+    try:
+        if action == "plan":
+            due = request.POST.get("preferences_due_at", "").strip()
+            services.plan_update(actor=user, course=course, per_student=_int(request.POST.get("per_student")),
+                                 min_gap_days=_int(request.POST.get("min_gap_days")),
+                                 notes_due_days=_int(request.POST.get("notes_due_days")),
+                                 max_preferences=_int(request.POST.get("max_preferences")),
+                                 seed=_int(request.POST.get("seed")),
+                                 preferences_due_at=_local(course, due) if due else None)  # fmt: skip
+            messages.success(request, "Scribing rules saved.")
+        elif action == "lectures":
+            for lec in Lecture.objects.filter(course=course):
+                services.lecture_set(actor=user, course=course, lecture_id=lec.pk,
+                                     eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
+                                     needed=_int(request.POST.get(f"needed-{lec.pk}")))  # fmt: skip
+            messages.success(request, "Eligible lectures saved.")
+        elif action == "solve":
+            result = services.solve_requested(actor=user, course=course)
+            if result is None:
+                messages.success(
+                    request, "Solving on a worker; this page shows the result when it is done."
+                )
+            elif result.ok:
+                messages.success(request, f"Solved: preference score {result.score}"
+                                 + (" (proven optimal)." if result.optimal else f" (within {100 * result.gap:.1f} % of the best possible)."))  # fmt: skip
+            else:
+                messages.error(
+                    request, "No assignment exists: " + "; ".join(result.reasons[:6]) + "."
+                )
+        elif action == "move":
+            student = User.objects.filter(
+                email__iexact=request.POST.get("student", "").strip()
+            ).first()
+            lecs = {lec.number: lec.pk for lec in Lecture.objects.filter(course=course)}
+            a, b = (
+                lecs.get(_int(request.POST.get("from")) or -1),
+                lecs.get(_int(request.POST.get("to")) or -1),
+            )
+            if student is None or a is None or b is None:
+                raise DomainError("Give the student's e-mail and two lecture numbers.")
+            services.proposal_move(
+                actor=user, course=course, student_id=student.pk, from_lecture=a, to_lecture=b
+            )
+            messages.success(request, "Moved; every rule still holds.")
+        elif action == "publish":
+            if request.POST.get("confirm") != "yes":
+                raise DomainError("Tick the box to confirm: students are e-mailed their lectures.")
+            n = services.publish(actor=user, course=course)
+            messages.success(
+                request, f"Published: {n} duties created; students are being e-mailed."
+            )
+        elif action in ("accept", "revise"):
+            services.duty_review(actor=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
+                                 accept=action == "accept", feedback=request.POST.get("feedback", ""))  # fmt: skip
+            messages.success(request, "Review saved.")
+        elif action == "revert":
+            services.swap_revert(
+                actor=user, course=course, swap_id=_int(request.POST.get("swap")) or 0
+            )
+            messages.success(request, "Swap reverted.")
+        elif action == "release":
+            services.release(actor=user, course=course, duty_id=_int(request.POST.get("duty")) or 0)
+            messages.success(request, "Duty released; solve again to fill it.")
+        else:
+            messages.error(request, "Unknown action.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return _back(course)
+
+
+def _local(course: Course, text: str) -> dt.datetime:
+    """A deadline typed in the course's time zone (datetime-local), as aware UTC."""
+    try:
+        return local_to_utc(dt.datetime.fromisoformat(text), course.tz)
+    except ValueError:
+        raise DomainError("Give the deadline as a date and time, e.g. 2026-01-20T23:59.") from None
+
+
+def _csv(course: Course) -> HttpResponseBase:
+    rows = ScribeDuty.objects.filter(course=course).select_related("student", "lecture").order_by(
+        "lecture__starts_at", "student__full_name").iterator(chunk_size=500)  # fmt: skip
+    now = timezone.now()
+    header = [
+        "lecture",
+        "lecture_date",
+        "student",
+        "email",
+        "due_at",
+        "status",
+        "late",
+        "link",
+        "declaration",
+        "submitted_at",
+    ]
+    body = ([d.lecture.number, d.lecture.starts_at.astimezone(course.tz).date().isoformat(), d.student.full_name,
+             d.student.email, d.due_at.isoformat(), d.status, "yes" if late(d, now) else "", d.link, d.declaration,
+             d.submitted_at.isoformat() if d.submitted_at else ""] for d in rows)  # fmt: skip
+    return csv_response(f"{course.code}-scribes.csv", itertools.chain([header], body))
