@@ -28,7 +28,7 @@ E = error_responses()
 TAGS = ["scribing"]
 
 
-class LectureSerializer(serializers.Serializer):
+class ScribeLectureSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     number = serializers.IntegerField()
     title = serializers.CharField()
@@ -45,7 +45,7 @@ class LectureSerializer(serializers.Serializer):
 
 class LecturesView(APIView):
     @extend_schema(tags=TAGS, summary="Lectures that take scribes (with their scribes once published)",
-                   responses={200: LectureSerializer(many=True), **E})  # fmt: skip
+                   responses={200: ScribeLectureSerializer(many=True), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code)
         plan = services.plan_for(course)
@@ -59,7 +59,7 @@ class LecturesView(APIView):
                          for lec, needed in services.eligible_lectures(course)])  # fmt: skip
 
 
-class PreferencesSerializer(serializers.Serializer):
+class ScribePreferencesSerializer(serializers.Serializer):
     cannot = serializers.ListField(
         child=serializers.IntegerField(), help_text="Lecture ids you cannot take.", max_length=200
     )
@@ -71,7 +71,7 @@ class PreferencesSerializer(serializers.Serializer):
 
 class PreferencesView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Your preferences", responses={200: PreferencesSerializer, **E}
+        tags=TAGS, summary="Your preferences", responses={200: ScribePreferencesSerializer, **E}
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
@@ -79,11 +79,11 @@ class PreferencesView(APIView):
         return Response({"cannot": [p.lecture_id for p in rows if p.kind == "cannot"],
                          "prefer": [p.lecture_id for p in rows if p.kind == "prefer"]})  # fmt: skip
 
-    @extend_schema(tags=TAGS, summary="Replace your preferences (until the deadline)", request=PreferencesSerializer,
-                   responses={200: PreferencesSerializer, **E})  # fmt: skip
+    @extend_schema(tags=TAGS, summary="Replace your preferences (until the deadline)", request=ScribePreferencesSerializer,
+                   responses={200: ScribePreferencesSerializer, **E})  # fmt: skip
     def put(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
-        data = PreferencesSerializer(data=request.data)
+        data = ScribePreferencesSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         services.preferences_save(student=user, course=course, cannot=v["cannot"], prefer=v["prefer"],
@@ -136,15 +136,19 @@ class SolveView(APIView):
         return Response(_stored(services.plan_for(course)), status=202 if result is None else 200)
 
 
+class PublishedSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text="Duties created by this publication.")
+
+
 class PublishView(APIView):
     @extend_schema(tags=TAGS, summary="Publish the solved assignment (staff); students are e-mailed",
-                   request=None, responses={200: serializers.DictField(), **E})  # fmt: skip
+                   request=None, responses={200: PublishedSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         return Response({"created": services.publish(actor=user, course=course)})
 
 
-class DutySerializer(serializers.ModelSerializer):
+class ScribeDutySerializer(serializers.ModelSerializer):
     lecture_number = serializers.IntegerField(source="lecture.number", read_only=True)
     student_email = serializers.CharField(source="student.email", read_only=True)
 
@@ -156,7 +160,7 @@ class DutySerializer(serializers.ModelSerializer):
 
 class DutiesView(APIView):
     @extend_schema(tags=TAGS, summary="Duties (staff: every duty, paged; students: their own)",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(DutySerializer), **E})  # fmt: skip
+                   parameters=PAGE_PARAMETERS, responses={200: paginated(ScribeDutySerializer), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = (
@@ -166,10 +170,10 @@ class DutiesView(APIView):
         )
         if not is_staff(user, course):
             qs = qs.filter(student=user)
-        return page_response(request, qs, lambda page: DutySerializer(page, many=True).data)
+        return page_response(request, qs, lambda page: ScribeDutySerializer(page, many=True).data)
 
 
-class SubmitSerializer(serializers.Serializer):
+class ScribeSubmitSerializer(serializers.Serializer):
     link = serializers.URLField(
         max_length=500, help_text="The notes: a pull request, Overleaf or Docs link."
     )
@@ -179,39 +183,39 @@ class SubmitSerializer(serializers.Serializer):
 
 
 class SubmitView(APIView):
-    @extend_schema(tags=TAGS, summary="Submit the notes for your duty", request=SubmitSerializer,
-                   responses={200: DutySerializer, **E})  # fmt: skip
+    @extend_schema(tags=TAGS, summary="Submit the notes for your duty", request=ScribeSubmitSerializer,
+                   responses={200: ScribeDutySerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str, duty_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         if not ScribeDuty.objects.filter(course=course, pk=duty_id, student=user).exists():
             raise NotFound("No such duty of yours.")  # before validating: a stranger learns nothing
-        data = SubmitSerializer(data=request.data)
+        data = ScribeSubmitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         duty = services.duty_submit(
             student=user, course=course, duty_id=duty_id, **data.validated_data
         )
-        return Response(DutySerializer(duty).data)
+        return Response(ScribeDutySerializer(duty).data)
 
 
-class ReviewSerializer(serializers.Serializer):
+class ScribeReviewSerializer(serializers.Serializer):
     accept = serializers.BooleanField(help_text="true accepts; false asks for a revision.")
     feedback = serializers.CharField(max_length=4000, allow_blank=True, required=False, default="")
 
 
 class ReviewView(APIView):
-    @extend_schema(tags=TAGS, summary="Accept notes or ask for a revision (staff)", request=ReviewSerializer,
-                   responses={200: DutySerializer, **E})  # fmt: skip
+    @extend_schema(tags=TAGS, summary="Accept notes or ask for a revision (staff)", request=ScribeReviewSerializer,
+                   responses={200: ScribeDutySerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str, duty_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
-        data = ReviewSerializer(data=request.data)
+        data = ScribeReviewSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         duty = services.duty_review(
             actor=user, course=course, duty_id=duty_id, **data.validated_data
         )
-        return Response(DutySerializer(duty).data)
+        return Response(ScribeDutySerializer(duty).data)
 
 
-class SwapSerializer(serializers.ModelSerializer):
+class ScribeSwapSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScribeSwap
         fields = (
@@ -238,7 +242,7 @@ class SwapProposeSerializer(serializers.Serializer):
 
 class SwapsView(APIView):
     @extend_schema(tags=TAGS, summary="Swaps (staff: all; students: those involving them)", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(SwapSerializer), **E})  # fmt: skip
+                   responses={200: paginated(ScribeSwapSerializer), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = ScribeSwap.objects.filter(course=course)
@@ -247,11 +251,11 @@ class SwapsView(APIView):
         return page_response(
             request,
             qs.order_by("-created_at", "-pk"),
-            lambda page: SwapSerializer(page, many=True).data,
+            lambda page: ScribeSwapSerializer(page, many=True).data,
         )
 
     @extend_schema(tags=TAGS, summary="Propose a swap or give a duty away", request=SwapProposeSerializer,
-                   responses={201: SwapSerializer, **E})  # fmt: skip
+                   responses={201: ScribeSwapSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         data = SwapProposeSerializer(data=request.data)
@@ -259,17 +263,17 @@ class SwapsView(APIView):
         v = data.validated_data
         swap = services.swap_propose(proposer=user, course=course, duty_id=v["duty"], other_email=v["other"],
                                      other_duty_id=v.get("other_duty"), note=v["note"])  # fmt: skip
-        return Response(SwapSerializer(swap).data, status=201)
+        return Response(ScribeSwapSerializer(swap).data, status=201)
 
 
-class DecideSerializer(serializers.Serializer):
+class ScribeDecideSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=["accept", "decline", "cancel", "revert"],
                                      help_text="accept/decline (the other student), cancel (the proposer), revert (staff).")  # fmt: skip
 
 
 class SwapDecideView(APIView):
-    @extend_schema(tags=TAGS, summary="Answer, cancel or (staff) revert a swap", request=DecideSerializer,
-                   responses={200: SwapSerializer, **E})  # fmt: skip
+    @extend_schema(tags=TAGS, summary="Answer, cancel or (staff) revert a swap", request=ScribeDecideSerializer,
+                   responses={200: ScribeSwapSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str, swap_id: int) -> Response:
         user, course = api_course(request, code)
         mine = ScribeSwap.objects.filter(course=course, pk=swap_id)
@@ -277,7 +281,7 @@ class SwapDecideView(APIView):
             mine = mine.filter(Q(proposer=user) | Q(other=user))
         if not mine.exists():
             raise NotFound("No such swap for you.")
-        data = DecideSerializer(data=request.data)
+        data = ScribeDecideSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         action = data.validated_data["action"]
         if action == "revert":
@@ -288,4 +292,4 @@ class SwapDecideView(APIView):
             swap = services.swap_decide(
                 actor=user, course=course, swap_id=swap_id, accept=action == "accept"
             )
-        return Response(SwapSerializer(swap).data)
+        return Response(ScribeSwapSerializer(swap).data)
