@@ -66,6 +66,8 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
     f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
     f"POST {COURSE}milestones/": "member",
+    f"GET {COURSE}peer-review/": "member",  # a group: its reviews; staff: rounds, pairing, board
+    f"POST {COURSE}peer-review/": "member",
     f"GET {COURSE}scribing/": "member",  # students: their lectures and preferences; staff: the board
     f"POST {COURSE}scribing/": "member",
     f"GET {COURSE}milestones/export.csv": "staff",
@@ -185,6 +187,15 @@ EXPECTED: dict[str, str] = {
     f"GET {API}calendar/assignments/<int:assignment_id>/impact/": "staff",
     f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
     f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
+    # --- API: peer review
+    f"GET {API}peer-review/rounds/": "member",  # students: published rounds
+    f"POST {API}peer-review/rounds/": "staff",
+    f"GET {API}peer-review/rounds/<int:round_id>/pairing/": "staff",
+    f"POST {API}peer-review/rounds/<int:round_id>/pairing/": "staff",
+    f"GET {API}peer-review/rounds/<int:round_id>/assignments/": "member",  # a group: whom it reviews
+    f"GET {API}peer-review/drafts/": "member",  # own group's and reviewees' drafts only
+    f"GET {API}peer-review/reviews/": "member",  # own writing; received only after the due date
+    f"PUT {API}peer-review/reviews/<int:pair_id>/": "student-owner",
     # --- API: scribing
     f"GET {API}scribing/lectures/": "member",
     f"GET {API}scribing/preferences/": "student",
@@ -324,6 +335,7 @@ def _url(route: str, world: World) -> str:
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
+        "<int:round_id>": ids["round_id"], "<int:pair_id>": ids["pair_id"],
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -415,6 +427,8 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "upload_id",
                 "duty_id",
                 "swap_id",
+                "round_id",
+                "pair_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

@@ -4,10 +4,13 @@ however large the course."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from apps.core.coursefile import parse_course_file
 from apps.setup.course_loader import course_load
@@ -22,13 +25,15 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 A + "milestones/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
                 C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
                 A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/",
-                C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/"]  # fmt: skip
+                C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
+                C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
               A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
               A + "incidents/", A + "nodes/", A + "static-ips/",
-              C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/"]  # fmt: skip
+              C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
+              C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -46,6 +51,15 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     scribing.solve(actor=None, course=course)  # every student 2 scribe duties, published
     with transaction.atomic():
         scribing.publish(actor=people["ta"], course=course)
+    from apps.calendar.models import Milestone
+    from apps.peerreview import services as peer
+
+    draft = Milestone.objects.filter(course=course, name__icontains="draft").first()
+    r = peer.round_create(actor=people["ta"], course=course, milestone_id=draft.pk,
+                          due_at=timezone.now() - dt.timedelta(days=1))  # fmt: skip
+    peer.preview(actor=people["ta"], course=course, round_id=r.pk)
+    with transaction.atomic():
+        peer.publish(actor=people["ta"], course=course, round_id=r.pk)
     return course, people
 
 

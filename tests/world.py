@@ -24,6 +24,7 @@ from apps.compute.windows import window_approve, window_request
 from apps.core.models import Course, Role, User
 from apps.groups.models import Group
 from apps.milestones.services import milestone_submit
+from apps.peerreview.models import PeerAssignment, PeerRound
 from apps.roster.services import roster_upload
 from apps.scribing.models import ScribeDuty, ScribeSwap
 from apps.slackdays.lateness import lateness_upload
@@ -102,6 +103,13 @@ def build_world(course: Course) -> World:
     swap = ScribeSwap.objects.create(
         course=course, duty=duty, proposer=a_members[0], other=c_member, other_duty=c_duty
     )
+    # Peer review: a published round in which group A reviews group C.
+    draft = Milestone.objects.filter(course=course).order_by("due_at").last()
+    peer_round = PeerRound.objects.create(course=course, milestone=draft, due_at=timezone.now() + dt.timedelta(days=3),
+                                          published_at=timezone.now())  # fmt: skip
+    peer_assignment = PeerAssignment.objects.create(
+        round=peer_round, reviewer=group_a, reviewee=group_c
+    )
     upload = AnswerUpload.objects.create(
         question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
         status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
@@ -131,6 +139,8 @@ def build_world(course: Course) -> World:
         "milestone_id": first_milestone.pk,
         "upload_id": upload.pk,
         "duty_id": duty.pk,
+        "round_id": peer_round.pk,
+        "pair_id": peer_assignment.pk,
         "swap_id": swap.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,

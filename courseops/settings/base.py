@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "apps.autograder",
     "apps.milestones",
     "apps.scribing",
+    "apps.peerreview",
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 

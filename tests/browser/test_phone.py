@@ -21,6 +21,7 @@ STUDENT_PAGES = {
     "calendar-list": "/c/ee290-sp26/calendar/?view=list",
     "milestones": "/c/ee290-sp26/milestones/",
     "scribing": "/c/ee290-sp26/scribing/",
+    "peer review": "/c/ee290-sp26/peer-review/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
     "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
@@ -34,6 +35,7 @@ STAFF_PAGES = {
     "staff-roster": "/c/ee290-sp26/roster/",
     "staff-milestones": "/c/ee290-sp26/milestones/",
     "staff-scribing": "/c/ee290-sp26/scribing/",
+    "staff-peer-review": "/c/ee290-sp26/peer-review/",
     "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
 }
 

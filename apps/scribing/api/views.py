@@ -65,8 +65,8 @@ class ScribePreferencesSerializer(serializers.Serializer):
     )
     prefer = serializers.ListField(child=serializers.IntegerField(), help_text="Lecture ids you would like, best first.",
                                    max_length=50)  # fmt: skip
-    group_mode = serializers.ChoiceField(choices=["", "spread", "together"], required=False,
-                                         help_text="For your whole group: spread, together, or empty.")  # fmt: skip
+    group_mode = serializers.ChoiceField(choices=["none", "spread", "together"], required=False,
+                                         help_text="For your whole group: spread, together, or none.")  # fmt: skip
 
 
 class PreferencesView(APIView):
@@ -87,7 +87,7 @@ class PreferencesView(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         services.preferences_save(student=user, course=course, cannot=v["cannot"], prefer=v["prefer"],
-                                  group_mode=v.get("group_mode"))  # fmt: skip
+                                  group_mode="" if v.get("group_mode") == "none" else v.get("group_mode"))  # fmt: skip
         return self.get(request, code)
 
 

@@ -1,0 +1,30 @@
+"""Peer-review e-mails, sent by a worker after publishing commits."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import send_mass_mail
+
+from apps.groups.models import GroupMembership
+from apps.peerreview.models import PeerAssignment, PeerRound
+
+
+@shared_task(name="peerreview.email_pairing")
+def email_pairing(round_id: int) -> int:
+    """Each member of each reviewing group: whom they review and by when. Safe to run twice."""
+    r = PeerRound.objects.select_related("course").filter(pk=round_id).first()
+    if r is None:
+        return 0
+    targets: dict[int, list[str]] = {}
+    for a in PeerAssignment.objects.filter(round=r).select_related("reviewee"):
+        targets.setdefault(a.reviewer_id, []).append(a.reviewee.name)
+    members = GroupMembership.objects.filter(
+        group_id__in=targets, left_at__isnull=True
+    ).values_list("group_id", "user__email")
+    due = r.due_at.astimezone(r.course.tz).strftime("%a %b %d, %H:%M")
+    messages = [(f"[{r.course.code}] {r.title}: whom your group reviews",
+                 f"Your group reviews {', '.join(targets[g])}. Reviews are due {due}; the drafts and the form are at "
+                 f"{settings.SITE_URL}/c/{r.course.code}/peer-review/", None, [email]) for g, email in members]  # fmt: skip
+    send_mass_mail(messages)
+    return len(messages)

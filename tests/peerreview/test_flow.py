@@ -1,0 +1,219 @@
+"""Peer review as staff and groups use it: the demo's 8 groups paired, reviews written and
+submitted with version checks, released only after the due date, exclusions re-paired."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.calendar.models import Milestone
+from apps.core.errors import Conflict
+from apps.core.models import Membership, Role
+from apps.groups.models import Group
+from apps.peerreview import services
+from apps.peerreview.models import PeerAssignment, PeerRound
+
+pytestmark = pytest.mark.django_db
+GOOD = {"clarity": 4, "depth": 3, "correctness": 5, "rigour": 2, "artifact": 4,
+        "strengths": "A clear hypothesis and a careful roofline analysis of the attention kernel.",
+        "weaknesses": "The scaling experiment stops at two nodes, so the network claims are untested.",
+        "suggestions": "Run the 4-node case in a sharing window and report the AllReduce share of the step.",
+        "recommendation": "good"}  # fmt: skip
+
+
+def _api(user) -> APIClient:  # type: ignore[no-untyped-def]
+    c = APIClient()
+    c.force_authenticate(user)
+    return c
+
+
+def _setup(course, *, publish: bool = True, due_in_days: int = 3):  # type: ignore[no-untyped-def]
+    staff = Membership.objects.filter(course=course, role=Role.INSTRUCTOR).first().user
+    draft = Milestone.objects.get(course=course, name__icontains="draft")
+    r = _api(staff).post(f"/api/v1/courses/{course.code}/peer-review/rounds/",
+                         {"milestone": draft.pk, "due_at": (timezone.now() + dt.timedelta(days=due_in_days)).isoformat()},
+                         format="json")  # fmt: skip
+    assert r.status_code == 201, r.content
+    round_id = r.json()["id"]
+    if publish:
+        p = _api(staff).post(f"/api/v1/courses/{course.code}/peer-review/rounds/{round_id}/pairing/",
+                             {"seed": 5, "publish": True}, format="json")  # fmt: skip
+        assert p.json()["published"] is True
+    return staff, PeerRound.objects.get(pk=round_id)
+
+
+def _member(group: Group):  # type: ignore[no-untyped-def]
+    return group.memberships.filter(left_at__isnull=True).order_by("pk").first().user
+
+
+def test_the_demo_groups_are_paired_one_to_one_without_self_or_2_cycles(
+    ee290_demo, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    with django_capture_on_commit_callbacks(execute=True):
+        staff, r = _setup(course)
+    pairs = list(PeerAssignment.objects.filter(round=r).values_list("reviewer_id", "reviewee_id"))
+    groups = set(
+        Group.objects.filter(course=course, dissolved_at__isnull=True).values_list("pk", flat=True)
+    )
+    assert len(groups) == 8
+    assert len(pairs) == 8
+    assert {a for a, _ in pairs} == groups
+    assert {b for _, b in pairs} == groups
+    assert all(a != b for a, b in pairs)
+    assert not [p for p in pairs if (p[1], p[0]) in pairs]
+    preview = (
+        _api(staff).get(f"/api/v1/courses/{course.code}/peer-review/rounds/{r.pk}/pairing/").json()
+    )
+    assert sorted((x["reviewer"], x["reviewee"]) for x in preview["pairs"]) == sorted(pairs)
+    assert len(mail.outbox) == 40  # every member of every reviewing group
+    # the same seed gives the same pairing in a second round
+    _, r2 = _setup(course)
+    assert sorted(
+        PeerAssignment.objects.filter(round=r2).values_list("reviewer_id", "reviewee_id")
+    ) == sorted(pairs)
+
+
+def test_reviews_are_saved_version_checked_submitted_and_released_only_after_the_due_date(
+    ee290_demo,
+) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    staff, r = _setup(course)
+    a = PeerAssignment.objects.filter(round=r).select_related("reviewer", "reviewee").first()
+    writer, colleague = list(a.reviewer.memberships.filter(left_at__isnull=True).order_by("pk"))[:2]
+    url = f"/api/v1/courses/{course.code}/peer-review/reviews/{a.pk}/"
+    first = _api(writer.user).put(url, {"version": 0, "clarity": 4}, format="json")
+    assert first.status_code == 200
+    assert first.json()["version"] == 1
+    stale = _api(colleague.user).put(url, {"version": 0, "clarity": 2}, format="json")
+    assert stale.status_code == 409
+    assert "reload" in stale.json()["detail"]
+    short = _api(colleague.user).put(
+        url, {"version": 1, **GOOD, "strengths": "ok", "submit": True}, format="json"
+    )
+    assert short.status_code == 400
+    done = _api(colleague.user).put(url, {"version": 1, **GOOD, "submit": True}, format="json")
+    assert done.json()["status"] == "submitted"
+    reviewed = _member(a.reviewee)
+    reviews_url = f"/api/v1/courses/{course.code}/peer-review/reviews/"
+    assert _api(reviewed).get(reviews_url).json()["count"] == 0  # before the due date: nothing
+    page = Client()
+    page.force_login(reviewed)
+    assert GOOD["strengths"] not in page.get(f"/c/{course.code}/peer-review/").content.decode()
+    outsider = next(
+        g for g in Group.objects.filter(course=course) if g.pk not in (a.reviewer_id, a.reviewee_id)
+    )
+    PeerRound.objects.filter(pk=r.pk).update(due_at=timezone.now() - dt.timedelta(minutes=1))
+    received = _api(reviewed).get(reviews_url).json()
+    assert received["count"] == 1
+    assert received["results"][0]["strengths"] == GOOD["strengths"]
+    assert received["results"][0]["reviewer"] is None  # the round hides reviewers
+    assert GOOD["strengths"] in page.get(f"/c/{course.code}/peer-review/").content.decode()
+    others = _api(_member(outsider)).get(reviews_url).json()["results"]
+    assert all(x["assignment"] != a.pk for x in others)  # no other pair's review
+    late = _api(writer.user).put(url, {"version": 2, "clarity": 1}, format="json")
+    assert late.status_code == 409  # after the due date nothing changes
+    staff_view = _api(staff).get(reviews_url).json()
+    assert staff_view["count"] == 1
+    csv = b"".join(_staff_csv(course, staff, r)).decode()
+    assert GOOD["weaknesses"] in csv
+
+
+def _staff_csv(course, staff, r):  # type: ignore[no-untyped-def]
+    c = Client()
+    c.force_login(staff)
+    return c.get(f"/c/{course.code}/peer-review/?round={r.pk}&format=csv").streaming_content
+
+
+def test_another_group_cannot_write_or_read_a_review_by_id(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    _, r = _setup(course)
+    a = PeerAssignment.objects.filter(round=r).first()
+    stranger = next(g for g in Group.objects.filter(course=course) if g.pk != a.reviewer_id)
+    r_ = _api(_member(stranger)).put(
+        f"/api/v1/courses/{course.code}/peer-review/reviews/{a.pk}/", {"version": 0}, format="json"
+    )
+    assert r_.status_code == 404
+    assigned = (
+        _api(_member(stranger))
+        .get(f"/api/v1/courses/{course.code}/peer-review/rounds/{r.pk}/assignments/")
+        .json()
+    )
+    assert [x["reviewer"] for x in assigned["results"]] == [stranger.pk]
+
+
+def test_leaving_a_group_out_after_publishing_re_pairs_the_rest_with_few_changes(
+    ee290_demo,
+) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    staff, r = _setup(course)
+    before = set(PeerAssignment.objects.filter(round=r).values_list("reviewer_id", "reviewee_id"))
+    gone = next(iter(before))[0]
+    changed = services.exclude(
+        actor=staff, course=course, round_id=r.pk, group_id=gone, reason="no draft"
+    )
+    after = set(PeerAssignment.objects.filter(round=r).values_list("reviewer_id", "reviewee_id"))
+    assert len(after) == 7
+    assert all(gone not in p for p in after)
+    assert changed == 2
+    assert len(before & after) == 6
+
+
+def test_staff_preview_reroll_swap_and_publish_on_the_page(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    staff, r = _setup(course, publish=False)
+    c = Client()
+    c.force_login(staff)
+    page = c.post(
+        f"/c/{course.code}/peer-review/",
+        {"action": "preview", "round": r.pk, "seed": "1"},
+        follow=True,
+    ).content.decode()
+    assert "Pairing for seed 1" in page
+    assert "Who reviews whom" in page
+    first = PeerRound.objects.get(pk=r.pk).proposal
+    c.post(f"/c/{course.code}/peer-review/", {"action": "reroll", "round": r.pk})
+    assert PeerRound.objects.get(pk=r.pk).seed == 2
+    a, b = (
+        PeerRound.objects.get(pk=r.pk).proposal[0][0],
+        PeerRound.objects.get(pk=r.pk).proposal[1][0],
+    )
+    msg = c.post(
+        f"/c/{course.code}/peer-review/",
+        {"action": "swap", "round": r.pk, "a": a, "b": b},
+        follow=True,
+    ).content.decode()
+    assert "Swapped" in msg or "Not swapped" in msg
+    refused = c.post(
+        f"/c/{course.code}/peer-review/", {"action": "publish", "round": r.pk}, follow=True
+    ).content.decode()
+    assert "Tick the box" in refused
+    ok = c.post(
+        f"/c/{course.code}/peer-review/",
+        {"action": "publish", "round": r.pk, "confirm": "yes"},
+        follow=True,
+    ).content.decode()
+    assert "Published 8 review assignments" in ok
+    assert first  # a proposal existed before the re-roll
+    with pytest.raises(Conflict):
+        services.preview(actor=staff, course=course, round_id=r.pk, seed=9)
+
+
+def test_the_review_due_date_is_on_the_reviewing_groups_calendar(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    _, r = _setup(course)
+    a = PeerAssignment.objects.filter(round=r).select_related("reviewee").first()
+    events = _api(_member(a.reviewer)).get(f"/api/v1/courses/{course.code}/calendar/").json()
+    mine = [
+        e
+        for e in (events["results"] if isinstance(events, dict) else events)
+        if e.get("kind") == "duty"
+    ]
+    assert any(
+        f"Your group reviews {a.reviewee.name}" in (e.get("description") or "") for e in mine
+    )
