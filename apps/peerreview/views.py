@@ -132,7 +132,8 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
         rounds[-1] if rounds else None,
     )
     ctx: dict[str, Any] = {"course": course, "rounds": rounds, "r": chosen,
-                           "milestones": Milestone.objects.filter(course=course).order_by("due_at"),
+                           "milestones": (ms := list(Milestone.objects.filter(course=course).order_by("due_at"))),
+                           "default_milestone": next((m.pk for m in ms if "draft" in m.name.lower()), None),
                            "groups": Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")}  # fmt: skip
     if chosen is not None:
         names = {g.pk: g.name for g in services.groups_in(chosen)}

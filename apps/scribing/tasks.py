@@ -70,14 +70,10 @@ def email_swap(swap_id: int) -> int:
     )
     body = (f"{swap.other} accepted the swap of {what} with {swap.proposer}. Staff can see and revert it at "
             f"{settings.SITE_URL}/c/{swap.course.code}/scribing/.")  # fmt: skip
-    send_mass_mail(
-        [
-            (
-                f"[{swap.course.code}] Scribe swap accepted",
-                body,
-                None,
-                [swap.proposer.email, swap.other.email],
-            )
-        ]
-    )
-    return 2
+    from apps.core.models import STAFF_ROLES, Membership
+
+    staff = list(Membership.objects.filter(course=swap.course, role__in=STAFF_ROLES, is_active=True)
+                 .values_list("user__email", flat=True))  # fmt: skip
+    to = [swap.proposer.email, swap.other.email, *staff]  # staff are told, and can revert it
+    send_mass_mail([(f"[{swap.course.code}] Scribe swap accepted", body, None, to)])
+    return len(to)

@@ -160,7 +160,9 @@ def test_notes_submission_review_and_late_list(ee290_demo) -> None:  # type: ign
     assert done.json()["status"] == "accepted"
 
 
-def test_a_swap_is_checked_accepted_and_can_be_reverted(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+def test_a_swap_is_checked_accepted_and_can_be_reverted(
+    ee290_demo, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
     course = ee290_demo
     staff, students = _people(course)
     services.solve(actor=staff, course=course)
@@ -191,12 +193,15 @@ def test_a_swap_is_checked_accepted_and_can_be_reverted(ee290_demo) -> None:  # 
         break
     swap = services.swap_propose(proposer=a, course=course, duty_id=mine[0].pk, other_email=b.email,
                                  other_duty_id=theirs.pk)  # fmt: skip
-    r = _api(b).post(
-        f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
-        {"action": "accept"},
-        format="json",
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        r = _api(b).post(
+            f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
+            {"action": "accept"},
+            format="json",
+        )
     assert r.status_code == 200, r.content
+    assert mail.outbox[-1].subject.endswith("Scribe swap accepted")
+    assert staff.email in mail.outbox[-1].to  # staff are told
     assert ScribeDuty.objects.get(pk=mine[0].pk).student_id == b.pk
     assert ScribeDuty.objects.get(pk=theirs.pk).student_id == a.pk
     again = _api(b).post(

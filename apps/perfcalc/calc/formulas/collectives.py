@@ -220,6 +220,7 @@ def p2p_send(*, message_bytes: float, bandwidth_bytes_per_s: float, latency_s: f
         "p2p-send", t, "s", "Send time", "T = α + M/BW",
         (f"T = {fmt(latency_s, 's') if latency_s else '0'} + {fmt(message_bytes, 'B')} / "
          f"{fmt(bandwidth_bytes_per_s, 'B/s')} = {fmt(t, 's')}",),
+        convention="α–β model: one message over one link, no contention, not overlapped with compute",
     )  # fmt: skip
 
 

@@ -131,6 +131,7 @@ def decode_flops(*, active_parameters: float, layers: int, heads: int, head_dim:
          f"{batch_size} = {fmt(att, 'FLOP')}",
          f"F = {fmt(float(total), 'FLOP')}"),
         extras={"attention_flops": att},
+        convention="2 FLOP per multiply-add; attention reads all T cached tokens (no sparsity or windowing); width = heads × head_dim",
     )  # fmt: skip
 
 
@@ -351,6 +352,7 @@ def kv_max_batch(**kw: Any) -> Result:
          f"B_max = ⌊{sig(room / per_seq)}⌋ = {n}"),
         classification=None if n else "not even one sequence of this length fits",
         extras={"kv_room_bytes": room, "kv_per_sequence_bytes": per_seq, "weights_bytes": weights},
+        convention="every sequence held at its full length; weights and KV share the usable memory, activations in the rest",
     )  # fmt: skip
 
 
