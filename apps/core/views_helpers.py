@@ -18,3 +18,11 @@ def course_for(request: AuthedRequest, code: str, *, staff: bool = False) -> Cou
     if staff and not is_staff(request.user, course):
         raise PermissionDenied("Only the course's instructors and TAs can open this page.")
     return course
+
+
+def int_or_none(value: str | None) -> int | None:
+    """A whole number typed in a form or query string, or None when empty or not a number."""
+    try:
+        return int(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None

@@ -26,6 +26,7 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
+from apps.core.views_helpers import int_or_none as _int
 from apps.groups.models import Group
 from apps.milestones.models import GroupMilestone
 from apps.peerreview import charts, services
@@ -38,13 +39,6 @@ from apps.peerreview.models import (
     PeerReview,
     PeerRound,
 )
-
-
-def _int(v: str | None) -> int | None:
-    try:
-        return int(v) if v not in (None, "") else None
-    except ValueError:
-        return None
 
 
 @login_required

@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from apps.calendar.models import Lecture
@@ -50,6 +51,16 @@ def eligible_lectures(course: Course) -> list[tuple[Lecture, int | None]]:
 def active_students(course: Course) -> list[User]:
     return [m.user for m in Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
             .select_related("user").order_by("user__full_name", "user_id")]  # fmt: skip
+
+
+def active_student_count(course: Course) -> int:
+    return Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).count()
+
+
+def duty_counts(course: Course) -> dict[int, int]:
+    """Published scribes per lecture, counted in the database (26 rows, not one per duty)."""
+    return dict(ScribeDuty.objects.filter(course=course).values("lecture_id").annotate(n=Count("pk"))
+                .values_list("lecture_id", "n"))  # fmt: skip
 
 
 def _label(u: User) -> str:
@@ -196,7 +207,7 @@ def solve_requested(*, actor: User, course: Course) -> solver.Solution | None:
     return None: the page and `GET …/scribing/solve/` show "solving" until it is done."""
     from django.conf import settings
 
-    if len(active_students(course)) <= settings.SCRIBING_INLINE_MAX_STUDENTS:
+    if active_student_count(course) <= settings.SCRIBING_INLINE_MAX_STUDENTS:
         return solve(actor=actor, course=course)
     with transaction.atomic():
         plan = plan_for(course, lock=True)

@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -28,6 +29,7 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
+from apps.core.views_helpers import int_or_none as _int
 from apps.scribing import charts, services
 from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
 
@@ -36,13 +38,6 @@ PAGE = 50
 
 def _back(course: Course) -> HttpResponseBase:
     return redirect("scribing:page", code=course.code)
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
 
 
 def late(d: ScribeDuty, now: dt.datetime) -> bool:
@@ -93,9 +88,7 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
         shown = {d.lecture_id for d in duties} | {
             lec.pk for lec, _ in lectures if lec.number == asked
         }
-        counts = Counter(
-            ScribeDuty.objects.filter(course=course).values_list("lecture_id", flat=True)
-        )
+        counts = Counter(services.duty_counts(course))
         for lid, name, email in ScribeDuty.objects.filter(course=course, lecture_id__in=shown).values_list(
                 "lecture_id", "student__full_name", "student__email"):  # fmt: skip
             who[lid].append(name or email)
@@ -178,18 +171,15 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponse:
     all_lectures = list(Lecture.objects.filter(course=course).order_by("starts_at", "number"))
     eligible = {lec.pk: needed for lec, needed in lectures}
     if plan.published_at:
-        counts = Counter(
-            ScribeDuty.objects.filter(course=course).values_list("lecture_id", flat=True)
-        )
+        counts = Counter(services.duty_counts(course))
     else:
         counts = Counter(lid for _, lid in plan.proposal)
     problem = services.problem_for(course) if plan.proposal and not plan.published_at else None
     bounds = services.solver.loads_for(problem) if problem else {}
     load_svg = charts.loads_svg([(f"L{lec.number}", counts.get(lec.pk, 0)) for lec, _ in lectures])
     satisfied = {int(k): v for k, v in (plan.proposal_satisfied or {}).items()}
-    wanted = Counter(
-        ScribePreference.objects.filter(course=course, kind="prefer").values_list("rank", flat=True)
-    )
+    wanted = dict(ScribePreference.objects.filter(course=course, kind="prefer").values("rank")
+                  .annotate(n=Count("pk")).values_list("rank", "n"))  # fmt: skip
     ranks_svg = charts.ranks_svg([(f"choice {r}", satisfied.get(r, 0), wanted.get(r, 0))
                                   for r in range(1, plan.max_preferences + 1)])  # fmt: skip
     lecture_no = _int(request.GET.get("lecture"))
@@ -214,9 +204,10 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponse:
                         .select_related("student", "lecture").order_by("due_at"), PAGE).get_page(request.GET.get("late_page"))  # fmt: skip
     swaps = Paginator(ScribeSwap.objects.filter(course=course).select_related("proposer", "other", "duty__lecture",
                                                                               "other_duty__lecture"), 20).get_page(request.GET.get("swaps_page"))  # fmt: skip
-    statuses = Counter(ScribeDuty.objects.filter(course=course).values_list("status", flat=True))
+    statuses = dict(ScribeDuty.objects.filter(course=course).values("status").annotate(n=Count("pk"))
+                    .values_list("status", "n"))  # fmt: skip
     return render(request, "scribing/board.html", {
-        "course": course, "plan": plan, "students": len(services.active_students(course)),
+        "course": course, "plan": plan, "students": services.active_student_count(course),
         "lectures": [{"lecture": lec, "eligible": lec.pk in eligible, "needed": eligible.get(lec.pk),
                       "count": counts.get(lec.pk, 0), "bounds": bounds.get(lec.pk)} for lec in all_lectures],
         "load_svg": mark_safe(load_svg), "ranks_svg": mark_safe(ranks_svg), "detail": detail, "queue": queue,
