@@ -187,6 +187,19 @@ EXPECTED: dict[str, str] = {
     f"GET {API}calendar/assignments/<int:assignment_id>/impact/": "staff",
     f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
     f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
+    # --- API: checkoffs
+    f"GET {API}checkoffs/sets/": "member",  # students: published sign-ups
+    f"POST {API}checkoffs/sets/": "staff",
+    f"POST {API}checkoffs/sets/<int:set_id>/publish/": "staff",
+    f"GET {API}checkoffs/sets/<int:set_id>/slots/": "member",  # free places, never who booked
+    f"POST {API}checkoffs/sets/<int:set_id>/slots/": "staff",
+    f"GET {API}checkoffs/sets/<int:set_id>/unbooked/": "staff",
+    f"POST {API}checkoffs/sets/<int:set_id>/unbooked/": "staff",
+    f"DELETE {API}checkoffs/slots/<int:slot_id>/": "staff",
+    f"POST {API}checkoffs/slots/<int:slot_id>/book/": "student",  # B: 409 (full), never A's booking
+    f"POST {API}checkoffs/slots/<int:slot_id>/cancel/": "student-owner",  # B cannot cancel A's
+    f"GET {API}checkoffs/bookings/": "member",  # students: their group's (scanned below)
+    f"POST {API}checkoffs/bookings/<int:booking_id>/outcome/": "staff",
     # --- API: peer review
     f"GET {API}peer-review/rounds/": "member",  # students: published rounds
     f"POST {API}peer-review/rounds/": "staff",
@@ -197,6 +210,12 @@ EXPECTED: dict[str, str] = {
     f"GET {API}peer-review/reviews/": "member",  # own writing; received only after the due date
     f"PUT {API}peer-review/reviews/<int:pair_id>/": "student-owner",
     # --- API: scribing
+    f"GET {COURSE}checkoffs/": "member",  # students: published sign-ups, their group's booking
+    f"POST {COURSE}checkoffs/": "member",  # students book for their own group; staff manage
+    f"GET {COURSE}checkoffs/schedule/": "staff",
+    f"POST {COURSE}checkoffs/schedule/": "staff",
+    f"GET {COURSE}checkoffs/outcomes/": "staff",
+    f"POST {COURSE}checkoffs/outcomes/": "staff",
     f"GET {API}scribing/lectures/": "member",
     f"GET {API}scribing/preferences/": "student",
     f"PUT {API}scribing/preferences/": "student",
@@ -335,7 +354,8 @@ def _url(route: str, world: World) -> str:
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
-        "<int:round_id>": ids["round_id"], "<int:pair_id>": ids["pair_id"],
+        "<int:round_id>": ids["round_id"], "<int:pair_id>": ids["pair_id"], "<int:set_id>": ids["set_id"],
+        "<int:slot_id>": ids["slot_id"], "<int:booking_id>": ids["booking_id"],
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -429,6 +449,9 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "swap_id",
                 "round_id",
                 "pair_id",
+                "set_id",
+                "slot_id",
+                "booking_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

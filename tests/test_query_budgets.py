@@ -26,14 +26,18 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
                 A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/",
                 C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
-                C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/"]  # fmt: skip
+                C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
+                C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
               A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
               A + "incidents/", A + "nodes/", A + "static-ips/",
               C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
-              C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/"]  # fmt: skip
+              C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
+              C + "checkoffs/", C + "checkoffs/schedule/?date=2030-04-30", C + "checkoffs/outcomes/",
+              A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/sets/{set}/unbooked/",
+              A + "checkoffs/bookings/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -60,6 +64,30 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     peer.preview(actor=people["ta"], course=course, round_id=r.pk)
     with transaction.atomic():
         peer.publish(actor=people["ta"], course=course, round_id=r.pk)
+    # Checkoffs: a day of slots, every group but one booked, half of them with an outcome.
+    from apps.checkoffs import services as checkoffs
+    from apps.groups.models import Group
+
+    s = checkoffs.set_create(
+        actor=people["ta"], course=course, kind="checkin", title="Midterm check-in"
+    )
+    plans = checkoffs.slots_plan(course=course, day=dt.date(2030, 4, 30), start=dt.time(8), end=dt.time(20),
+                                 minutes=10, location="Cory 258", staff_id=people["ta"].pk)  # fmt: skip
+    slots = checkoffs.slots_create(actor=people["ta"], course=course, set_id=s.pk, plans=plans)
+    checkoffs.set_publish(actor=people["ta"], course=course, set_id=s.pk, published=True)
+    groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("pk"))
+    for i, (slot, group) in enumerate(zip(slots, groups[:-1], strict=False)):
+        b = checkoffs.book(
+            actor=people["ta"], course=course, slot_id=slot.pk, for_group=group, notify=False
+        )
+        if i % 2:
+            checkoffs.record(
+                actor=people["ta"],
+                course=course,
+                booking_id=b.pk,
+                attendance="present",
+                outcome="passed",
+            )
     return course, people
 
 
@@ -79,9 +107,17 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str) -> N
     large, large_people = _course(200, "big")
     urls = STUDENT_URLS if who == "student" else STAFF_URLS
     grew, heavy = [], []
+    from apps.checkoffs.models import CheckoffSet
+
     for url in urls:
-        q_small, _, _ = _measure(small_people[who], url.format(code=small.code))
-        q_large, size_large, _ = _measure(large_people[who], url.format(code=large.code))
+        q_small, _, _ = _measure(
+            small_people[who],
+            url.format(code=small.code, set=CheckoffSet.objects.get(course=small).pk),
+        )
+        q_large, size_large, _ = _measure(
+            large_people[who],
+            url.format(code=large.code, set=CheckoffSet.objects.get(course=large).pk),
+        )
         if q_large > q_small:
             grew.append(f"{url}: {q_small} → {q_large} queries")
         if size_large > BOUNDED_BYTES:

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet
 from apps.calendar.models import Assignment, Lecture, Milestone
+from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
@@ -110,6 +111,14 @@ def build_world(course: Course) -> World:
     peer_assignment = PeerAssignment.objects.create(
         round=peer_round, reviewer=group_a, reviewee=group_c
     )
+    # Checkoffs: a published sign-up whose one-place slot group A holds, with a staff note.
+    checkoff_set = CheckoffSet.objects.create(course=course, kind="assignment", title="A1 checkoff", assignment=assignment,
+                                              published_at=timezone.now())  # fmt: skip
+    slot_start = timezone.now() + dt.timedelta(days=4)
+    slot = CheckoffSlot.objects.create(set=checkoff_set, starts_at=slot_start, ends_at=slot_start + dt.timedelta(minutes=15),
+                                       location="521 Cory Hall", capacity=1, staff=ta, booked=1)  # fmt: skip
+    booking = Booking.objects.create(set=checkoff_set, slot=slot, group=group_a, booked_by=a_members[0],
+                                     notes="SECRET-CHECKOFF-NOTE-A")  # fmt: skip
     upload = AnswerUpload.objects.create(
         question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
         status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
@@ -142,10 +151,13 @@ def build_world(course: Course) -> World:
         "round_id": peer_round.pk,
         "pair_id": peer_assignment.pk,
         "swap_id": swap.pk,
+        "set_id": checkoff_set.pk,
+        "slot_id": slot.pk,
+        "booking_id": booking.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

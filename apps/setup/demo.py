@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Permission
 from django.db import transaction
+from django.utils import timezone
 
 from apps.autograder.bank import demo_banks_load
-from apps.calendar.models import Milestone
+from apps.calendar.models import Assignment, Milestone
+from apps.checkoffs import services as checkoffs
+from apps.checkoffs.models import CheckoffSet
 from apps.compute.services import allocate_all
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
@@ -112,6 +115,29 @@ def _demo_milestones(course: Course, groups: list[tuple[Group, User]]) -> None:
             )  # fmt: skip
 
 
+def _demo_checkoffs(course: Course, staff: User) -> None:
+    """A published checkoff sign-up for the latest assignment: an afternoon of 15-minute slots on
+    the next weekday (relative to today, so a first look can book), three groups booked. Once."""
+    assignment = Assignment.objects.filter(course=course).order_by("-due_at").first()
+    if assignment is None or CheckoffSet.objects.filter(course=course).exists():
+        return
+    s = checkoffs.set_create(
+        actor=staff, course=course, kind="assignment", assignment_id=assignment.pk
+    )
+    day = timezone.now().astimezone(course.tz).date() + dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    plans = checkoffs.slots_plan(course=course, day=day, start=dt.time(13), end=dt.time(16), minutes=15,
+                                 location=course.location or "Office hours room", staff_id=staff.pk,
+                                 break_start=dt.time(14, 30), break_end=dt.time(14, 45))  # fmt: skip
+    slots = checkoffs.slots_create(actor=staff, course=course, set_id=s.pk, plans=plans)
+    checkoffs.set_publish(actor=staff, course=course, set_id=s.pk, published=True)
+    for slot, group in zip(
+        slots[::3], Group.objects.filter(course=course).order_by("name")[:3], strict=False
+    ):
+        checkoffs.book(actor=staff, course=course, slot_id=slot.pk, for_group=group, notify=False)
+
+
 def demo_load(*, course: Course) -> list[DemoLogin]:
     """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
     logins: list[DemoLogin] = []
@@ -161,6 +187,7 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")
         allocate_all(actor=instructor, course=course)
         demo_banks_load(course=course)  # the MLSys·im quiz and an assignment-style set
+        _demo_checkoffs(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         audit_record(
             actor=None,
             action="demo.loaded",

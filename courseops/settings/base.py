@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "apps.milestones",
     "apps.scribing",
     "apps.peerreview",
+    "apps.checkoffs",
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 
@@ -316,6 +317,9 @@ SPECTACULAR_SETTINGS = {
         "IncidentStatusEnum": "apps.compute.models.Incident.Status",
         "LedgerKindEnum": "apps.slackdays.models.LedgerEntry.Kind",
         "ExceptionKindEnum": "apps.slackdays.models.DeadlineException.Kind",
+        "CheckoffSetKindEnum": "apps.checkoffs.models.CheckoffSet.Kind",
+        "AttendanceEnum": "apps.checkoffs.models.Booking.Attendance",
+        "CheckoffOutcomeEnum": "apps.checkoffs.models.Booking.Outcome",
     },
 }
 

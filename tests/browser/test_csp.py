@@ -61,14 +61,13 @@ def test_swagger_ui_renders_the_operations_under_the_policy(page, live_server, e
     page.goto(f"{live_server.url}/api/docs/")
     page.wait_for_selector(".opblock", timeout=20_000)
     # Past about 150 operations Swagger UI renders the list virtually (only what is on screen):
-    # scroll to the end and the last tag's operations (the calculator's) must have rendered.
+    # scroll to the end and the last operations (the calculator's) must have rendered.
     assert page.locator(".opblock").count() >= 10
-    for _ in range(60):
-        if page.locator(".opblock-tag", has_text="perfcalc").count():
+    for _ in range(120):
+        if page.locator(".opblock", has_text="/api/v1/perfcalc/").count() >= 5:
             break
-        page.evaluate("window.scrollBy(0, 3000)")
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
         page.wait_for_timeout(150)
-    assert page.locator(".opblock-tag", has_text="perfcalc").count() == 1
     assert page.locator(".opblock", has_text="/api/v1/perfcalc/").count() >= 5
     assert found == []
 

@@ -22,6 +22,7 @@ STUDENT_PAGES = {
     "milestones": "/c/ee290-sp26/milestones/",
     "scribing": "/c/ee290-sp26/scribing/",
     "peer review": "/c/ee290-sp26/peer-review/",
+    "checkoffs": "/c/ee290-sp26/checkoffs/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
     "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
@@ -36,6 +37,8 @@ STAFF_PAGES = {
     "staff-milestones": "/c/ee290-sp26/milestones/",
     "staff-scribing": "/c/ee290-sp26/scribing/",
     "staff-peer-review": "/c/ee290-sp26/peer-review/",
+    "staff-checkoffs": "/c/ee290-sp26/checkoffs/",
+    "staff-checkoff-outcomes": "/c/ee290-sp26/checkoffs/outcomes/",
     "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
 }
 

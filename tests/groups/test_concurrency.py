@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
 
 from apps.core.errors import Conflict
 from apps.groups import services
 from tests.factories import group_of, member, open_course
+from tests.threads import run_at_once
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def run_at_once(fns: list) -> list[object]:  # type: ignore[type-arg]
-    barrier = threading.Barrier(len(fns))
-    results: list[object] = [None] * len(fns)
-
-    def worker(i: int) -> None:
-        try:
-            connection.ensure_connection()  # connect first, so the barrier releases real racers
-            barrier.wait()
-            results[i] = fns[i]()
-        except Exception as exc:
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(fns))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return results
 
 
 @pytest.fixture

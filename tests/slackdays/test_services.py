@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import threading
 
 import pytest
 import time_machine
@@ -22,6 +21,7 @@ from apps.slackdays.services import (
     slack_refund,
 )
 from tests.factories import AssignmentFactory, CourseFactory, group_of, member
+from tests.threads import run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -215,35 +215,13 @@ def test_group_extension_applies_to_every_member() -> None:
 # ------------------------------------------------------------ concurrency on PostgreSQL
 
 
-def race(fns: list) -> list[object]:  # type: ignore[type-arg]
-    barrier = threading.Barrier(len(fns))
-    out: list[object] = [None] * len(fns)
-
-    def run(i: int) -> None:
-        connection.ensure_connection()
-        barrier.wait()
-        try:
-            out[i] = fns[i]()
-        except Exception as exc:
-            out[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(fns))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return out
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_twenty_simultaneous_spends_over_five_assignments_exactly_three_succeed() -> None:
     course = CourseFactory()
     assignments = [AssignmentFactory(course=course) for _ in range(5)]
     student = member(course)
-    results = race(
+    results = run_at_once(
         [
             lambda a=a: slack_apply(actor=student, course=course, assignment_id=a.pk)
             for a in assignments
@@ -267,7 +245,7 @@ def test_ten_simultaneous_spends_on_one_assignment_exactly_one_succeeds() -> Non
     a = AssignmentFactory(course=course)
     group = group_of(course, 5)
     members = [m.user for m in group.memberships.all()]
-    results = race(
+    results = run_at_once(
         [
             lambda u=members[i % 5]: slack_apply(actor=u, course=course, assignment_id=a.pk)
             for i in range(10)
@@ -293,7 +271,7 @@ def test_double_submitting_the_form_spends_one_day() -> None:
             f"/c/{course.code}/slack/", {"action": "apply", "assignment": a.pk}
         ).status_code
 
-    results = race([post, post])
+    results = run_at_once([post, post])
     assert all(r == 302 for r in results)
     assert balance(course, student) == 2
 

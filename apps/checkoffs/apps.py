@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+
+
+class CheckoffsConfig(AppConfig):
+    name = "apps.checkoffs"
+    verbose_name = "Checkoffs and sign-ups"
+
+    def ready(self) -> None:
+        from apps.calendar.registry import register_events, register_reminders
+        from apps.checkoffs import panels, sources
+        from apps.core.models import Role
+        from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
+
+        register_nav(NavItem("Checkoffs", "checkoffs:page", order=29))
+        register_panel(Panel(key="checkoffs-mine", title="Checkoffs", template="checkoffs/panels/mine.html",
+                             context=panels.student_context, roles=frozenset({Role.STUDENT}), order=12))  # fmt: skip
+        register_panel(Panel(key="checkoffs-today", title="Checkoffs today", template="checkoffs/panels/today.html",
+                             context=panels.staff_context, roles=STAFF, order=26))  # fmt: skip
+        register_events("checkoffs", sources.booking_events)
+        register_reminders("checkoffs", sources.booking_reminders)

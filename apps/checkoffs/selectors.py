@@ -1,0 +1,52 @@
+"""Who sees which sets, slots and bookings: the one place pages and the API read them from.
+
+Students see published sets and their slots (with free places, never who holds them) and their
+own group's bookings, outcomes and notes included; staff see everything of their course."""
+
+from __future__ import annotations
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from apps.checkoffs.models import HOLDS, Booking, CheckoffSet, CheckoffSlot
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.groups.models import Group, GroupMembership
+
+
+def set_list(*, user: User, course: Course) -> QuerySet[CheckoffSet]:
+    qs = CheckoffSet.objects.filter(course=course).select_related(
+        "assignment", "event", "milestone"
+    )
+    return qs if is_staff(user, course) else qs.filter(published_at__isnull=False)
+
+
+def slot_list(*, user: User, course: Course) -> QuerySet[CheckoffSlot]:
+    qs = CheckoffSlot.objects.filter(set__course=course).select_related("set", "staff")
+    return qs if is_staff(user, course) else qs.filter(set__published_at__isnull=False)
+
+
+def booking_list(*, user: User, course: Course) -> QuerySet[Booking]:
+    qs = Booking.objects.filter(set__course=course).select_related(
+        "slot", "set", "group", "booked_by", "slot__staff"
+    )
+    if is_staff(user, course):
+        return qs
+    mine = GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True).values(
+        "group_id"
+    )
+    return qs.filter(group_id__in=mine, set__published_at__isnull=False)
+
+
+def unbooked_groups(s: CheckoffSet) -> QuerySet[Group]:
+    """Live groups with a current member and no booking that holds a place in the set (a redo
+    frees it, so a group sent back to redo is listed again)."""
+    holding = Booking.objects.filter(HOLDS, set=s, group=OuterRef("pk"))
+    live = GroupMembership.objects.filter(group=OuterRef("pk"), left_at__isnull=True)
+    return (Group.objects.filter(course_id=s.course_id, dissolved_at__isnull=True).filter(Exists(live))
+            .exclude(Exists(holding)).order_by("name"))  # fmt: skip
+
+
+def group_booking(s: CheckoffSet, group: Group | None) -> Booking | None:
+    if group is None:
+        return None
+    return Booking.objects.filter(HOLDS, set=s, group=group).select_related("slot").first()
