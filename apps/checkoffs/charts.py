@@ -38,7 +38,11 @@ def grid_svg(columns: list[str], boxes: list[Box], *, title: str, legend: list[s
     first = min((b.start for b in boxes), default=9 * 60) // 60 * 60
     last = -(-max((b.end for b in boxes), default=17 * 60) // 60) * 60
     last = max(last, first + 60)
-    left, top, col_w, per_hour = 44, 34, 150, 64
+    # Every box gets at least 26 px, however short the slots; a lone column is wider.
+    shortest = min((b.end - b.start for b in boxes if b.end > b.start), default=60)
+    left, top = 44, 34
+    col_w = 220 if len(columns) <= 2 else 150
+    per_hour = min(max(64, 26 * 60 // max(shortest, 1)), 320)
     width = left + col_w * len(columns) + 6
     height = top + (last - first) * per_hour // 60 + 8
 

@@ -9,6 +9,15 @@ from dataclasses import dataclass
 
 from apps.core.timefmt import format_instant, format_short
 
+FIRST_YEAR, LAST_YEAR = (
+    2000,
+    2100,
+)  # slots and dates outside are typing mistakes (and overflow arithmetic)
+
+
+def plausible(day: dt.date | dt.datetime) -> bool:
+    return FIRST_YEAR <= day.year <= LAST_YEAR
+
 
 def cutoff_at(starts_at: dt.datetime, hours: int) -> dt.datetime:
     """Bookings can be made, moved or cancelled until this instant (policy: 2 h before)."""
@@ -44,6 +53,8 @@ def cut_day(*, day: dt.date, start: dt.time, end: dt.time, minutes: int, tz_name
     """[start, end) on `day` in the course zone, cut into back-to-back `minutes`-long slots; a
     slot that would touch the break [break_start, break_end) is skipped, and the next one starts
     when the break ends. A remainder shorter than a slot is dropped."""
+    if not plausible(day):
+        raise ValueError(f"Pick a day between {FIRST_YEAR} and {LAST_YEAR}.")
     if minutes < 5 or minutes > 8 * 60:
         raise ValueError("A slot lasts between 5 minutes and 8 hours.")
     if end <= start:

@@ -68,6 +68,11 @@ def set_create(*, actor: User, course: Course, kind: str, title: str = "", assig
             "Choose what the sign-up is for: " + ", ".join(CheckoffSet.Kind.values) + ".",
             field="kind",
         )
+    if book_by is not None and not rules.plausible(book_by):
+        raise DomainError(
+            f"Pick a book-by date between {rules.FIRST_YEAR} and {rules.LAST_YEAR}.",
+            field="book_by",
+        )
     s = CheckoffSet(course=course, kind=kind, book_by=book_by)
     if kind == CheckoffSet.Kind.ASSIGNMENT:
         s.assignment = Assignment.objects.filter(course=course, pk=assignment_id or 0).first()
@@ -177,7 +182,10 @@ def slots_plan(*, course: Course, day: dt.date, start: dt.time, end: dt.time, mi
         cuts = rules.cut_day(day=day, start=start, end=end, minutes=minutes, tz_name=course.timezone,
                              break_start=break_start, break_end=break_end)  # fmt: skip
     except ValueError as exc:
-        raise DomainError(str(exc), field="minutes" if "minutes" in str(exc) else "end") from None
+        text = str(exc)
+        raise DomainError(
+            text, field="minutes" if "minutes" in text else "day" if "day" in text else "end"
+        ) from None
     if not cuts:
         raise DomainError(
             f"No {minutes}-minute slot fits between {start:%H:%M} and {end:%H:%M}.", field="end"
@@ -195,6 +203,10 @@ def single_plan(*, course: Course, starts_at: dt.datetime, ends_at: dt.datetime,
                 staff_id: int | None = None) -> list[SlotPlan]:  # fmt: skip
     location = _check_common(location, capacity)
     staff = _staff_of(course, staff_id)
+    if not rules.plausible(starts_at):
+        raise DomainError(
+            f"Pick a start between {rules.FIRST_YEAR} and {rules.LAST_YEAR}.", field="starts_at"
+        )
     if ends_at <= starts_at:
         raise DomainError("A slot must end after it starts.", field="ends_at")
     if ends_at - starts_at > dt.timedelta(hours=8):

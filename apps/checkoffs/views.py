@@ -31,7 +31,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.timefmt import format_instant, format_short
+from apps.core.timefmt import format_clock, format_instant
 from apps.core.views_helpers import course_for
 from apps.core.views_helpers import int_or_none as _int
 from apps.groups.models import Group
@@ -61,10 +61,12 @@ def _minutes(value: dt.datetime, course: Course) -> int:
 
 
 def _date(text: str | None) -> dt.date | None:
+    """A date from the query string; None when empty, malformed or implausible (year 2000–2100)."""
     try:
-        return dt.date.fromisoformat(text or "")
+        day = dt.date.fromisoformat(text or "")
     except ValueError:
         return None
+    return day if rules.plausible(day) else None
 
 
 def _time(text: str | None, field: str, *, required: bool = True) -> dt.time | None:
@@ -148,8 +150,8 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
             return "free" if x.free else "full"
 
         boxes = [charts.Box(days.index(_local(x.starts_at, course).date()), _minutes(x.starts_at, course),
-                            _minutes(x.ends_at, course), f"{format_short(x.starts_at, course.timezone)[-8:].strip()} · "
-                            + ("yours" if state(x) == "mine" else f"{x.free} free"), state(x),
+                            _minutes(x.ends_at, course), f"{format_clock(x.starts_at, course.timezone)} · "
+                            + {"mine": "yours", "full": "full", "closed": "closed"}.get(state(x), f"{x.free} free"), state(x),
                             f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.free} of {x.capacity} free",
                             "?" + urlencode({**base, "confirm": x.pk}) + "#confirm")
                  for x in slots]  # fmt: skip
@@ -235,7 +237,7 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
         days = sorted({_local(x.starts_at, course).date() for x in week})
         base = {"set": chosen.pk}
         boxes = [charts.Box(days.index(_local(x.starts_at, course).date()), _minutes(x.starts_at, course),
-                            _minutes(x.ends_at, course), f"{format_short(x.starts_at, course.timezone)[-8:].strip()} · {x.booked}/{x.capacity}",
+                            _minutes(x.ends_at, course), f"{format_clock(x.starts_at, course.timezone)} · {x.booked}/{x.capacity}",
                             "full" if not x.free else ("booked" if x.booked else "free"),
                             f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.booked} of {x.capacity} booked"
                             + (f", {x.staff.get_full_name()}" if x.staff else ""), f"?{urlencode({**base, 'slots_from': x.starts_at.date().isoformat()})}#slots")
@@ -283,7 +285,9 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
 def _plan_args(data: Any, course: Course) -> dict[str, Any]:
     day = _date(data.get("day"))
     if day is None:
-        raise DomainError("Give the day as a date.", field="day")
+        raise DomainError(
+            f"Give the day as a date between {rules.FIRST_YEAR} and {rules.LAST_YEAR}.", field="day"
+        )
     return {"course": course, "day": day, "start": _time(data.get("start"), "start"), "end": _time(data.get("end"), "end"),
             "minutes": _int(data.get("minutes")) or 0, "location": data.get("location", ""),
             "capacity": _int(data.get("capacity")) or 1, "staff_id": _int(data.get("staff")),
@@ -316,7 +320,7 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 when = (
                     local_to_utc(dt.datetime.fromisoformat(book_by), course.tz) if book_by else None
                 )
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise DomainError("Give “book by” as a date and time, or leave it empty.") from None
             s = services.set_create(actor=user, course=course, kind=request.POST.get("kind", ""),
                                     title=request.POST.get("title", ""), assignment_id=_int(request.POST.get("assignment")),
@@ -342,7 +346,7 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 start = local_to_utc(
                     dt.datetime.fromisoformat(request.POST.get("starts_at", "")), course.tz
                 )
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise DomainError(
                     "Give the slot's start as a date and time.", field="starts_at"
                 ) from None
@@ -444,7 +448,7 @@ def schedule(request: AuthedRequest, code: str) -> HttpResponseBase:
         ).replace("present", "booked")
 
     boxes = [charts.Box(columns.index(column(x)), _minutes(x.starts_at, course), _minutes(x.ends_at, course),
-                        f"{format_short(x.starts_at, course.timezone)[-8:].strip()} · " + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "free"),
+                        f"{format_clock(x.starts_at, course.timezone)} · " + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "free"),
                         state(x), f"{format_instant(x.starts_at, course.timezone)}, {x.location}, {x.set.title}: "
                         + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "not booked"), f"#s{x.pk}")
              for x in slots]  # fmt: skip

@@ -27,3 +27,9 @@ def format_short(value: dt.datetime, tz_name: str) -> str:
 def format_date(value: dt.datetime, tz_name: str) -> str:
     local = to_course_tz(value, tz_name)
     return f"{local:%a %b} {local.day}"
+
+
+def format_clock(value: dt.datetime, tz_name: str) -> str:
+    """'1:15 PM' — a time of day, when the day is already on the page."""
+    local = to_course_tz(value, tz_name)
+    return f"{local.strftime('%I').lstrip('0')}:{local:%M %p}"

@@ -329,6 +329,7 @@ def test_student_page_books_only_after_confirming_and_shows_the_week(signup: Sig
     assert "<svg" in page
     assert "1 free" in page
     assert "not booked" in page
+    assert "<strong>2:00 PM</strong>–2:15 PM" in page  # course time, not the server's UTC
     r = c.post(url, {"action": "book", "slot": s.slots[0].pk, "set": s.set.pk}, follow=True)
     assert "Confirm the change first" in r.content.decode()
     assert _counts(s) == [0, 0, 0]
@@ -418,3 +419,24 @@ def test_reminders_go_to_a_booked_groups_members_before_the_slot_and_to_unbooked
     users = {u for u, _ in due}
     assert users == {m.user_id for g in s.groups[1:] for m in g.memberships.all()}
     assert all(e.title == "Book a slot: A1 checkoff" for _, e in due)
+
+
+def test_implausible_dates_are_refused_by_name_not_crashed_on(signup: Signup) -> None:
+    s = signup
+    base = f"/api/v1/courses/{s.course.code}/checkoffs/"
+    ta = _api(s.ta)
+    r = ta.post(f"{base}sets/{s.set.pk}/slots/", {"day": "9999-12-31", "start": "22:00", "end": "23:59", "minutes": 15,
+                                                  "location": "Cory 258", "preview": True}, format="json")  # fmt: skip
+    assert r.status_code == 400
+    assert r.json()["field"] == "day"
+    r = ta.post(f"{base}sets/{s.set.pk}/slots/", {"starts_at": "0001-01-01T00:30:00Z", "ends_at": "0001-01-01T00:45:00Z",
+                                                  "location": "Cory 258"}, format="json")  # fmt: skip
+    assert r.status_code == 400
+    assert ta.get(f"{base}bookings/?date=9999-12-31").status_code == 400
+    c = Client()
+    c.force_login(s.ta)
+    assert c.get(f"/c/{s.course.code}/checkoffs/?set={s.set.pk}&week=9999-12-31").status_code == 200
+    assert c.get(f"/c/{s.course.code}/checkoffs/schedule/?date=9999-12-31").status_code == 200
+    r = c.post(f"/c/{s.course.code}/checkoffs/", {"action": "create_slot", "set": s.set.pk, "starts_at": "9999-12-31T23:59",
+                                                  "minutes": "15", "location": "Cory 258"}, follow=True)  # fmt: skip
+    assert "Give the slot&#x27;s start as a date and time" in r.content.decode()

@@ -202,9 +202,14 @@ def _day_start(text: str, course: Course, field: str) -> dt.datetime | None:
     if not text:
         return None
     try:
-        return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(0), tzinfo=course.tz)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise DomainError(f"{field} is a date, e.g. 2026-04-28.", field=field) from None
+    if not rules.plausible(day):
+        raise DomainError(
+            f"{field} is a date between {rules.FIRST_YEAR} and {rules.LAST_YEAR}.", field=field
+        )
+    return dt.datetime.combine(day, dt.time(0), tzinfo=course.tz)
 
 
 class SlotsView(APIView):

@@ -6,7 +6,7 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
-from apps.core.timefmt import format_date, format_instant, format_short
+from apps.core.timefmt import format_clock, format_date, format_instant, format_short
 
 register = template.Library()
 
@@ -28,6 +28,14 @@ def coursedate(value: dt.datetime | None, course: Any) -> str:
     if value is None:
         return ""
     return format_date(value, _tz(course))
+
+
+@register.filter
+def courseclock(value: dt.datetime | None, course: Any) -> str:
+    """{{ slot.ends_at|courseclock:course }} → '1:30 PM' (the day is on the page already)."""
+    if value is None:
+        return ""
+    return format_clock(value, _tz(course))
 
 
 @register.filter
