@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -83,14 +85,48 @@ def score_choice(chosen: Sequence[str], correct: set[str]) -> np.ndarray:
     return np.array([1.0 if (c or "").strip().lower() in correct else 0.0 for c in chosen])
 
 
+# Each multi-part rubric, named as the pages and the report show it. The "secondary" rule is the
+# one a reviewer may want to look at: it gives credit without either part being right.
+RUBRICS = {
+    "mean": "Each part's credit (full tolerance or a partial band), averaged.",
+    "two_part": "2 points when both parts are within tolerance; 1 when one part is, or (secondary "
+    "rule) when both are within the partial band, e.g. 20 %; else 0.",
+    "two_part_ratio": "2 points when both parts are within tolerance; 1 when one part is, or "
+    "(secondary rule) when the two answers stand in the key's ratio within tolerance: the method "
+    "applied to both with one slip they share, such as a unit off by 10³; else 0.",
+}
+SECONDARY = {"two_part": "both within the partial band", "two_part_ratio": "same ratio as the key"}
+
+
+def score_two_part_rules(
+    credits_a: np.ndarray, credits_b: np.ndarray, *, rubric: str = "two_part",
+    values: tuple[np.ndarray, np.ndarray] | None = None, keys: tuple[np.ndarray, np.ndarray] | None = None,
+    ratio_tol: float = 0.1,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A 2-point, two-part item (the quiz's Q6 and Q7): the fraction of its points for each
+    answer, and the rule that gave it ("both parts", "one part", the rubric's secondary rule,
+    or "none")."""
+    a_full, b_full = credits_a >= 1.0, credits_b >= 1.0
+    both = a_full & b_full
+    one = (a_full | b_full) & ~both
+    if rubric == "two_part_ratio" and values is not None and keys is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (values[0] / values[1]) / (keys[0] / keys[1])
+        secondary = np.isfinite(ratio) & (np.abs(ratio - 1.0) <= ratio_tol + 1e-12) & ~both & ~one
+    else:
+        secondary = (credits_a > 0) & (credits_b > 0) & ~both & ~one
+    fraction = np.where(both, 1.0, np.where(one | secondary, 0.5, 0.0))
+    rule = np.where(both, "both parts", np.where(one, "one part",
+                                                 np.where(secondary, SECONDARY.get(rubric, SECONDARY["two_part"]), "none")))  # fmt: skip
+    return fraction, rule
+
+
 def score_two_part(
     credits_a: np.ndarray, credits_b: np.ndarray, *, full_band: float = 1.0
 ) -> np.ndarray:
-    """The quiz's Q6/Q7 rubric on a 2-point item: 2 for both right, 1 for one right or both
-    within the partial band, else 0 (returned as a fraction of 2 points)."""
-    a_full, b_full = credits_a >= full_band, credits_b >= full_band
-    both_partial = (credits_a > 0) & (credits_b > 0)
-    return np.where(a_full & b_full, 1.0, np.where(a_full | b_full | both_partial, 0.5, 0.0))
+    """The Q6 rubric's fraction alone: 2 for both right, 1 for one right or both within the
+    partial band, else 0 (as a fraction of 2 points)."""
+    return score_two_part_rules(credits_a, credits_b)[0]
 
 
 # ---------------------------------------------------------------- parameters
@@ -143,6 +179,22 @@ def _calc_functions() -> dict[str, Any]:
     return funcs
 
 
+_PARSE_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4096)
+def _parsed_locked(expression: str) -> Any:
+    return EvalWithCompoundTypes.parse(expression)
+
+
+def _parsed(expression: str) -> Any:
+    """The expression's syntax tree, parsed once. CPython 3.11's `ast.parse` is not safe from
+    several threads at once ("AST constructor recursion depth mismatch"), so parsing is
+    serialised; evaluating the tree is not."""
+    with _PARSE_LOCK:
+        return _parsed_locked(expression)
+
+
 class KeyError_(ValueError):
     pass
 
@@ -151,7 +203,7 @@ def evaluate_key(expression: str, params: Mapping[str, Any]) -> float:
     """The key of a question for one set of parameters. Raises KeyError_ with the reason."""
     evaluator = EvalWithCompoundTypes(names=dict(params), functions=_calc_functions())
     try:
-        value = evaluator.eval(expression)
+        value = evaluator.eval(expression, previously_parsed=_parsed(expression))
     except Exception as exc:
         raise KeyError_(f"{expression!r}: {exc}") from None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

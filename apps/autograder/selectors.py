@@ -86,6 +86,8 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
             if detail.get("misconception"):
                 misconceptions[detail["misconception"]] += 1
         else:
+            if detail.get("misconception"):
+                misconceptions[detail["misconception"]] += 1
             for p in detail.get("parts", []):
                 s.implausible += 1 if p.get("implausible") else 0
                 if p["credit"] == 0 and p["raw"]:
@@ -101,6 +103,15 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
                               "misconception": o.get("misconception", "")} for o in q.options]  # fmt: skip
     ordered = [stats[q.pk] for q in sorted(questions.values(), key=lambda q: q.position)]
     return ordered, misconceptions.most_common()
+
+
+def secondary_credit(run: GradingRun, limit: int = 500) -> list[dict[str, Any]]:
+    """Every grade of the run's visible pass that earned credit by a rubric's secondary rule (no
+    part right), for staff to review: who, which question, the answers, the rule (one query)."""
+    rows = (visible_grades(run).filter(detail__secondary=True).select_related("student", "question")
+            .order_by("question__position", "student__full_name")[:limit])  # fmt: skip
+    return [{"student": g.student, "question": g.question.key, "score": g.score, "rule": g.detail.get("rule", ""),
+             "answers": " · ".join(p.get("raw", "") or "—" for p in g.detail.get("parts", []))} for g in rows]  # fmt: skip
 
 
 def gradescope_csv(run: GradingRun) -> str:

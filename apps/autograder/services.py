@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -184,6 +185,19 @@ def _bands(q: Question) -> list[rules.Band]:
     ]
 
 
+def traps_hit(q: Question, values: list[float], credits: list[float]) -> str:
+    """The misconception of the first wrong part whose answer is one of its known wrong answers
+    (`parts[i].traps`: [{answer, misconception}], matched within the question's tolerance)."""
+    for part, value, credit in zip(q.parts, values, credits, strict=False):
+        if credit >= 1.0 or value is None or not math.isfinite(value):
+            continue
+        for trap in part.get("traps", []):
+            target = float(trap["answer"])
+            if abs(value - target) <= max(abs(target) * q.rel_tol, q.abs_tol, 1e-12):
+                return str(trap.get("misconception", ""))
+    return ""
+
+
 def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[dict[str, Any]]:
     """Pure-ish core: every (student, question) score for these students (3 queries + instances)."""
     questions = list(question_set.questions.order_by("position"))
@@ -233,11 +247,13 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 credit = rules.score_numeric(vals, keys[:, p], _bands(q))
             flags.append(implausible)
             credits.append(credit)
-        fraction = (
-            rules.score_two_part(credits[0], credits[1])
-            if q.rubric == "two_part" and len(credits) == 2
-            else np.mean(credits, axis=0)
-        )
+        all_vals = [np.array([(got.value if (got := answers.get((q.pk, s), {}).get(p)) is not None and got.value is not None
+                               else np.nan) for s in student_ids], dtype=np.float64) for p in range(len(q.parts))]  # fmt: skip
+        if q.rubric in rules.SECONDARY and len(credits) == 2:
+            fraction, rule = rules.score_two_part_rules(credits[0], credits[1], rubric=q.rubric, ratio_tol=q.rel_tol,
+                                                        values=(all_vals[0], all_vals[1]), keys=(keys[:, 0], keys[:, 1]))  # fmt: skip
+        else:
+            fraction, rule = np.mean(credits, axis=0), np.full(len(student_ids), "")
         for i, s in enumerate(student_ids):
             parts = []
             for p in range(len(q.parts)):
@@ -252,15 +268,17 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                         "credit": float(credits[p][i]),
                     }
                 )
-            out.append(
-                {
-                    "student_id": s,
-                    "question_id": q.pk,
-                    "fraction": float(fraction[i]),
-                    "points": q.points,
-                    "detail": {"parts": parts},
-                }
+            detail: dict[str, Any] = {"parts": parts}
+            if rule[i]:
+                detail["rule"] = str(rule[i])
+                detail["secondary"] = str(rule[i]) == rules.SECONDARY.get(q.rubric)
+            trap = traps_hit(
+                q, [all_vals[p][i] for p in range(len(q.parts))], [float(c[i]) for c in credits]
             )
+            if trap:
+                detail["misconception"] = trap
+            out.append({"student_id": s, "question_id": q.pk, "fraction": float(fraction[i]), "points": q.points,
+                        "detail": detail})  # fmt: skip
     return out
 
 

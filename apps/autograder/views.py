@@ -19,6 +19,7 @@ from apps.autograder.selectors import (
     histogram_svg,
     item_analysis,
     released_run,
+    secondary_credit,
     totals,
     visible_grades,
 )
@@ -146,6 +147,7 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
                 "params": params,
                 "keys": keys,
                 "problem": problem,
+                "rubric": rules.RUBRICS.get(q.rubric, "") if q.kind != Question.Kind.CHOICE else "",
             }
         )
     return render(request, "autograder/set_staff.html", {
@@ -238,5 +240,5 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
     return render(request, "autograder/results.html", {
         "progress": passes.progress(run), "shown_pass": run.current_pass,
         "course": course, "run": run, "rows": rows, "items": items, "misconceptions": misconceptions[:8],
-        "histogram": mark_safe(svg), "max_points": max_points,
+        "histogram": mark_safe(svg), "max_points": max_points, "review": secondary_credit(run),
     })  # fmt: skip

@@ -93,7 +93,11 @@ def test_quiz_graded_from_a_csv_of_80_responses_names_the_top_misconception(quiz
     assert run.status == "done"
     assert Grade.objects.filter(run=run).count() == 80 * 10
     items, misconceptions = item_analysis(run)
-    assert misconceptions[0][0] == "More FLOPS = faster"
+    # the seed's two most common pre-test errors; Q6's wrong fleet sizes (50, 80) count too
+    assert {name for name, _ in misconceptions[:2]} == {
+        "More FLOPS = faster",
+        "Quantization is just a latency trick",
+    }
     q1 = items[0]
     assert {d["label"]: d["misconception"] for d in q1.distractors}["a"] == "More FLOPS = faster"
     assert sum(d["count"] for d in q1.distractors) == 80
