@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("apps.scribing.urls")),
     path("", include("apps.peerreview.urls")),
     path("", include("apps.checkoffs.urls")),
+    path("", include("apps.assessments.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
@@ -57,6 +58,7 @@ urlpatterns = [
     path("api/v1/", include("apps.scribing.api.urls")),
     path("api/v1/", include("apps.peerreview.api.urls")),
     path("api/v1/", include("apps.checkoffs.api.urls")),
+    path("api/v1/", include("apps.assessments.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]

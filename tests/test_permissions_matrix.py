@@ -38,6 +38,7 @@ P = {
     "member": "login ok ok ok ok deny",  # any member of the course; objects shared course-wide
     "owner": "login ok deny ok ok deny",  # group A's object: A's members and staff only
     "staff": "login deny deny ok ok deny",
+    "instructor": "login deny deny deny ok deny",
     "student": "login ok ok deny deny deny",  # a student's own things; staff have their pages
     "student-owner": "login ok deny deny deny deny",
     "group-any": "login ok ok ok ok deny",  # rules decide (e.g. join, leave): not a leak
@@ -187,6 +188,17 @@ EXPECTED: dict[str, str] = {
     f"GET {API}calendar/assignments/<int:assignment_id>/impact/": "staff",
     f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
     f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
+    # --- API: assessments
+    f"GET {API}assessments/": "member",
+    f"POST {API}assessments/": "staff",
+    f"POST {API}assessments/<int:assessment_id>/imports/": "staff",
+    f"GET {API}assessments/<int:assessment_id>/imports/<int:batch_id>/": "staff",
+    f"POST {API}assessments/<int:assessment_id>/imports/<int:batch_id>/commit/": "staff",
+    f"GET {API}assessments/<int:assessment_id>/report/": "staff",  # students too once published
+    f"GET {API}assessments/<int:assessment_id>/export/": "staff",
+    f"GET {API}assessments/<int:assessment_id>/mine/": "student",
+    f"POST {API}assessments/<int:assessment_id>/publish/": "staff",
+    f"DELETE {API}assessments/<int:assessment_id>/identities/": "instructor",
     # --- API: checkoffs
     f"GET {API}checkoffs/sets/": "member",  # students: published sign-ups
     f"POST {API}checkoffs/sets/": "staff",
@@ -210,6 +222,12 @@ EXPECTED: dict[str, str] = {
     f"GET {API}peer-review/reviews/": "member",  # own writing; received only after the due date
     f"PUT {API}peer-review/reviews/<int:pair_id>/": "student-owner",
     # --- API: scribing
+    f"GET {COURSE}assessments/": "member",
+    f"POST {COURSE}assessments/": "staff",
+    f"GET {COURSE}assessments/<int:assessment_id>/": "member",  # students: their own scores only until published
+    f"POST {COURSE}assessments/<int:assessment_id>/": "staff",
+    f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",
+    f"POST {COURSE}assessments/<int:assessment_id>/take/": "student",
     f"GET {COURSE}checkoffs/": "member",  # students: published sign-ups, their group's booking
     f"POST {COURSE}checkoffs/": "member",  # students book for their own group; staff manage
     f"GET {COURSE}checkoffs/schedule/": "staff",
@@ -356,6 +374,7 @@ def _url(route: str, world: World) -> str:
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
         "<int:round_id>": ids["round_id"], "<int:pair_id>": ids["pair_id"], "<int:set_id>": ids["set_id"],
         "<int:slot_id>": ids["slot_id"], "<int:booking_id>": ids["booking_id"],
+        "<int:assessment_id>": ids["assessment_id"], "<int:batch_id>": ids["batch_id"],
     }  # fmt: skip
     url = "/" + route
     for placeholder, value in values.items():
@@ -452,6 +471,8 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "set_id",
                 "slot_id",
                 "booking_id",
+                "assessment_id",
+                "batch_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

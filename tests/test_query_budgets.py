@@ -27,7 +27,8 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/",
                 C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
                 C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
-                C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/"]  # fmt: skip
+                C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/",
+                C + "assessments/", C + "assessments/{assessment}/", A + "assessments/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
@@ -37,7 +38,8 @@ STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", 
               C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
               C + "checkoffs/", C + "checkoffs/schedule/?date=2030-04-30", C + "checkoffs/outcomes/",
               A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/sets/{set}/unbooked/",
-              A + "checkoffs/bookings/"]  # fmt: skip
+              A + "checkoffs/bookings/", C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
+              A + "assessments/{assessment}/report/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -88,6 +90,24 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
                 attendance="present",
                 outcome="passed",
             )
+    # A pre/post quiz answered by every student (by CSV), both administrations.
+    from apps.assessments import services as assessments
+    from apps.autograder.bank import BANKS, bank_load
+
+    quiz = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    a = assessments.create(actor=people["ta"], course=course, question_set_id=quiz.pk)
+    for phase, right in (
+        ("pre", "b,a,b,b,a,40,50,195,0.6,a,a,a"),
+        ("post", "b,a,b,b,a,40,100,195,0.6,b,a,a"),
+    ):
+        rows = "Participant ID,q1,q2,q3,q4,q5,q6.1,q6.2,q7.1,q7.2,q8,q9,q10\n" + "".join(
+            f"{100000 + i},{right}\n" for i in range(n)
+        )
+        imp = assessments.import_preview(actor=people["ta"], course=course, assessment_id=a.pk, phase=phase,
+                                         filename=f"{phase}.csv", data=rows.encode())  # fmt: skip
+        assessments.import_commit(
+            actor=people["ta"], course=course, assessment_id=a.pk, import_id=imp.pk
+        )
     return course, people
 
 
@@ -107,16 +127,19 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str) -> N
     large, large_people = _course(200, "big")
     urls = STUDENT_URLS if who == "student" else STAFF_URLS
     grew, heavy = [], []
+    from apps.assessments.models import Assessment
     from apps.checkoffs.models import CheckoffSet
 
+    ids = {c.pk: {"set": CheckoffSet.objects.get(course=c).pk, "assessment": Assessment.objects.get(course=c).pk}
+           for c in (small, large)}  # fmt: skip
     for url in urls:
         q_small, _, _ = _measure(
             small_people[who],
-            url.format(code=small.code, set=CheckoffSet.objects.get(course=small).pk),
+            url.format(code=small.code, **ids[small.pk]),
         )
         q_large, size_large, _ = _measure(
             large_people[who],
-            url.format(code=large.code, set=CheckoffSet.objects.get(course=large).pk),
+            url.format(code=large.code, **ids[large.pk]),
         )
         if q_large > q_small:
             grew.append(f"{url}: {q_small} → {q_large} queries")

@@ -16,6 +16,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.assessments.models import Assessment, ResponseImport
+from apps.assessments.services import create as assessment_create
 from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
@@ -119,6 +121,12 @@ def build_world(course: Course) -> World:
                                        location="521 Cory Hall", capacity=1, staff=ta, booked=1)  # fmt: skip
     booking = Booking.objects.create(set=checkoff_set, slot=slot, group=group_a, booked_by=a_members[0],
                                      notes="SECRET-CHECKOFF-NOTE-A")  # fmt: skip
+    quiz = QuestionSet.objects.get(course=course, key="mlsysim-quiz")
+    assessment: Assessment = assessment_create(
+        actor=instructor, course=course, question_set_id=quiz.pk
+    )
+    batch = ResponseImport.objects.create(assessment=assessment, phase="pre", filename="pre.csv", uploaded_by=instructor,
+                                          data=b"Participant ID,q1\n123456,b\n", report={"rows": 1, "problems": []})  # fmt: skip
     upload = AnswerUpload.objects.create(
         question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
         status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
@@ -154,6 +162,8 @@ def build_world(course: Course) -> World:
         "set_id": checkoff_set.pk,
         "slot_id": slot.pk,
         "booking_id": booking.pk,
+        "assessment_id": assessment.pk,
+        "batch_id": batch.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip

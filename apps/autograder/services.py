@@ -345,3 +345,47 @@ def release(*, actor: User, question_set: QuestionSet, released: bool = True) ->
             obj=question_set,
         )
     return question_set
+
+
+def _raw_value(q: Question, part: int, answers: list[str]) -> float:
+    parsed = _parse(q, part, answers[part] if part < len(answers) else "")
+    return parsed.value if parsed.value is not None else math.nan
+
+
+def score_raw(
+    questions: list[Question], rows: list[dict[str, list[str]]]
+) -> list[dict[str, dict[str, Any]]]:
+    """Score answers that belong to no course account (a pre/post quiz keyed by participant ID):
+    `rows[i][question.key]` is the list of raw answers per part (one for a choice). The same
+    parsing, tolerance bands, two-part rubrics and known wrong answers as `grade_students`; only
+    questions with fixed keys (no per-student draws). Returns, per row and question: points,
+    fraction, and the rule / chosen option / misconception behind them."""
+    out: list[dict[str, dict[str, Any]]] = [{} for _ in rows]
+    for q in questions:
+        if q.kind == Question.Kind.CHOICE:
+            correct = {o["label"].lower() for o in q.options if o.get("correct")}
+            chosen = [((r.get(q.key) or [""])[0] or "").strip().lower() for r in rows]
+            misconceptions = {o["label"].lower(): o.get("misconception", "") for o in q.options}
+            for i, (c, ch) in enumerate(
+                zip(rules.score_choice(chosen, correct), chosen, strict=True)
+            ):
+                out[i][q.key] = {"points": float(c) * q.points, "fraction": float(c), "chosen": ch,
+                                 "misconception": "" if c else misconceptions.get(ch, "")}  # fmt: skip
+            continue
+        keys = np.array(fixed_keys(q), dtype=np.float64)
+        values = [np.array([_raw_value(q, part, r.get(q.key) or []) for r in rows], dtype=np.float64)
+                  for part in range(len(q.parts))]  # fmt: skip
+        credits = [
+            rules.score_numeric(values[p], np.full(len(rows), keys[p]), _bands(q))
+            for p in range(len(q.parts))
+        ]
+        if q.rubric in rules.SECONDARY and len(credits) == 2:
+            fraction, rule = rules.score_two_part_rules(credits[0], credits[1], rubric=q.rubric, ratio_tol=q.rel_tol,
+                                                        values=(values[0], values[1]), keys=(np.full(len(rows), keys[0]), np.full(len(rows), keys[1])))  # fmt: skip
+        else:
+            fraction, rule = np.mean(credits, axis=0), np.full(len(rows), "")
+        for i in range(len(rows)):
+            out[i][q.key] = {"points": float(fraction[i]) * q.points, "fraction": float(fraction[i]), "rule": str(rule[i]),
+                             "secondary": str(rule[i]) == rules.SECONDARY.get(q.rubric),
+                             "misconception": traps_hit(q, [float(v[i]) for v in values], [float(c[i]) for c in credits])}  # fmt: skip
+    return out

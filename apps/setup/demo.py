@@ -7,6 +7,7 @@ and shares one documented password. Idempotent: re-running finds the same people
 from __future__ import annotations
 
 import datetime as dt
+import random
 from dataclasses import dataclass
 
 from django.contrib.auth.hashers import make_password
@@ -14,7 +15,10 @@ from django.contrib.auth.models import Permission
 from django.db import transaction
 from django.utils import timezone
 
+from apps.assessments import services as assessments
+from apps.assessments.models import Assessment
 from apps.autograder.bank import demo_banks_load
+from apps.autograder.models import QuestionSet
 from apps.calendar.models import Assignment, Milestone
 from apps.checkoffs import services as checkoffs
 from apps.checkoffs.models import CheckoffSet
@@ -138,6 +142,61 @@ def _demo_checkoffs(course: Course, staff: User) -> None:
         checkoffs.book(actor=staff, course=course, slot_id=slot.pk, for_group=group, notify=False)
 
 
+def _demo_assessment(course: Course, staff: User) -> None:
+    """The MLSys·im quiz as a pre/post assessment with 40 imported responses each way (random
+    participant IDs, two NO RESEARCH), so the report has something to draw. Once."""
+    quiz = QuestionSet.objects.filter(course=course, key="mlsysim-quiz").first()
+    if quiz is None or Assessment.objects.filter(course=course).exists():
+        return
+    a = assessments.create(
+        actor=staff, course=course, question_set_id=quiz.pk, title="MLSys·im tutorial: pre/post"
+    )
+    rng = random.Random(290)  # noqa: S311 - seeded demo data, not a secret
+    keys = {"q1": "b", "q2": "a", "q3": "b", "q4": "b", "q5": "a", "q8": "b", "q9": "a", "q10": "a"}
+    wrong = {
+        "q1": "a",
+        "q2": "b",
+        "q3": "a",
+        "q4": "c",
+        "q5": "b",
+        "q8": "a",
+        "q9": "d",
+        "q10": "c",
+    }
+    codes = [f"{rng.randrange(100000, 999999)}" for _ in range(42)]
+    for phase, p_right, who in (("pre", 0.45, codes[:40]), ("post", 0.8, codes[2:])):
+        lines = ["Participant ID,q1,q2,q3,q4,q5,q6.1,q6.2,q7.1,q7.2,q8,q9,q10"]
+        for i, code in enumerate(who):
+            pick = {k: v if rng.random() < p_right else wrong[k] for k, v in keys.items()}
+            q6 = (
+                ("40", "100")
+                if rng.random() < p_right
+                else rng.choice([("40", "50"), ("80", "100")])
+            )
+            q7 = (
+                ("195", "0.6")
+                if rng.random() < p_right
+                else rng.choice([("195000", "600"), ("300", "0.5")])
+            )
+            ident = f"{code} NO RESEARCH" if i in (3, 17) else code
+            lines.append(
+                ",".join(
+                    [
+                        ident,
+                        *(pick[k] for k in ("q1", "q2", "q3", "q4", "q5")),
+                        *q6,
+                        *q7,
+                        pick["q8"],
+                        pick["q9"],
+                        pick["q10"],
+                    ]
+                )
+            )
+        imp = assessments.import_preview(actor=staff, course=course, assessment_id=a.pk, phase=phase, filename=f"demo-{phase}.csv",
+                                         data=("\n".join(lines) + "\n").encode())  # fmt: skip
+        assessments.import_commit(actor=staff, course=course, assessment_id=a.pk, import_id=imp.pk)
+
+
 def demo_load(*, course: Course) -> list[DemoLogin]:
     """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
     logins: list[DemoLogin] = []
@@ -188,6 +247,7 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         allocate_all(actor=instructor, course=course)
         demo_banks_load(course=course)  # the MLSys·im quiz and an assignment-style set
         _demo_checkoffs(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
+        _demo_assessment(course, instructor)
         audit_record(
             actor=None,
             action="demo.loaded",

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "apps.scribing",
     "apps.peerreview",
     "apps.checkoffs",
+    "apps.assessments",
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 

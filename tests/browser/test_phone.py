@@ -23,6 +23,7 @@ STUDENT_PAGES = {
     "scribing": "/c/ee290-sp26/scribing/",
     "peer review": "/c/ee290-sp26/peer-review/",
     "checkoffs": "/c/ee290-sp26/checkoffs/",
+    "assessments": "/c/ee290-sp26/assessments/",
     "questions": "/c/ee290-sp26/questions/mlsysim-quiz/",
     "calculator": "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
     "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
@@ -39,6 +40,7 @@ STAFF_PAGES = {
     "staff-peer-review": "/c/ee290-sp26/peer-review/",
     "staff-checkoffs": "/c/ee290-sp26/checkoffs/",
     "staff-checkoff-outcomes": "/c/ee290-sp26/checkoffs/outcomes/",
+    "staff-assessments": "/c/ee290-sp26/assessments/",
     "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
 }
 

@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class AssessmentsConfig(AppConfig):
+    name = "apps.assessments"
+    verbose_name = "Pre/post assessments"
+
+    def ready(self) -> None:
+        from apps.core.registry import NavItem, register_nav
+
+        register_nav(NavItem("Assessments", "assessments:list", order=52))

@@ -1,0 +1,56 @@
+"""A pre/post assessment in a real browser: a student reads the notice, ticks consent, takes the
+timed quiz and sees the score; staff read the report with its three pictures on a laptop and on
+a phone (no horizontal scroll)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from apps.assessments import services
+from apps.assessments.models import Assessment
+from apps.core.models import User
+from tests.browser.conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def test_take_the_quiz_then_read_the_report(page, live_server, ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    a = Assessment.objects.get(course=course)  # the demo's, with 40 imported responses each way
+    instructor = User.objects.get(email="instructor@example.edu")
+    services.window_set(actor=instructor, course=course, assessment_id=a.pk, phase="post",
+                        opens_at=timezone.now() - dt.timedelta(minutes=5), closes_at=timezone.now() + dt.timedelta(hours=1))  # fmt: skip
+    log_in(page, live_server, "student07@example.edu")
+    page.goto(f"{live_server.url}/c/{course.code}/assessments/")
+    page.get_by_role("link", name="Take the post quiz").click()
+    assert "Research participation notice" in page.content()
+    page.get_by_label("I have read the notice above.").check()
+    page.get_by_role("button", name="Start the 5-minute quiz").click()
+    assert "Submit by" in page.locator("main").inner_text()
+    page.locator("input[name=q1][value=b]").check()
+    page.locator("input[name=q2][value=a]").check()
+    page.fill("#q6-0", "40")
+    page.fill("#q6-1", "100")
+    page.get_by_role("button", name="Submit").click()
+    assert "Recorded: 4 of 12 points" in page.locator(".messages").inner_text()
+    page.get_by_role("button", name="Log out").click()
+
+    log_in(page, live_server, "instructor@example.edu")
+    page.goto(f"{live_server.url}/c/{course.code}/assessments/{a.pk}/")
+    for key in ("hist", "goals", "misc"):
+        assert page.locator(f"svg.plot.{key}").count() == 1
+    assert "NO RESEARCH left out of every figure" in page.locator("main").inner_text()
+    assert (
+        page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    )  # the laptop too
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "assessment-report.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/c/{course.code}/assessments/{a.pk}/")
+    assert page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    page.screenshot(path=str(ARTIFACTS / "phone-staff-assessment-report.png"), full_page=True)
