@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import messages
@@ -18,7 +19,13 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from apps.assessments import charts, report, services
-from apps.assessments.models import Administration, Assessment, Response, ResponseImport
+from apps.assessments.models import (
+    Administration,
+    Assessment,
+    IdentityLink,
+    Response,
+    ResponseImport,
+)
 from apps.autograder.models import Question, QuestionSet
 from apps.calendar.views import local_to_utc
 from apps.core.csvexport import csv_response
@@ -87,6 +94,16 @@ def _context_report(a: Assessment) -> dict[str, Any]:
             "items": list(zip(paired.get("items", []), [pre.get("items", {}).get(i["question"]) for i in paired.get("items", [])], strict=False))}  # fmt: skip
 
 
+def _id_map_rows(a: Assessment) -> Iterator[list[str]]:
+    """The participant-ID → student map as CSV rows, header first (instructors only)."""
+    yield ["participant", "name", "email"]
+    links = IdentityLink.objects.filter(participant__assessment=a).select_related(
+        "participant", "user"
+    )
+    for x in links.order_by("participant__code"):
+        yield [x.participant.code, x.user.get_full_name(), x.user.email]
+
+
 @login_required
 def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseBase:
     course = course_for(request, code)
@@ -113,6 +130,8 @@ def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpRespons
             return csv_response(
                 f"{course.code}-assessment-{a.pk}-participants.csv", report.participants_csv_rows(a)
             )
+    if fmt == "map" and is_instructor(user, course):  # the ID → student map, instructors only
+        return csv_response(f"{course.code}-assessment-{a.pk}-id-map.csv", _id_map_rows(a))
     ctx: dict[str, Any] = {"course": course, "a": a, "staff": staff, "now": timezone.now(),
                            "administrations": sorted(a.administrations.all(), key=lambda x: x.phase != "pre"), "instructor": is_instructor(user, course)}  # fmt: skip
     if staff or a.published_at:

@@ -10,6 +10,7 @@ import random
 
 import pytest
 import time_machine
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -121,6 +122,17 @@ def test_destroying_the_id_map_keeps_the_analytics_and_ends_self_service(quiz: S
     _store(quiz, "pre", make_csv([(f"D{i}", answers_for(rng, 0.5)) for i in range(8)]))
     before = report.build(quiz.assessment)
     ta = member(quiz.course, Role.TA)
+    c = Client()
+    c.force_login(ta)
+    page = c.get(f"/c/{quiz.course.code}/assessments/{quiz.assessment.pk}/?format=map")
+    assert not getattr(page, "streaming", False)  # a TA gets the page, not the map
+    c.force_login(quiz.staff)  # the instructor
+    id_map = b"".join(
+        c.get(
+            f"/c/{quiz.course.code}/assessments/{quiz.assessment.pk}/?format=map"
+        ).streaming_content
+    ).decode()
+    assert student.email in id_map
     with pytest.raises(NotAllowed):
         services.identities_destroy(
             actor=ta, course=quiz.course, assessment_id=quiz.assessment.pk, confirm=True
