@@ -28,7 +28,8 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
                 C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
                 C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/",
-                C + "assessments/", C + "assessments/{assessment}/", A + "assessments/"]  # fmt: skip
+                C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
+                C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
@@ -39,7 +40,9 @@ STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", 
               C + "checkoffs/", C + "checkoffs/schedule/?date=2030-04-30", C + "checkoffs/outcomes/",
               A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/sets/{set}/unbooked/",
               A + "checkoffs/bookings/", C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
-              A + "assessments/{assessment}/report/"]  # fmt: skip
+              A + "assessments/{assessment}/report/",
+              C + "gradebook/", C + "gradebook/?sort=-total&page=2", C + "gradebook/components/", C + "gradebook/import/",
+              A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 

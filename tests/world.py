@@ -25,6 +25,8 @@ from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
 from apps.core.models import Course, Role, User
+from apps.gradebook.models import ScoreImport
+from apps.gradebook.services import score_change, scores_apply
 from apps.groups.models import Group
 from apps.milestones.services import milestone_submit
 from apps.peerreview.models import PeerAssignment, PeerRound
@@ -131,6 +133,11 @@ def build_world(course: Course) -> World:
         question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
         status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
     )  # fmt: skip
+    score_import = ScoreImport.objects.create(course=course, filename="scores.csv", uploaded_by=instructor,
+                                              content=b"email,participation\n")  # fmt: skip
+    with transaction.atomic():
+        scores_apply(actor=ta, course=course, changes=[score_change(
+            course=course, component_key="participation", percent="77", note="SECRET-SCORE-NOTE-A", group_id=group_a.pk)])  # fmt: skip
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -164,10 +171,11 @@ def build_world(course: Course) -> World:
         "booking_id": booking.pk,
         "assessment_id": assessment.pk,
         "batch_id": batch.pk,
+        "score_import_id": score_import.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

@@ -217,11 +217,24 @@ class OfficeHoursEntry(Strict):
     who: str = ""
 
 
+# Where a component's scores come from: `manual` = entered or imported by staff; the others are
+# read from what courseops already knows (the gradebook app computes them).
+SCORE_SOURCES = ("manual", "autograder", "scribing", "checkoffs", "peer-review", "milestones")
+
+
 class GradingPart(Strict):
     key: Slug
     name: Text
     weight: Annotated[Decimal, Field(ge=0, le=100)]
     satisfactory_threshold: Annotated[Decimal, Field(ge=0, le=100)] = Decimal(60)
+    source: Annotated[str, Field(pattern="^(" + "|".join(SCORE_SOURCES) + ")$")] = "manual"
+
+
+class LetterCutoff(Strict):
+    """The lowest course percentage that earns `letter`."""
+
+    letter: Annotated[str, Field(pattern=r"^[A-F][+-]?$|^P$")]
+    min: Annotated[Decimal, Field(ge=0, le=100)]
 
 
 class GradingEntry(GradingPart):
@@ -270,6 +283,7 @@ class CourseFile(Strict):
     events: list[EventEntry] = []
     office_hours: list[OfficeHoursEntry] = []
     grading: list[GradingEntry] = []
+    letter_grades: list[LetterCutoff] = []
     compute: Compute | None = None
 
     def instant(self, value: dt.date | dt.datetime, *, release: bool = False) -> dt.datetime:
@@ -435,6 +449,15 @@ def _cross_checks(cf: CourseFile) -> list[str]:
             problems.append(f"grading[{i}].parts: weights add up to {total}, not {g.weight}")
     if cf.grading and (total := sum(g.weight for g in cf.grading)) != 100:
         problems.append(f"grading: weights add up to {total}, not 100")
+
+    mins = [c.min for c in cf.letter_grades]
+    for i, c in enumerate(cf.letter_grades):
+        if i and c.min >= mins[i - 1]:
+            problems.append(
+                f"letter_grades[{i}].min: {c.min} must be below the letter above it ({mins[i - 1]})"
+            )
+    for letter in _duplicates([c.letter for c in cf.letter_grades]):
+        problems.append(f"letter_grades: {letter} is listed more than once")
 
     if cf.compute is not None:
         nodes, ips = cf.compute.nodes, cf.compute.static_ips

@@ -166,6 +166,12 @@ class Course(models.Model):
     reminder_hours = models.JSONField(
         default=list, blank=True, help_text="Hours before each deadline that reminders go out."
     )
+    letter_cutoffs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Lowest percentage for each letter, highest first: [["A", 93], ["A-", 90], …]. '
+        "Empty: the standard scale.",
+    )
     instructors = models.CharField(
         max_length=300, blank=True, help_text="Names shown on the course page, comma-separated."
     )
@@ -296,6 +302,12 @@ class GradingComponent(models.Model):
         help_text="Minimum percent on this component for the course not to be an F.",
     )
     position = models.PositiveSmallIntegerField(default=0)
+    source = models.CharField(
+        max_length=20,
+        default="manual",
+        help_text="Where scores come from: manual (entered or imported by staff), autograder, "
+        "scribing, checkoffs, peer-review or milestones.",
+    )
 
     class Meta:
         ordering = ("course", "position")

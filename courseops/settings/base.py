@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "apps.peerreview",
     "apps.checkoffs",
     "apps.assessments",
+    "apps.gradebook",  # reads the apps above it; none of them imports it
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
 

@@ -1,0 +1,205 @@
+"""Scores courseops already knows, read from the apps that know them, for a whole course at once.
+
+Each source answers, for the students asked about (None: every student), a `Computed` score in
+percent with a one-line explanation, or a score of None while there is nothing to count yet —
+"incomplete", never a silent zero. Each costs a fixed number of queries however large the course;
+group sources take the student → group map the caller already read.
+
+- autograder: the mean, over the course's assignment question sets that have a complete grading
+  pass, of the student's points / points possible in that pass.
+- scribing: accepted scribe duties / the duties each student owes (policy, 2), once every duty
+  is accepted or past its notes' due date.
+- checkoffs: the share of assignment-checkoff sign-ups whose last slot has started in which the
+  student's group was marked passed.
+- peer-review: the mean criterion score (1–5) the group's report received over every published
+  round past its due date, as score / 5.
+- milestones: per tracked milestone past its due time, on time or excused 100 %, late 50 %,
+  nothing recorded 0 %, averaged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from django.db.models import Count, Max, Q, Sum
+from django.utils import timezone
+
+from apps.autograder.models import Grade, GradingRun
+from apps.calendar.models import Milestone
+from apps.checkoffs.models import Booking, CheckoffSet
+from apps.core.models import Course
+from apps.milestones.models import GroupMilestone
+from apps.peerreview.models import PeerRound
+from apps.peerreview.services import peer_scores
+from apps.scribing.models import ScribeDuty
+
+
+@dataclass(frozen=True)
+class Computed:
+    percent: float | None
+    detail: str
+
+
+Students = Collection[int] | None
+GroupOf = Mapping[int, int]  # student id → current group id
+Source = Callable[[Course, Students, GroupOf], dict[int, Computed]]
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f}".removesuffix(".0") + " %"
+
+
+def autograder(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    runs = (
+        GradingRun.objects.filter(
+            question_set__course=course,
+            question_set__assignment__isnull=False,
+            current_pass__isnull=False,
+        )
+        .order_by("question_set_id", "-created_at")
+        .values_list("question_set_id", "current_pass_id", "question_set__assignment__code")
+    )
+    passes: dict[int, tuple[int, str]] = {}
+    for set_id, pass_id, code in runs:
+        passes.setdefault(set_id, (pass_id, code))  # the newest run with a complete pass
+    if not passes:
+        return {}
+    label = dict(passes.values())
+    grades = Grade.objects.filter(grading_pass_id__in=list(label))
+    if students is not None:
+        grades = grades.filter(student_id__in=students)
+    per: dict[int, list[tuple[str, float]]] = defaultdict(list)
+    for row in grades.values("student_id", "grading_pass_id").annotate(
+        s=Sum("score"), m=Sum("max_points")
+    ):
+        if row["m"]:
+            per[row["student_id"]].append(
+                (label[row["grading_pass_id"]], row["s"] * 100 / row["m"])
+            )
+    out = {}
+    for sid, items in per.items():
+        items.sort()
+        mean = sum(p for _, p in items) / len(items)
+        out[sid] = Computed(mean, "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items))
+    return out
+
+
+def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    owed = max(course.scribe_lectures_per_student, 1)
+    now = timezone.now()
+    duties = ScribeDuty.objects.filter(course=course)
+    if students is not None:
+        duties = duties.filter(student_id__in=students)
+    out = {}
+    for row in duties.values("student_id").annotate(
+        n=Count("id"),
+        accepted=Count("id", filter=Q(status=ScribeDuty.Status.ACCEPTED)),
+        open=Count("id", filter=Q(due_at__gt=now) & ~Q(status=ScribeDuty.Status.ACCEPTED)),
+    ):
+        accepted = row["accepted"]
+        if row["open"]:
+            out[row["student_id"]] = Computed(
+                None, f"{accepted} of {owed} notes accepted; {row['open']} not due yet"
+            )
+        else:
+            out[row["student_id"]] = Computed(
+                min(accepted, owed) * 100 / owed, f"{accepted} of {owed} notes accepted"
+            )
+    return out
+
+
+def checkoffs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    now = timezone.now()
+    sets = list(
+        CheckoffSet.objects.filter(
+            course=course, kind=CheckoffSet.Kind.ASSIGNMENT, published_at__isnull=False
+        )
+        .annotate(last=Max("slots__starts_at"))
+        .filter(last__lt=now)
+        .values_list("pk", flat=True)
+    )
+    if not sets:
+        return {}
+    passed: dict[int, int] = defaultdict(int)
+    passed.update(
+        Booking.objects.filter(set_id__in=sets, outcome="passed", cancelled_at__isnull=True)
+        .values("group_id")
+        .annotate(n=Count("set_id", distinct=True))
+        .values_list("group_id", "n")
+    )
+    wanted = group_of.keys() if students is None else students
+    return {
+        sid: Computed(passed[g] * 100 / len(sets), f"passed {passed[g]} of {len(sets)} checkoffs")
+        for sid in wanted
+        if (g := group_of.get(sid)) is not None
+    }
+
+
+def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    rounds = list(
+        PeerRound.objects.filter(
+            course=course, published_at__isnull=False, due_at__lt=timezone.now()
+        )
+    )
+    per_group: dict[int, list[float]] = defaultdict(list)
+    for r in rounds:  # one query per round; a course has one or two
+        for group_id, score in peer_scores(r).items():
+            per_group[group_id].append(score)
+    wanted = group_of.keys() if students is None else students
+    out = {}
+    for sid in wanted:
+        scores = per_group.get(group_of.get(sid, -1))
+        if scores:
+            mean = sum(scores) / len(scores)
+            out[sid] = Computed(mean * 20, f"peer score {mean:.2f} of 5")
+    return out
+
+
+def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    now = timezone.now()
+    due = {
+        m.pk: m.due_at
+        for m in Milestone.objects.filter(course=course, tracked=True, due_at__lt=now)
+    }
+    if not due:
+        return {}
+    state: dict[int, list[float]] = defaultdict(list)
+    rows = GroupMilestone.objects.filter(milestone_id__in=list(due)).values_list(
+        "group_id", "milestone_id", "submitted_at", "extension_hours", "excused"
+    )
+    for group_id, milestone_id, submitted_at, ext, excused in rows:
+        if excused:
+            state[group_id].append(100)
+        elif submitted_at is not None:
+            late = submitted_at > due[milestone_id] + dt.timedelta(hours=ext)
+            state[group_id].append(50 if late else 100)
+    wanted = group_of.keys() if students is None else students
+    out = {}
+    for sid in wanted:
+        g = group_of.get(sid)
+        if g is None:
+            continue
+        got = state.get(g, [])
+        total = sum(got)  # milestones with nothing recorded count 0
+        out[sid] = Computed(total / len(due), f"{len(got)} of {len(due)} due milestones recorded")
+    return out
+
+
+SOURCES: dict[str, Source] = {
+    "autograder": autograder,
+    "scribing": scribing,
+    "checkoffs": checkoffs,
+    "peer-review": peer_review,
+    "milestones": milestones,
+}
+SOURCE_HELP = {
+    "manual": "entered or imported by staff",
+    "autograder": "autograder: mean of the graded assignment question sets",
+    "scribing": "scribing: accepted notes of those owed",
+    "checkoffs": "checkoffs: assignment checkoffs passed",
+    "peer-review": "peer review: the group's mean peer score (of 5)",
+    "milestones": "milestones: on time 100 %, late 50 %, missing 0 %",
+}
