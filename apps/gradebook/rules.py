@@ -13,6 +13,7 @@ without parts, or a part). The rules, from the syllabus and `domain-rules.md`:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +80,22 @@ def fmt(x: float | None) -> str:
 
 
 def leaves(components: Sequence[Component]) -> list[Component]:
+    return list(_structure(tuple(components))[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _structure(
+    components: tuple[Component, ...],
+) -> tuple[tuple[Component, ...], tuple[tuple[Component, tuple[Component, ...]], ...]]:
+    """The leaves, and each component with its parts: worked out once per scheme, not once per
+    student (a gradebook of 2,000 students asks 2,000 times)."""
     parents = {c.parent for c in components if c.parent}
-    return [c for c in components if c.key not in parents]
+    with_parts = tuple(
+        (c, tuple(p for p in components if p.parent == c.key))
+        for c in components
+        if c.key in parents
+    )
+    return tuple(c for c in components if c.key not in parents), with_parts
 
 
 def component_percents(
@@ -88,11 +103,9 @@ def component_percents(
 ) -> dict[str, float | None]:
     """Each leaf's score, and each component with parts as the weighted mean of its parts (None
     until every part has a score)."""
-    out: dict[str, float | None] = {c.key: scores.get(c.key) for c in leaves(components)}
-    for c in components:
-        parts = [p for p in components if p.parent == c.key]
-        if not parts:
-            continue
+    leaf_list, with_parts = _structure(tuple(components))
+    out: dict[str, float | None] = {c.key: scores.get(c.key) for c in leaf_list}
+    for c, parts in with_parts:
         values = [out.get(p.key) for p in parts]
         weight = sum(p.weight for p in parts)
         known = [(p.weight, v) for p, v in zip(parts, values, strict=True) if v is not None]

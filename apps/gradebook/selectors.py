@@ -27,9 +27,23 @@ class Cell:
     detail: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Person:
+    """The few fields of a student the gradebook shows (read as plain values: 2,000 model
+    instances cost more than the whole grade computation)."""
+
+    pk: int
+    email: str
+    full_name: str
+    sid: str
+
+    def get_full_name(self) -> str:
+        return self.full_name
+
+
+@dataclass(eq=False)
 class Row:
-    student: User
+    student: Person
     group: str
     cells: dict[str, Cell]
     grade: rules.CourseGrade
@@ -92,10 +106,10 @@ def gradebook_rows(
     spec = rule_components(components)
     cutoffs = cutoffs_of(course)
     leaves = leaf_components(components)
-    users = students_of(course).only("id", "email", "full_name", "sid")
+    users = students_of(course)
     if student_ids is not None:
         users = users.filter(pk__in=student_ids)
-    people = list(users)
+    people = [Person(*x) for x in users.values_list("id", "email", "full_name", "sid")]
     ids = [u.pk for u in people] if student_ids is not None else None
     memberships = GroupMembership.objects.filter(course=course, left_at__isnull=True)
     if ids is not None:
@@ -107,13 +121,15 @@ def gradebook_rows(
     entries = ScoreEntry.objects.filter(course=course)
     if ids is not None:
         entries = entries.filter(Q(student_id__in=ids) | Q(group_id__in=set(group_of.values())))
-    by_student: dict[tuple[int, int], ScoreEntry] = {}
-    by_group: dict[tuple[int, int], ScoreEntry] = {}
-    for e in entries:
-        if e.student_id:
-            by_student[(e.component_id, e.student_id)] = e
+    by_student: dict[tuple[int, int], tuple[float, str]] = {}
+    by_group: dict[tuple[int, int], tuple[float, str]] = {}
+    for component_id, sid, gid, percent, note in entries.values_list(
+        "component_id", "student_id", "group_id", "percent", "note"
+    ):
+        if sid is not None:
+            by_student[(component_id, sid)] = (float(percent), note)
         else:
-            by_group[(e.component_id, e.group_id)] = e  # type: ignore[index]
+            by_group[(component_id, gid)] = (float(percent), note)
     computed: dict[str, dict[int, Computed]] = {}
     for source in {c.source for c in leaves} & set(SOURCES):
         computed[source] = SOURCES[source](course, ids, group_of)
@@ -133,9 +149,9 @@ def gradebook_rows(
             own = by_student.get((c.pk, u.pk))
             shared = by_group.get((c.pk, g)) if g is not None else None
             if own is not None:
-                cells[c.key] = Cell(float(own.percent), "student entry", own.note)
+                cells[c.key] = Cell(own[0], "student entry", own[1])
             elif shared is not None:
-                cells[c.key] = Cell(float(shared.percent), "group entry", shared.note)
+                cells[c.key] = Cell(shared[0], "group entry", shared[1])
             elif c.source in computed and (v := computed[c.source].get(u.pk)) is not None:
                 cells[c.key] = Cell(v.percent, c.source if v.percent is not None else "", v.detail)
             else:
@@ -178,7 +194,7 @@ def filter_rows(
         rows = [r for r in rows if (r.letter or "") == letter]
     if sort in ("-total", "total"):
         known = [r for r in rows if r.total is not None or r.grade.to_date is not None]
-        rest = [r for r in rows if r not in known]
+        rest = [r for r in rows if r.total is None and r.grade.to_date is None]
         known.sort(key=lambda r: r.total if r.total is not None else r.grade.to_date or 0,
                    reverse=sort == "-total")  # fmt: skip
         return known + rest

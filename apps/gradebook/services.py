@@ -392,7 +392,7 @@ def grades_freeze(*, actor: User, course: Course, confirm: bool) -> GradeFreeze:
         rows = selectors.gradebook_rows(course)
         FrozenGrade.objects.filter(course=course).delete()
         FrozenGrade.objects.bulk_create(
-            [FrozenGrade(course=course, student=r.student, status=r.status, letter=r.letter or "", total=r.total,
+            [FrozenGrade(course=course, student_id=r.student.pk, status=r.status, letter=r.letter or "", total=r.total,
                          reason=r.reason[:500], percents=r.percents) for r in rows], batch_size=1000)  # fmt: skip
         freeze = GradeFreeze.objects.create(course=course, frozen_by=actor)
         counts: dict[str, int] = {}

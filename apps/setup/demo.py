@@ -25,6 +25,8 @@ from apps.checkoffs.models import CheckoffSet
 from apps.compute.services import allocate_all
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
+from apps.gradebook import services as gradebook
+from apps.gradebook.models import ScoreEntry
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
 
@@ -197,6 +199,35 @@ def _demo_assessment(course: Course, staff: User) -> None:
         assessments.import_commit(actor=staff, course=course, assessment_id=a.pk, import_id=imp.pk)
 
 
+def _demo_grades(course: Course, staff: User) -> None:
+    """Mid-term scores for the gradebook, entered as a TA would: the project's technical score
+    per group, participation and enhancements per student (impact and scribing still open), and
+    one student under the participation threshold, so the at-risk list has someone. Once."""
+    if ScoreEntry.objects.filter(course=course).exists():
+        return
+    rng = random.Random(2026)  # noqa: S311 - seeded demo data, not a secret
+    groups = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
+    by_group = "group,project-technical\n" + "".join(
+        f"{g.name},{rng.randint(72, 96)}\n" for g in groups
+    )
+    emails = list(
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
+        .order_by("user__email")
+        .values_list("user__email", flat=True)
+    )
+    rows = []
+    for i, email in enumerate(emails):
+        participation = 45 if email.startswith("student05@") else rng.randint(62, 100)
+        enhancements = rng.randint(60, 100) if i % 4 else ""
+        rows.append(f"{email},{participation},{enhancements}")
+    by_student = "email,participation,assignments-enhancements\n" + "\n".join(rows) + "\n"
+    for name, data in (("demo-project.csv", by_group), ("demo-participation.csv", by_student)):
+        record, _ = gradebook.import_upload(
+            actor=staff, course=course, filename=name, data=data.encode()
+        )
+        gradebook.import_commit(actor=staff, course=course, import_id=record.pk)
+
+
 def demo_load(*, course: Course) -> list[DemoLogin]:
     """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
     logins: list[DemoLogin] = []
@@ -248,6 +279,7 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         demo_banks_load(course=course)  # the MLSys·im quiz and an assignment-style set
         _demo_checkoffs(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         _demo_assessment(course, instructor)
+        _demo_grades(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         audit_record(
             actor=None,
             action="demo.loaded",

@@ -29,6 +29,7 @@ STUDENT_PAGES = {
     "planner": "/calc/plan/?model=llama-3-70b&nodes=2&tp=8&pp=2&dp=1",
     "hierarchical allreduce": "/calc/hierarchical-allreduce/?message_bytes=14+GB&nodes=2&intra_bandwidth_bytes_per_s=450+GB%2Fs&inter_bandwidth_bytes_per_s=12.5+GB%2Fs",
     "incidents": "/c/ee290-sp26/incidents/",
+    "grades": "/c/ee290-sp26/gradebook/?target=A-",
 }
 STAFF_PAGES = {
     "staff-groups": "/c/ee290-sp26/groups/",
@@ -42,6 +43,9 @@ STAFF_PAGES = {
     "staff-checkoff-outcomes": "/c/ee290-sp26/checkoffs/outcomes/",
     "staff-assessments": "/c/ee290-sp26/assessments/",
     "staff-calendar-list": "/c/ee290-sp26/calendar/?view=list",
+    "staff-gradebook": "/c/ee290-sp26/gradebook/",
+    "staff-gradebook-components": "/c/ee290-sp26/gradebook/components/",
+    "staff-gradebook-import": "/c/ee290-sp26/gradebook/import/",
 }
 
 

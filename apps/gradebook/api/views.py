@@ -33,7 +33,7 @@ E = error_responses(e409="Grades are frozen, or the import has problems or was a
 TAGS = ["gradebook"]
 
 
-class ComponentSerializer(serializers.Serializer):
+class GradebookComponentSerializer(serializers.Serializer):
     key = serializers.CharField()
     name = serializers.CharField(read_only=True)
     parent = serializers.CharField(  # type: ignore[assignment]
@@ -47,16 +47,16 @@ class ComponentSerializer(serializers.Serializer):
                                      help_text="Where scores come from: " + "; ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()))  # fmt: skip
 
 
-class CutoffSerializer(serializers.Serializer):
+class LetterCutoffSerializer(serializers.Serializer):
     letter = serializers.CharField(max_length=3)
     min = serializers.FloatField(
         min_value=0, max_value=100, help_text="Lowest total (percent) for the letter."
     )
 
 
-class ComponentsSerializer(serializers.Serializer):
-    components = ComponentSerializer(many=True, required=False)
-    letter_cutoffs = CutoffSerializer(many=True, required=False, help_text="Highest first.")
+class GradebookComponentsSerializer(serializers.Serializer):
+    components = GradebookComponentSerializer(many=True, required=False)
+    letter_cutoffs = LetterCutoffSerializer(many=True, required=False, help_text="Highest first.")
     frozen = serializers.BooleanField(read_only=True)
 
 
@@ -81,17 +81,17 @@ def _instructor(request: Request, code: str) -> tuple[Any, Any]:
 
 class ComponentsView(APIView):
     @extend_schema(tags=TAGS, summary="Components, weights, thresholds, sources and letter cut-offs (members)",
-                   responses={200: ComponentsSerializer, **E})  # fmt: skip
+                   responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code)
         return Response(_components_data(course))
 
     @extend_schema(tags=TAGS, summary="Change weights, thresholds, sources or cut-offs, all or nothing (instructors; "
-                   "weights that do not add up are refused with the sum)", request=ComponentsSerializer,
-                   responses={200: ComponentsSerializer, **E})  # fmt: skip
+                   "weights that do not add up are refused with the sum)", request=GradebookComponentsSerializer,
+                   responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
     def put(self, request: Request, code: str) -> Response:
         user, course = _instructor(request, code)
-        s = ComponentsSerializer(data=request.data)
+        s = GradebookComponentsSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
         cutoffs = (
@@ -105,7 +105,7 @@ class ComponentsView(APIView):
         return Response(_components_data(course))
 
 
-class ScoreSerializer(serializers.ModelSerializer):
+class ScoreEntrySerializer(serializers.ModelSerializer):
     component = serializers.CharField(source="component.key")
     student = serializers.EmailField(source="student.email", allow_null=True, default=None)
     group = serializers.IntegerField(source="group_id", allow_null=True)
@@ -116,7 +116,7 @@ class ScoreSerializer(serializers.ModelSerializer):
         fields = ("id", "component", "student", "group", "percent", "note", "updated_at")
 
 
-class ScoreInSerializer(serializers.Serializer):
+class ScoreEntryInSerializer(serializers.Serializer):
     component = serializers.CharField(
         max_length=40, help_text="A component's or part's key (a leaf)."
     )
@@ -131,11 +131,11 @@ class ScoreInSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
 
 
-class ScoresInSerializer(serializers.Serializer):
-    scores = ScoreInSerializer(many=True, help_text="Stored all together or not at all.")
+class ScoreEntriesInSerializer(serializers.Serializer):
+    scores = ScoreEntryInSerializer(many=True, help_text="Stored all together or not at all.")
 
 
-class CountsSerializer(serializers.Serializer):
+class ScoreCountsSerializer(serializers.Serializer):
     set = serializers.IntegerField()
     cleared = serializers.IntegerField()
     unchanged = serializers.IntegerField()
@@ -144,7 +144,7 @@ class CountsSerializer(serializers.Serializer):
 class ScoresView(APIView):
     @extend_schema(tags=TAGS, summary="Entered scores (staff; computed ones are in students/)",
                    parameters=[OpenApiParameter("component", str, required=False), *PAGE_PARAMETERS],
-                   responses={200: paginated(ScoreSerializer), **E})  # fmt: skip
+                   responses={200: paginated(ScoreEntrySerializer), **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         qs = (
@@ -154,13 +154,13 @@ class ScoresView(APIView):
         )
         if request.query_params.get("component"):
             qs = qs.filter(component__key=request.query_params["component"])
-        return page_response(request, qs, lambda page: ScoreSerializer(page, many=True).data)
+        return page_response(request, qs, lambda page: ScoreEntrySerializer(page, many=True).data)
 
     @extend_schema(tags=TAGS, summary="Set or clear scores, all or nothing; every change audited (staff)",
-                   request=ScoresInSerializer, responses={200: CountsSerializer, **E})  # fmt: skip
+                   request=ScoreEntriesInSerializer, responses={200: ScoreCountsSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
-        s = ScoresInSerializer(data=request.data)
+        s = ScoreEntriesInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         changes, errors = [], {}
         for i, x in enumerate(s.validated_data["scores"]):
@@ -174,28 +174,28 @@ class ScoresView(APIView):
         return Response(services.scores_apply(actor=user, course=course, changes=changes))
 
 
-class ImportProblemSerializer(serializers.Serializer):
+class ScoreImportProblemSerializer(serializers.Serializer):
     row = serializers.IntegerField(allow_null=True)
     column = serializers.CharField(allow_null=True)
     message = serializers.CharField()
 
 
-class ImportChangeSerializer(serializers.Serializer):
+class ScoreImportChangeSerializer(serializers.Serializer):
     who = serializers.CharField()
     component = serializers.CharField()
     old = serializers.FloatField(allow_null=True)
     new = serializers.FloatField(allow_null=True)
 
 
-class ImportSerializer(serializers.Serializer):
+class ScoreImportSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     filename = serializers.CharField()
     committed_at = serializers.DateTimeField(allow_null=True)
     summary = serializers.DictField(child=serializers.IntegerField())
     ok = serializers.BooleanField()
-    problems = ImportProblemSerializer(many=True)
+    problems = ScoreImportProblemSerializer(many=True)
     notes = serializers.ListField(child=serializers.CharField())
-    changes = ImportChangeSerializer(
+    changes = ScoreImportChangeSerializer(
         many=True, help_text="At most 500 are listed; `changes_count` has them all."
     )
     changes_count = serializers.IntegerField()
@@ -211,7 +211,7 @@ def _import_data(course: Any, record: ScoreImport) -> dict[str, Any]:
                         for c, old in plan.changes[:500]], "changes_count": len(plan.changes)}  # fmt: skip
 
 
-class ImportUploadSerializer(serializers.Serializer):
+class ScoreImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="CSV: email, sid or group, then one column per component key or name."
     )
@@ -221,11 +221,11 @@ class ImportsView(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(tags=TAGS, summary="Upload a score CSV: the preview with every problem by row and column (staff; "
-                   "nothing stored yet)", request={"multipart/form-data": ImportUploadSerializer},
-                   responses={201: ImportSerializer, **E})  # fmt: skip
+                   "nothing stored yet)", request={"multipart/form-data": ScoreImportUploadSerializer},
+                   responses={201: ScoreImportSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
-        s = ImportUploadSerializer(data=request.data)
+        s = ScoreImportUploadSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         f = s.validated_data["file"]
         record, _ = services.import_upload(actor=user, course=course, filename=f.name,
@@ -235,7 +235,9 @@ class ImportsView(APIView):
 
 class ImportView(APIView):
     @extend_schema(
-        tags=TAGS, summary="An upload's preview (staff)", responses={200: ImportSerializer, **E}
+        tags=TAGS,
+        summary="An upload's preview (staff)",
+        responses={200: ScoreImportSerializer, **E},
     )
     def get(self, request: Request, code: str, import_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
@@ -248,7 +250,7 @@ class ImportView(APIView):
 
 class ImportCommitView(APIView):
     @extend_schema(tags=TAGS, summary="Store the previewed file, all rows or none (staff; 409 with problems or "
-                   "when already stored)", request=None, responses={200: ImportSerializer, **E})  # fmt: skip
+                   "when already stored)", request=None, responses={200: ScoreImportSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str, import_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.import_commit(actor=user, course=course, import_id=import_id)
@@ -259,7 +261,7 @@ class ImportCommitView(APIView):
         )
 
 
-class CellSerializer(serializers.Serializer):
+class GradeCellSerializer(serializers.Serializer):
     component = serializers.CharField()
     percent = serializers.FloatField(allow_null=True)
     origin = serializers.CharField(
@@ -273,7 +275,9 @@ class GradeRowSerializer(serializers.Serializer):
     name = serializers.CharField()
     sid = serializers.CharField()
     group = serializers.CharField()
-    status = serializers.ChoiceField(choices=["final", "fail", "incomplete"])
+    status = serializers.CharField(
+        help_text="final (a letter), fail (F: a component unsatisfactory) or incomplete."
+    )
     letter = serializers.CharField(allow_null=True)
     total = serializers.FloatField(allow_null=True)
     to_date = serializers.FloatField(
@@ -283,7 +287,7 @@ class GradeRowSerializer(serializers.Serializer):
     reason = serializers.CharField()
     missing = serializers.ListField(child=serializers.CharField())
     frozen = serializers.BooleanField()
-    components = CellSerializer(many=True)
+    components = GradeCellSerializer(many=True)
 
 
 def _row(r: selectors.Row) -> dict[str, Any]:
@@ -329,7 +333,7 @@ class StudentsView(APIView):
         return page_response(request, _rows(request, course), lambda page: [_row(r) for r in page])
 
 
-class WhatIfSerializer(serializers.Serializer):
+class GradeWhatIfSerializer(serializers.Serializer):
     target = serializers.CharField()
     needed = serializers.FloatField(
         allow_null=True, help_text="The same percent on every remaining component."
@@ -337,14 +341,14 @@ class WhatIfSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
-class MeSerializer(GradeRowSerializer):
-    what_if = WhatIfSerializer(allow_null=True)
+class MyGradeSerializer(GradeRowSerializer):
+    what_if = GradeWhatIfSerializer(allow_null=True)
 
 
 class MeView(APIView):
     @extend_schema(tags=TAGS, summary="Your own components, course grade and why; with `target`, what you need",
                    parameters=[OpenApiParameter("target", str, required=False, description="A letter, e.g. A-.")],
-                   responses={200: MeSerializer, **E})  # fmt: skip
+                   responses={200: MyGradeSerializer, **E})  # fmt: skip
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         components = selectors.components_of(course)
@@ -375,7 +379,7 @@ class ExportView(APIView):
         )
 
 
-class FreezeSerializer(serializers.Serializer):
+class GradeFreezeSerializer(serializers.Serializer):
     frozen = serializers.BooleanField(
         help_text="true freezes every grade as it is now; false unfreezes."
     )
@@ -384,10 +388,10 @@ class FreezeSerializer(serializers.Serializer):
 
 class FreezeView(APIView):
     @extend_schema(tags=TAGS, summary="Freeze or unfreeze the term's grades (instructors; confirm: true)",
-                   request=FreezeSerializer, responses={200: ComponentsSerializer, **E})  # fmt: skip
+                   request=GradeFreezeSerializer, responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = _instructor(request, code)
-        s = FreezeSerializer(data=request.data)
+        s = GradeFreezeSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         if s.validated_data["frozen"]:
             services.grades_freeze(actor=user, course=course, confirm=s.validated_data["confirm"])
