@@ -8,7 +8,7 @@ from html import escape
 
 def distributions_svg(rows: list[tuple[str, list[float | None], float]]) -> str:
     """One accessible SVG holding one small histogram per (name, scores, threshold)."""
-    cw, ch, cols = 250, 150, 2
+    cw, ch, cols = 250, 165, 3
     n_rows = -(-len(rows) // cols)
     w, h = cw * cols, ch * n_rows
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="chart" '
@@ -21,10 +21,13 @@ def distributions_svg(rows: list[tuple[str, list[float | None], float]]) -> str:
         for s in known:
             bins[min(int(s // 10), 9)] += 1
         peak = max(bins) or 1
-        left, top, bottom, bw = x0 + 12, y0 + 18, y0 + ch - 26, (cw - 24) / 10
+        left, top, bottom, bw = x0 + 12, y0 + 34, y0 + ch - 26, (cw - 24) / 10
         missing = len(scores) - len(known)
-        label = f"{name}: {len(known)} scored" + (f", {missing} without a score" if missing else "")
-        out.append(f'<text x="{x0 + 12}" y="{y0 + 12}" font-weight="600">{escape(label)}</text>')
+        counts = f"{len(known)} scored" + (f", {missing} without a score" if missing else "")
+        out.append(
+            f'<text x="{x0 + 12}" y="{y0 + 13}" font-weight="600">{escape(name[:38])}</text>'
+        )
+        out.append(f'<text x="{x0 + 12}" y="{y0 + 26}" fill="#555">{escape(counts)}</text>')
         for b, count in enumerate(bins):
             bh = (bottom - top) * count / peak
             out.append(f'<rect x="{left + b * bw + 1:.1f}" y="{bottom - bh:.1f}" width="{bw - 2:.1f}" '

@@ -173,7 +173,7 @@ def needed_for(
         return WhatIf(
             target,
             None,
-            f"Out of reach: {grade.failing[0]} (any unsatisfactory component is an F).",
+            f"Not while {grade.failing[0]}: any unsatisfactory component is an F; that score has to rise first.",
         )
     remaining = [c for c in leaves(components) if grade.percents.get(c.key) is None]
     if not remaining:

@@ -89,12 +89,13 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
 def _lines(components: list[Any], row: selectors.Row) -> list[dict[str, Any]]:
     """One line per component and part, for the student and staff detail pages."""
     failing = {s.key for s in row.grade.failing}
+    parents = {c.parent_id for c in components if c.parent_id}
     out = []
     for c in components:
         cell = row.cells.get(c.key)
         pct = row.percents.get(c.key) if cell is None else cell.percent
-        out.append({"c": c, "percent": pct, "cell": cell, "failing": c.key in failing,
-                    "source": SOURCE_HELP.get(c.source, c.source), "is_part": c.parent_id is not None})  # fmt: skip
+        out.append({"c": c, "percent": pct, "shown": f"{rules.fmt(pct)} %", "cell": cell, "failing": c.key in failing,
+                    "source": "from its parts" if c.pk in parents else SOURCE_HELP.get(c.source, c.source), "is_part": c.parent_id is not None})  # fmt: skip
     return out
 
 
@@ -122,7 +123,13 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             (c.name, [r.cells[c.key].percent for r in all_rows], float(c.satisfactory_threshold))
             for c in leaves
         ]
-        + [("Course total", [r.total for r in all_rows], 0.0)]
+        + [
+            (
+                "Course total (so far, where incomplete)",
+                [r.total if r.total is not None else r.grade.to_date for r in all_rows],
+                0.0,
+            )
+        ]
     )
     return render(request, "gradebook/staff.html", {
         "course": course, "leaves": leaves, "page": page_, "f": f,
