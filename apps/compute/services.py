@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.compute.models import Allocation, Node, StaticIP
@@ -98,8 +98,10 @@ def allocation_create(
     group_id: int,
     node_id: int | None = None,
     ip_id: int | None = None,
+    override_reason: str = "",
 ) -> Allocation:
-    """Give one group a node and an IP (the first free ones when not named)."""
+    """Give one group a node and an IP (the first free ones when not named). A group under the
+    course's minimum size needs `override_reason` (audited): merge or fill it first otherwise."""
     _require_staff(actor, course)
     with transaction.atomic():
         _lock_inventory(course)
@@ -109,6 +111,12 @@ def allocation_create(
             raise NotFound("No such group in this course.")
         if Allocation.objects.filter(group=group, ended_at__isnull=True).exists():
             raise Conflict(f"{group.name} already holds a node; release it first to reassign.")
+        size = _member_counts([group]).get(group.pk, 0)
+        if size < course.group_min_size and not override_reason.strip():
+            raise Conflict(
+                f"{group.name} has {size} member{'s' if size != 1 else ''}, under the minimum of "
+                f"{course.group_min_size}: merge or fill it first, or give a reason to allocate anyway."
+            )
         node = next((n for n in nodes if node_id is None or n.pk == node_id), None)
         if node is None:
             raise Conflict("That node is not free." if node_id else "No node is free.")
@@ -118,8 +126,12 @@ def allocation_create(
         if ip is None:
             raise Conflict("That IP is not free." if ip_id else f"No IP is free in {node.region}.")
         alloc = _create(course, group, node, ip)
-        audit_record(actor=actor, action="allocation.created", course=course, obj=alloc,
-                     after={"group": group.name, "node": node.name, "ip": ip.address})  # fmt: skip
+        after: dict[str, object] = {"group": group.name, "node": node.name, "ip": ip.address}
+        if size < course.group_min_size:
+            after |= {"under_minimum": size, "override_reason": override_reason.strip()[:300]}
+        audit_record(
+            actor=actor, action="allocation.created", course=course, obj=alloc, after=after
+        )
     return alloc
 
 
@@ -145,14 +157,34 @@ def allocation_release(*, actor: User, course: Course, allocation_id: int) -> Al
     return alloc
 
 
+def _member_counts(groups: list[Group]) -> dict[int, int]:
+    return dict(
+        GroupMembership.objects.filter(group__in=groups, left_at__isnull=True)
+        .values("group_id")
+        .annotate(n=Count("id"))
+        .values_list("group_id", "n")
+    )
+
+
+def groups_under_minimum(course: Course) -> list[tuple[Group, int]]:
+    """Unallocated live groups under the course's minimum size, with their sizes: `allocate_all`
+    leaves them out; each needs a merge or an allocation with a reason."""
+    groups = _unallocated_groups(course)
+    counts = _member_counts(groups)
+    return [(g, counts.get(g.pk, 0)) for g in groups if counts.get(g.pk, 0) < course.group_min_size]
+
+
 def allocate_all(*, actor: User, course: Course) -> list[Allocation]:
-    """Give every unallocated group a free node and an IP, in a stable order (groups, nodes and
-    IPs by name/address), all or nothing. With too few free nodes or IPs nothing is allocated
-    and the Conflict names the groups that would be left without."""
+    """Give every unallocated group of at least the minimum size a free node and an IP, in a
+    stable order (groups, nodes and IPs by name/address), all or nothing. With too few free
+    nodes or IPs nothing is allocated and the Conflict names the groups that would be left
+    without. Groups under the minimum are left out (`groups_under_minimum`)."""
     _require_staff(actor, course)
     with transaction.atomic():
         _lock_inventory(course)
-        nodes, ips, groups = _free_nodes(course), _free_ips(course), _unallocated_groups(course)
+        short = {g.pk for g, _ in groups_under_minimum(course)}
+        groups = [g for g in _unallocated_groups(course) if g.pk not in short]
+        nodes, ips = _free_nodes(course), _free_ips(course)
         if not groups:
             return []
         by_region: dict[str, list[StaticIP]] = {}

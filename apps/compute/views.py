@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -235,6 +236,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
     waiting = (
         Group.objects.filter(course=course, dissolved_at__isnull=True)
         .exclude(pk__in=allocated_groups)
+        .annotate(size=Count("memberships", filter=Q(memberships__left_at__isnull=True)))
         .order_by("name")
     )
     span = _timeline_span(request, course)
@@ -260,14 +262,22 @@ def board_action(request: AuthedRequest, code: str) -> HttpResponse:
     try:
         if action == "allocate_all":
             made = services.allocate_all(actor=request.user, course=course)
+            short = services.groups_under_minimum(course)
             messages.success(
                 request,
-                f"Allocated {len(made)} group(s)." if made else "Every group already holds a node.",
+                f"Allocated {len(made)} group(s)."
+                if made
+                else "No group at the minimum size is waiting.",
             )
+            if short:
+                messages.warning(request, "Left out, under the minimum of "
+                                 f"{course.group_min_size}: " + ", ".join(f"{g.name} ({n})" for g, n in short)
+                                 + ". Merge them on the groups board, or allocate one with a reason.")  # fmt: skip
         elif action == "allocate":
             a = services.allocation_create(
-                actor=request.user, course=course, group_id=int(request.POST["group"])
-            )
+                actor=request.user, course=course, group_id=int(request.POST["group"]),
+                override_reason=request.POST.get("override_reason", ""),
+            )  # fmt: skip
             messages.success(
                 request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
             )

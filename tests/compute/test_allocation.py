@@ -154,3 +154,25 @@ def test_two_staff_allocating_at_once_never_double_assign() -> None:
     assert len(set(live.values_list("node_id", flat=True))) == 6
     assert len(set(live.values_list("static_ip_id", flat=True))) == 6
     assert len(set(live.values_list("group_id", flat=True))) == 6
+
+
+def test_a_group_under_the_minimum_needs_a_reason_and_allocate_all_leaves_it_out() -> None:
+    course = CourseFactory()  # minimum 4
+    compute_inventory(course, 3)
+    full, pair = group_of(course, 4, "Alpha"), group_of(course, 2, "Bravo")
+    staff = member(course, Role.TA)
+    created = allocate_all(actor=staff, course=course)
+    assert [a.group.name for a in created] == ["Alpha"]  # Bravo (2) is left out, not given a node
+    with pytest.raises(Conflict, match="Bravo has 2 members, under the minimum of 4"):
+        allocation_create(actor=staff, course=course, group_id=pair.pk)
+    a = allocation_create(
+        actor=staff,
+        course=course,
+        group_id=pair.pk,
+        override_reason="two join after the add deadline",
+    )
+    assert a.group == pair
+    event = AuditEvent.objects.filter(action="allocation.created").latest("id")
+    assert event.after["under_minimum"] == 2
+    assert event.after["override_reason"] == "two join after the add deadline"
+    assert Allocation.objects.filter(group=full, ended_at__isnull=True).exists()

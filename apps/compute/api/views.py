@@ -158,13 +158,15 @@ class AllocationListView(APIView):
         data = AllocateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         a = services.allocation_create(actor=user, course=course, group_id=data.validated_data["group"],
-                                       node_id=data.validated_data.get("node"), ip_id=data.validated_data.get("static_ip"))  # fmt: skip
+                                       node_id=data.validated_data.get("node"), ip_id=data.validated_data.get("static_ip"),
+                                       override_reason=data.validated_data["override_reason"])  # fmt: skip
         return Response(AllocationSerializer(a).data, status=201)
 
 
 class AllocateAllView(APIView):
     @extend_schema(tags=TAGS, summary="Allocate every unallocated group, all or nothing (staff)",
-                   description="409 names the groups left without when there are too few free nodes or IPs.",
+                   description="409 names the groups left without when there are too few free nodes or IPs. "
+                   "Groups under the minimum size are left out: merge them, or allocate each with an override_reason.",
                    request=None, responses={200: AllocationSerializer(many=True), **E})  # fmt: skip
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
