@@ -274,6 +274,26 @@ EXPECTED: dict[str, str] = {
     f"GET {API}gradebook/me/": "student",
     f"GET {API}gradebook/export/": "staff",
     f"POST {API}gradebook/freeze/": "instructor",
+    # --- impact and participation
+    f"GET {COURSE}impact/": "member",  # a group: its own evidence; staff: every group's
+    f"POST {COURSE}impact/": "member",  # students add for their own group; staff score
+    f"GET {COURSE}participation/": "member",  # students: their own record
+    f"POST {COURSE}participation/": "staff",
+    f"GET {COURSE}participation/imports/<int:import_id>/": "staff",
+    f"POST {COURSE}participation/imports/<int:import_id>/": "staff",
+    f"GET {API}impact/items/": "member",  # students: their group's (scanned below)
+    f"POST {API}impact/items/": "student",
+    f"DELETE {API}impact/items/<int:item_id>/": "owner",
+    f"POST {API}impact/items/<int:item_id>/score/": "staff",
+    f"GET {API}impact/groups/": "staff",
+    f"POST {API}impact/groups/<int:group_id>/score/": "staff",
+    f"GET {API}participation/events/": "member",  # students: their own
+    f"POST {API}participation/events/": "staff",
+    f"DELETE {API}participation/events/<int:event_id>/": "staff",
+    f"GET {API}participation/summary/": "staff",
+    f"POST {API}participation/imports/": "staff",
+    f"GET {API}participation/imports/<int:import_id>/": "staff",
+    f"POST {API}participation/imports/<int:import_id>/commit/": "staff",
     # --- API: groups
     f"GET {API}groups/": "member",
     f"POST {API}groups/": "member",
@@ -393,7 +413,9 @@ def _url(route: str, world: World) -> str:
         "<int:node_id>": ids["node_id"], "<slug:key>": ids["key"], "<slug:kind>": "hosts",
         "<slug:action>": "cancel", "<slug:name>": "roofline-time", "<uidb64>": "MQ", "<token>": "set-password",
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else
-                            ids["score_import_id"] if "gradebook" in route else ids["import_id"],
+                            ids["score_import_id"] if "gradebook" in route else
+                            ids["participation_import_id"] if "participation" in route else ids["import_id"],
+        "<int:item_id>": ids["impact_item_id"], "<int:event_id>": ids["participation_event_id"],
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
@@ -498,6 +520,8 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "booking_id",
                 "assessment_id",
                 "batch_id",
+                "item_id",
+                "event_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

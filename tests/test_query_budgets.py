@@ -29,7 +29,8 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
                 C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/",
                 C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
-                C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/"]  # fmt: skip
+                C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/",
+                C + "impact/", A + "impact/items/", C + "participation/", A + "participation/events/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
@@ -42,7 +43,9 @@ STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", 
               A + "checkoffs/bookings/", C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
               A + "assessments/{assessment}/report/",
               C + "gradebook/", C + "gradebook/?sort=-total&page=2", C + "gradebook/components/", C + "gradebook/import/",
-              A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/"]  # fmt: skip
+              A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/",
+              C + "impact/", A + "impact/items/", A + "impact/groups/", C + "participation/", A + "participation/events/",
+              A + "participation/summary/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 

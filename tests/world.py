@@ -28,7 +28,9 @@ from apps.core.models import Course, Role, User
 from apps.gradebook.models import ScoreImport
 from apps.gradebook.services import score_change, scores_apply
 from apps.groups.models import Group
+from apps.impact.models import ImpactItem
 from apps.milestones.services import milestone_submit
+from apps.participation.models import ParticipationEvent, ParticipationImport
 from apps.peerreview.models import PeerAssignment, PeerRound
 from apps.roster.services import roster_upload
 from apps.scribing.models import ScribeDuty, ScribeSwap
@@ -138,6 +140,12 @@ def build_world(course: Course) -> World:
     with transaction.atomic():
         scores_apply(actor=ta, course=course, changes=[score_change(
             course=course, component_key="participation", percent="77", note="SECRET-SCORE-NOTE-A", group_id=group_a.pk)])  # fmt: skip
+    impact_item = ImpactItem.objects.create(course=course, group=group_a, kind="arxiv", url="https://arxiv.org/abs/2601.00001",
+                                            happened_on=dt.date(2026, 5, 1), claim="SECRET-IMPACT-CLAIM-A", added_by=a_members[0])  # fmt: skip
+    participation_import = ParticipationImport.objects.create(course=course, filename="p.csv", uploaded_by=instructor,
+                                                              content=b"email,kind,date\n")  # fmt: skip
+    participation_event = ParticipationEvent.objects.create(course=course, student=a_members[0], kind="comment",
+                                                            occurred_on=dt.date(2026, 2, 3), note="SECRET-PARTICIPATION-A")  # fmt: skip
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -172,10 +180,13 @@ def build_world(course: Course) -> World:
         "assessment_id": assessment.pk,
         "batch_id": batch.pk,
         "score_import_id": score_import.pk,
+        "impact_item_id": impact_item.pk,
+        "participation_import_id": participation_import.pk,
+        "participation_event_id": participation_event.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

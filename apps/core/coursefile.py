@@ -219,7 +219,16 @@ class OfficeHoursEntry(Strict):
 
 # Where a component's scores come from: `manual` = entered or imported by staff; the others are
 # read from what courseops already knows (the gradebook app computes them).
-SCORE_SOURCES = ("manual", "autograder", "scribing", "checkoffs", "peer-review", "milestones")
+SCORE_SOURCES = (
+    "manual",
+    "autograder",
+    "scribing",
+    "checkoffs",
+    "peer-review",
+    "milestones",
+    "impact",
+    "participation",
+)
 
 
 class GradingPart(Strict):

@@ -15,6 +15,8 @@ group sources take the student → group map the caller already read.
   round past its due date, as score / 5.
 - milestones: per tracked milestone past its due time, on time or excused 100 %, late 50 %,
   nothing recorded 0 %, averaged.
+- impact: the staff's impact score of the student's group, from its evidence items.
+- participation: lectures attended and other contributions recorded (participation.rules).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from apps.autograder.models import Grade, GradingRun
 from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course
+from apps.impact.models import GroupImpact
 from apps.milestones.models import GroupMilestone
+from apps.participation.selectors import summaries as participation_summaries
 from apps.peerreview.models import PeerRound
 from apps.peerreview.services import peer_scores
 from apps.scribing.models import ScribeDuty
@@ -188,12 +192,27 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
     return out
 
 
+def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    scores = dict(GroupImpact.objects.filter(course=course).values_list("group_id", "percent"))
+    wanted = group_of.keys() if students is None else students
+    return {sid: Computed(float(scores[g]), "the group's impact score")
+            for sid in wanted if (g := group_of.get(sid)) is not None and g in scores}  # fmt: skip
+
+
+def participation(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    sums = participation_summaries(course, students)
+    return {sid: Computed(s.score, f"attended {s.attended} of {s.held} lectures, {s.contributions} contributions")
+            for sid, s in sums.items() if s.score is not None}  # fmt: skip
+
+
 SOURCES: dict[str, Source] = {
     "autograder": autograder,
     "scribing": scribing,
     "checkoffs": checkoffs,
     "peer-review": peer_review,
     "milestones": milestones,
+    "impact": impact,
+    "participation": participation,
 }
 SOURCE_HELP = {
     "manual": "entered or imported by staff",
@@ -202,4 +221,6 @@ SOURCE_HELP = {
     "checkoffs": "checkoffs: assignment checkoffs passed",
     "peer-review": "peer review: the group's mean peer score (of 5)",
     "milestones": "milestones: on time 100 %, late 50 %, missing 0 %",
+    "impact": "impact: the group's score from its evidence",
+    "participation": "participation: lectures attended and contributions recorded",
 }

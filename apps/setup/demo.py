@@ -29,6 +29,7 @@ from apps.gradebook import services as gradebook
 from apps.gradebook.models import ScoreEntry
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
+from apps.participation import services as participation
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
@@ -200,9 +201,10 @@ def _demo_assessment(course: Course, staff: User) -> None:
 
 
 def _demo_grades(course: Course, staff: User) -> None:
-    """Mid-term scores for the gradebook, entered as a TA would: the project's technical score
-    per group, participation and enhancements per student (impact and scribing still open), and
-    one student under the participation threshold, so the at-risk list has someone. Once."""
+    """Scores for the gradebook, entered as a TA would: the project's technical score per group,
+    enhancements per student, and participation events (attendance, Ed, comments), with one
+    student attending a third of the lectures, so the at-risk list has someone. Impact and
+    scribing stay open. Once."""
     if ScoreEntry.objects.filter(course=course).exists():
         return
     rng = random.Random(2026)  # noqa: S311 - seeded demo data, not a secret
@@ -215,17 +217,30 @@ def _demo_grades(course: Course, staff: User) -> None:
         .order_by("user__email")
         .values_list("user__email", flat=True)
     )
-    rows = []
-    for i, email in enumerate(emails):
-        participation = 45 if email.startswith("student05@") else rng.randint(62, 100)
-        enhancements = rng.randint(60, 100) if i % 4 else ""
-        rows.append(f"{email},{participation},{enhancements}")
-    by_student = "email,participation,assignments-enhancements\n" + "\n".join(rows) + "\n"
-    for name, data in (("demo-project.csv", by_group), ("demo-participation.csv", by_student)):
+    rows = [f"{email},{rng.randint(60, 100)}" for i, email in enumerate(emails) if i % 4]
+    by_student = "email,assignments-enhancements\n" + "\n".join(rows) + "\n"
+    for name, data in (("demo-project.csv", by_group), ("demo-enhancements.csv", by_student)):
         record, _ = gradebook.import_upload(
             actor=staff, course=course, filename=name, data=data.encode()
         )
         gradebook.import_commit(actor=staff, course=course, import_id=record.pk)
+    # Participation as a TA records it: attendance at the lectures held so far (most students at
+    # most of them; student05 at a third) and a few Ed posts, answers and comments each.
+    days = [
+        lec.starts_at.astimezone(course.tz).date()
+        for lec in course.lectures.filter(starts_at__lt=timezone.now()).order_by("number")
+    ]
+    if not days:
+        return
+    lines = ["email,kind,date,note"]
+    for email in emails:
+        share = 0.3 if email.startswith("student05@") else rng.uniform(0.7, 1.0)
+        lines += [f"{email},attendance,{day}," for day in days if rng.random() < share]
+        lines += [f"{email},{rng.choice(['ed-post', 'ed-answer', 'comment'])},{rng.choice(days)},"
+                  for _ in range(rng.randint(0, 7))]  # fmt: skip
+    events, _ = participation.import_upload(actor=staff, course=course, filename="demo-participation.csv",
+                                            data=("\n".join(lines) + "\n").encode())  # fmt: skip
+    participation.import_commit(actor=staff, course=course, import_id=events.pk)
 
 
 def demo_load(*, course: Course) -> list[DemoLogin]:

@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "apps.peerreview",
     "apps.checkoffs",
     "apps.assessments",
+    "apps.impact",
+    "apps.participation",
     "apps.gradebook",  # reads the apps above it; none of them imports it
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
@@ -306,6 +308,8 @@ SPECTACULAR_SETTINGS = {
         "apps.core.api.schema.add_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
+        "ImpactKindEnum": "apps.impact.models.KINDS",
+        "ParticipationKindEnum": "apps.participation.models.KINDS",
         "WeightPrecisionEnum": "apps.perfcalc.calc.formulas.common.WEIGHT_PRECISIONS",
         "TrainingPrecisionEnum": "apps.perfcalc.calc.formulas.common.TRAINING_PRECISIONS",
         "PeakPrecisionEnum": "apps.perfcalc.calc.catalog.PRECISIONS",

@@ -30,6 +30,8 @@ STUDENT_PAGES = {
     "hierarchical allreduce": "/calc/hierarchical-allreduce/?message_bytes=14+GB&nodes=2&intra_bandwidth_bytes_per_s=450+GB%2Fs&inter_bandwidth_bytes_per_s=12.5+GB%2Fs",
     "incidents": "/c/ee290-sp26/incidents/",
     "grades": "/c/ee290-sp26/gradebook/?target=A-",
+    "impact": "/c/ee290-sp26/impact/",
+    "participation": "/c/ee290-sp26/participation/",
 }
 STAFF_PAGES = {
     "staff-groups": "/c/ee290-sp26/groups/",
@@ -46,6 +48,8 @@ STAFF_PAGES = {
     "staff-gradebook": "/c/ee290-sp26/gradebook/",
     "staff-gradebook-components": "/c/ee290-sp26/gradebook/components/",
     "staff-gradebook-import": "/c/ee290-sp26/gradebook/import/",
+    "staff-impact": "/c/ee290-sp26/impact/",
+    "staff-participation": "/c/ee290-sp26/participation/",
 }
 
 

@@ -1,0 +1,166 @@
+"""Participation API: events (students their own; staff all, record and remove), every student's
+summary (staff), CSV imports (preview, commit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
+from apps.core.models import User
+from apps.participation import selectors, services
+from apps.participation.models import KINDS, ParticipationEvent, ParticipationImport
+
+E = error_responses(
+    e409="Already marked present that day, or the import has problems or was stored."
+)
+TAGS = ["participation"]
+
+
+class ParticipationEventSerializer(serializers.ModelSerializer):
+    student = serializers.EmailField(source="student.email", read_only=True)
+
+    class Meta:
+        model = ParticipationEvent
+        fields = ("id", "student", "kind", "occurred_on", "note", "created_at")
+
+
+class ParticipationEventInSerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    kind = serializers.ChoiceField(choices=KINDS)
+    occurred_on = serializers.DateField()
+    note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+
+class EventsView(APIView):
+    @extend_schema(tags=TAGS, summary="Participation events (students: their own; staff: all, ?student=e-mail)",
+                   parameters=[OpenApiParameter("student", str, required=False), *PAGE_PARAMETERS],
+                   responses={200: paginated(ParticipationEventSerializer), **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code)
+        qs = selectors.event_list(user=user, course=course)
+        if request.query_params.get("student"):
+            qs = qs.filter(student__email__iexact=request.query_params["student"])
+        return page_response(
+            request, qs, lambda page: ParticipationEventSerializer(page, many=True).data
+        )
+
+    @extend_schema(tags=TAGS, summary="Record one event (staff)", request=ParticipationEventInSerializer,
+                   responses={201: ParticipationEventSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, staff=True)
+        s = ParticipationEventInSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        e = services.event_record(actor=user, course=course, student_email=d["student"], kind=d["kind"],
+                                  occurred_on=d["occurred_on"], note=d["note"])  # fmt: skip
+        return Response(ParticipationEventSerializer(e).data, status=201)
+
+
+class EventView(APIView):
+    @extend_schema(
+        tags=TAGS, summary="Remove an event (staff)", request=None, responses={204: None, **E}
+    )
+    def delete(self, request: Request, code: str, event_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        services.event_delete(actor=user, course=course, event_id=event_id)
+        return Response(status=204)
+
+
+class ParticipationSummarySerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    name = serializers.CharField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    lectures_held = serializers.IntegerField()
+    score = serializers.FloatField(allow_null=True)
+
+
+class SummaryView(APIView):
+    @extend_schema(tags=TAGS, summary="Every student's counts per kind and score (staff)",
+                   parameters=PAGE_PARAMETERS, responses={200: paginated(ParticipationSummarySerializer), **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        _, course = api_course(request, code, staff=True)
+        students = User.objects.filter(memberships__course=course, memberships__role="student",
+                                       memberships__is_active=True).order_by("full_name", "email")  # fmt: skip
+
+        def render(page: list[Any]) -> list[dict[str, Any]]:
+            sums = selectors.summaries(course, [u.pk for u in page])
+            return [{"student": u.email, "name": u.full_name, "counts": sums[u.pk].counts,
+                     "lectures_held": sums[u.pk].held, "score": sums[u.pk].score} for u in page]  # fmt: skip
+
+        return page_response(request, students, render)
+
+
+class ParticipationImportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    filename = serializers.CharField()
+    committed_at = serializers.DateTimeField(allow_null=True)
+    ok = serializers.BooleanField()
+    events = serializers.IntegerField(help_text="Rows that would be (or were) stored.")
+    problems = serializers.ListField(
+        child=serializers.CharField(), help_text="Each with its row and column."
+    )
+
+
+def _import(course: Any, record: ParticipationImport) -> dict[str, Any]:
+    plan = services.import_plan(course=course, data=bytes(record.content))
+    return {"id": record.pk, "filename": record.filename, "committed_at": record.committed_at,
+            "ok": plan.ok and record.committed_at is None, "events": record.added or len(plan.events),
+            "problems": [str(p) for p in plan.problems] if record.committed_at is None else []}  # fmt: skip
+
+
+class ParticipationUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV: email (or sid), kind, date (YYYY-MM-DD), note.")
+
+
+class ImportsView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(tags=TAGS, summary="Upload events as CSV: the preview (staff; nothing stored yet)",
+                   request={"multipart/form-data": ParticipationUploadSerializer},
+                   responses={201: ParticipationImportSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, staff=True)
+        s = ParticipationUploadSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        f = s.validated_data["file"]
+        record, _ = services.import_upload(
+            actor=user, course=course, filename=f.name, data=f.read(services.MAX_BYTES + 1)
+        )
+        return Response(_import(course, record), status=201)
+
+
+class ImportView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="An upload's preview (staff)",
+        responses={200: ParticipationImportSerializer, **E},
+    )
+    def get(self, request: Request, code: str, import_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        return Response(
+            _import(course, services.import_get(actor=user, course=course, import_id=import_id))
+        )
+
+
+class ImportCommitView(APIView):
+    @extend_schema(tags=TAGS, summary="Store the previewed events, all or none (staff)", request=None,
+                   responses={200: ParticipationImportSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, import_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        services.import_commit(actor=user, course=course, import_id=import_id)
+        return Response(
+            _import(course, services.import_get(actor=user, course=course, import_id=import_id))
+        )

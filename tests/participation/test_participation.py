@@ -1,0 +1,98 @@
+"""Participation: events recorded one by one or imported all or nothing, the score a student and
+the gradebook see."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.core.errors import Conflict, NotAllowed
+from apps.core.models import User
+from apps.gradebook import selectors as gradebook
+from apps.participation import rules, selectors, services
+from apps.participation.models import ParticipationEvent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("attended", "held", "contributions", "score"),
+    [
+        (26, 26, 5, 100.0),
+        (13, 26, 0, 35.0),
+        (26, 26, 0, 70.0),
+        (0, 26, 10, 30.0),
+        (3, 0, 2, None),
+        (30, 26, 1, 76.0),
+    ],
+)
+def test_the_score(attended: int, held: int, contributions: int, score: float | None) -> None:
+    assert rules.participation_score(attended, held, contributions) == (
+        pytest.approx(score) if score is not None else None
+    )
+
+
+def test_import_reports_every_problem_and_stores_nothing_until_the_file_is_clean(
+    ee290_demo,
+) -> None:
+    course = ee290_demo
+    ParticipationEvent.objects.filter(course=course).delete()
+    ta = User.objects.get(email="ta1@example.edu")
+    bad = ("email,kind,date,note\n"
+           "student01@example.edu,attendance,2026-01-20,L1\n"
+           "student01@example.edu,attendance,2026-01-20,again\n"
+           "nobody@example.edu,comment,2026-01-22,\n"
+           "student02@example.edu,dance,2026-01-22,\n"
+           "student02@example.edu,ed-post,22/01/2026,\n")  # fmt: skip
+    record, plan = services.import_upload(
+        actor=ta, course=course, filename="p.csv", data=bad.encode()
+    )
+    assert [str(p) for p in plan.problems] == [
+        "row 3, column 'date': student01@example.edu is already marked present on 2026-01-20",
+        "row 4, column 'email': 'nobody@example.edu': no student of this course",
+        "row 5, column 'kind': 'dance': use one of attendance, ed-post, ed-answer, comment, checkin, other",
+        "row 6, column 'date': '22/01/2026' is not a date (YYYY-MM-DD)",
+    ]
+    with pytest.raises(Conflict, match="4 problem"):
+        services.import_commit(actor=ta, course=course, import_id=record.pk)
+    assert not ParticipationEvent.objects.filter(course=course).exists()
+    good = "email,kind,date\nstudent01@example.edu,attendance,2026-01-20\nstudent01@example.edu,Ed answer,2026-01-21\n"
+    record, plan = services.import_upload(
+        actor=ta, course=course, filename="p.csv", data=good.encode()
+    )
+    assert services.import_commit(actor=ta, course=course, import_id=record.pk) == 2
+    with pytest.raises(Conflict, match="already marked present"):
+        services.event_record(actor=ta, course=course, student_email="student01@example.edu", kind="attendance",
+                              occurred_on=dt.date(2026, 1, 20))  # fmt: skip
+    s = selectors.summaries(course, [User.objects.get(email="student01@example.edu").pk])
+    assert next(iter(s.values())).counts == {"attendance": 1, "ed-answer": 1}
+
+
+def test_students_see_only_their_own_and_the_gradebook_reads_the_score(ee290_demo) -> None:
+    course = ee290_demo
+    ta = User.objects.get(email="ta1@example.edu")
+    s1, s2 = (
+        User.objects.get(email="student01@example.edu"),
+        User.objects.get(email="student02@example.edu"),
+    )
+    with pytest.raises(NotAllowed):
+        services.event_record(
+            actor=s1,
+            course=course,
+            student_email=s1.email,
+            kind="comment",
+            occurred_on=dt.date(2026, 2, 1),
+        )
+    services.event_record(actor=ta, course=course, student_email=s2.email, kind="comment", occurred_on=dt.date(2026, 2, 1),
+                          note="SECRET of student02")  # fmt: skip
+    c = APIClient()
+    c.force_authenticate(s1)
+    mine = c.get(f"/api/v1/courses/{course.code}/participation/events/").json()
+    assert all(e["student"] == s1.email for e in mine["results"])
+    assert "SECRET of student02" not in str(mine)
+    summary = selectors.summaries(course, [s2.pk])[s2.pk]
+    cell = gradebook.gradebook_rows(course, student_ids=[s2.pk])[0].cells["participation"]
+    assert cell.origin == "participation"
+    assert cell.percent == pytest.approx(summary.score)
