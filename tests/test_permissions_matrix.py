@@ -274,6 +274,21 @@ EXPECTED: dict[str, str] = {
     f"GET {API}gradebook/me/": "student",
     f"GET {API}gradebook/export/": "staff",
     f"POST {API}gradebook/freeze/": "instructor",
+    # --- questionnaire
+    f"GET {COURSE}questionnaire/": "member",  # students: their answers; staff: the summary
+    f"POST {COURSE}questionnaire/": "member",  # students answer (closed in the demo term: a message); staff set up
+    f"GET {COURSE}questionnaire/people/": "staff",
+    f"POST {COURSE}questionnaire/people/": "staff",
+    f"GET {COURSE}questionnaire/suggestions/": "staff",
+    f"POST {COURSE}questionnaire/suggestions/": "staff",
+    f"GET {API}questionnaire/": "member",
+    f"PUT {API}questionnaire/answers/": "student",
+    f"GET {API}questionnaire/people/": "staff",
+    f"POST {API}questionnaire/remind/": "staff",
+    f"POST {API}questionnaire/decisions/": "staff",
+    f"GET {API}questionnaire/suggestions/": "staff",
+    f"POST {API}questionnaire/suggestions/": "staff",
+    f"POST {API}questionnaire/suggestions/<int:suggestion_id>/accept/": "staff",
     # --- impact and participation
     f"GET {COURSE}impact/": "member",  # a group: its own evidence; staff: every group's
     f"POST {COURSE}impact/": "member",  # students add for their own group; staff score
@@ -415,7 +430,7 @@ def _url(route: str, world: World) -> str:
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else
                             ids["score_import_id"] if "gradebook" in route else
                             ids["participation_import_id"] if "participation" in route else ids["import_id"],
-        "<int:item_id>": ids["impact_item_id"], "<int:event_id>": ids["participation_event_id"],
+        "<int:item_id>": ids["impact_item_id"], "<int:suggestion_id>": ids["suggestion_id"], "<int:event_id>": ids["participation_event_id"],
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
@@ -521,6 +536,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "assessment_id",
                 "batch_id",
                 "item_id",
+                "suggestion_id",
                 "event_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")

@@ -30,7 +30,8 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/",
                 C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
                 C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/",
-                C + "impact/", A + "impact/items/", C + "participation/", A + "participation/events/"]  # fmt: skip
+                C + "impact/", A + "impact/items/", C + "participation/", A + "participation/events/",
+                C + "questionnaire/", A + "questionnaire/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
@@ -45,7 +46,8 @@ STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", 
               C + "gradebook/", C + "gradebook/?sort=-total&page=2", C + "gradebook/components/", C + "gradebook/import/",
               A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/",
               C + "impact/", A + "impact/items/", A + "impact/groups/", C + "participation/", A + "participation/events/",
-              A + "participation/summary/"]  # fmt: skip
+              A + "participation/summary/", C + "questionnaire/", C + "questionnaire/people/",
+              C + "questionnaire/suggestions/", A + "questionnaire/", A + "questionnaire/people/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -96,6 +98,18 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
                 attendance="present",
                 outcome="passed",
             )
+    # The onboarding questionnaire, answered by every student.
+    from apps.core.models import User
+    from apps.onboarding.models import QuestionnaireResponse
+    from apps.onboarding.services import questionnaire_setup
+
+    questionnaire = questionnaire_setup(actor=None, course=course)
+    QuestionnaireResponse.objects.bulk_create(
+        QuestionnaireResponse(
+            questionnaire=questionnaire, student=u, answers={"interests": ["Optimizers"], "gpu": 3}
+        )
+        for u in User.objects.filter(memberships__course=course, memberships__role="student")
+    )
     # A pre/post quiz answered by every student (by CSV), both administrations.
     from apps.assessments import services as assessments
     from apps.autograder.bank import BANKS, bank_load

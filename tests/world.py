@@ -30,6 +30,8 @@ from apps.gradebook.services import score_change, scores_apply
 from apps.groups.models import Group
 from apps.impact.models import ImpactItem
 from apps.milestones.services import milestone_submit
+from apps.onboarding.models import GroupSuggestion, QuestionnaireResponse
+from apps.onboarding.services import questionnaire_setup
 from apps.participation.models import ParticipationEvent, ParticipationImport
 from apps.peerreview.models import PeerAssignment, PeerRound
 from apps.roster.services import roster_upload
@@ -146,6 +148,12 @@ def build_world(course: Course) -> World:
                                                               content=b"email,kind,date\n")  # fmt: skip
     participation_event = ParticipationEvent.objects.create(course=course, student=a_members[0], kind="comment",
                                                             occurred_on=dt.date(2026, 2, 3), note="SECRET-PARTICIPATION-A")  # fmt: skip
+    questionnaire_setup(actor=instructor, course=course)
+    suggestion = GroupSuggestion.objects.create(
+        course=course, groups=[[u.pk for u in a_members]], created_by=instructor
+    )
+    QuestionnaireResponse.objects.update_or_create(questionnaire=course.questionnaire, student=a_members[0],
+                                                   defaults={"answers": {"notes": "SECRET-ONBOARDING-NOTE-A"}})  # fmt: skip
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -181,12 +189,13 @@ def build_world(course: Course) -> World:
         "batch_id": batch.pk,
         "score_import_id": score_import.pk,
         "impact_item_id": impact_item.pk,
+        "suggestion_id": suggestion.pk,
         "participation_import_id": participation_import.pk,
         "participation_event_id": participation_event.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-ONBOARDING-NOTE-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

@@ -6,18 +6,8 @@ class GradebookConfig(AppConfig):
     verbose_name = "Gradebook"
 
     def ready(self) -> None:
-        from apps.core.models import Role
-        from apps.core.registry import NavItem, Panel, register_nav, register_panel
-        from apps.gradebook import panels
+        # No dashboard panel: a grade reads every scoring app (about ten queries), too much for
+        # the page every student opens at the deadline; "Grades" in the menu is one tap away.
+        from apps.core.registry import NavItem, register_nav
 
         register_nav(NavItem("Grades", "gradebook:page", order=35))
-        register_panel(
-            Panel(
-                key="gradebook-mine",
-                title="Course grade",
-                template="gradebook/panels/mine.html",
-                context=panels.student_context,
-                roles=frozenset({Role.STUDENT}),
-                order=40,
-            )
-        )

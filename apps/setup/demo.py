@@ -29,6 +29,9 @@ from apps.gradebook import services as gradebook
 from apps.gradebook.models import ScoreEntry
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
+from apps.onboarding import defaults as onboarding_defaults
+from apps.onboarding import services as onboarding
+from apps.onboarding.models import EnrollmentDecision, Questionnaire, QuestionnaireResponse
 from apps.participation import services as participation
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
@@ -243,6 +246,38 @@ def _demo_grades(course: Course, staff: User) -> None:
     participation.import_commit(actor=staff, course=course, import_id=events.pk)
 
 
+def _demo_questionnaire(course: Course, staff: User) -> None:
+    """The onboarding questionnaire with 36 of the 40 students' answers (as they were in January:
+    interests, time, experience, and teammate wishes naming people who ended up in their group),
+    an enrollment decision for each who answered. Once."""
+    if Questionnaire.objects.filter(course=course).exists():
+        return
+    q = onboarding.questionnaire_setup(actor=staff, course=course)
+    rng = random.Random(120)  # noqa: S311 - seeded demo data, not a secret
+    rows = (
+        GroupMembership.objects.filter(course=course, left_at__isnull=True)
+        .select_related("user")
+        .order_by("user__email")
+    )
+    mates: dict[int, list[str]] = {}
+    for m in rows:
+        mates.setdefault(m.group_id, []).append(m.user.email)
+    responses, decisions = [], []
+    for i, m in enumerate(rows):
+        if i % 10 == 9:
+            continue  # four students never answered: the reminder has someone to reach
+        others = [e for e in mates[m.group_id] if e != m.user.email]
+        answers = {"interests": rng.sample(onboarding_defaults.RESEARCH_DIRECTIONS, rng.randint(1, 3)),
+                   "hours": rng.choice(["8–12", "12–16", "over 16"]), "gpu": rng.randint(1, 5),
+                   "distributed": rng.randint(1, 4), "teammates": sorted(rng.sample(others, min(len(others), rng.randint(0, 2))))}  # fmt: skip
+        responses.append(QuestionnaireResponse(questionnaire=q, student=m.user, answers=answers))
+        decisions.append(
+            EnrollmentDecision(course=course, student=m.user, decision="admitted", decided_by=staff)
+        )
+    QuestionnaireResponse.objects.bulk_create(responses)
+    EnrollmentDecision.objects.bulk_create(decisions)
+
+
 def demo_load(*, course: Course) -> list[DemoLogin]:
     """Create (or find) the demo people, their roles and 8 groups of 5. Returns the logins."""
     logins: list[DemoLogin] = []
@@ -295,6 +330,7 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         _demo_checkoffs(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         _demo_assessment(course, instructor)
         _demo_grades(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
+        _demo_questionnaire(course, instructor)
         audit_record(
             actor=None,
             action="demo.loaded",

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "apps.peerreview",
     "apps.checkoffs",
     "apps.assessments",
+    "apps.onboarding",
     "apps.impact",
     "apps.participation",
     "apps.gradebook",  # reads the apps above it; none of them imports it

@@ -31,6 +31,7 @@ STUDENT_PAGES = {
     "incidents": "/c/ee290-sp26/incidents/",
     "grades": "/c/ee290-sp26/gradebook/?target=A-",
     "impact": "/c/ee290-sp26/impact/",
+    "questionnaire": "/c/ee290-sp26/questionnaire/",
     "participation": "/c/ee290-sp26/participation/",
 }
 STAFF_PAGES = {
@@ -49,6 +50,9 @@ STAFF_PAGES = {
     "staff-gradebook-components": "/c/ee290-sp26/gradebook/components/",
     "staff-gradebook-import": "/c/ee290-sp26/gradebook/import/",
     "staff-impact": "/c/ee290-sp26/impact/",
+    "staff-questionnaire": "/c/ee290-sp26/questionnaire/",
+    "staff-questionnaire-people": "/c/ee290-sp26/questionnaire/people/",
+    "staff-questionnaire-suggestions": "/c/ee290-sp26/questionnaire/suggestions/",
     "staff-participation": "/c/ee290-sp26/participation/",
 }
 

@@ -1,0 +1,228 @@
+"""Questionnaire API: the questions and your answers (students save theirs until the close),
+the summary and people (staff), enrollment decisions, reminders, suggested groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
+from apps.core.errors import DomainError, NotFound
+from apps.core.permissions import is_staff
+from apps.onboarding import services
+from apps.onboarding.models import (
+    DECISIONS,
+    EnrollmentDecision,
+    GroupSuggestion,
+    Question,
+    QuestionnaireResponse,
+)
+
+E = error_responses(
+    e409="Closed (or not open yet), already accepted, or no split into groups of the allowed size."
+)
+TAGS = ["questionnaire"]
+
+
+class OnboardingQuestionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Question
+        fields = ("id", "key", "kind", "prompt", "help", "options", "required", "role")
+
+
+class QuestionnaireSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
+    questions = OnboardingQuestionSerializer(many=True)
+    answers = serializers.DictField(allow_null=True, help_text="Students: your saved answers.")
+    responded = serializers.IntegerField(allow_null=True, help_text="Staff: how many answered.")
+    decision = serializers.CharField(
+        allow_null=True, help_text="Students: your enrollment decision."
+    )
+
+
+def _questionnaire(user: Any, course: Any) -> dict[str, Any]:
+    q = services.questionnaire_get(course)
+    if q is None:
+        raise NotFound("This course has no questionnaire yet.")
+    staff = is_staff(user, course)
+    mine = (
+        None
+        if staff
+        else QuestionnaireResponse.objects.filter(questionnaire=q, student=user)
+        .values_list("answers", flat=True)
+        .first()
+    )
+    decision = (
+        None
+        if staff
+        else EnrollmentDecision.objects.filter(course=course, student=user)
+        .values_list("decision", flat=True)
+        .first()
+    )
+    return {"title": q.title, "opens_at": q.opens_at, "closes_at": q.closes_at,
+            "questions": OnboardingQuestionSerializer(q.questions.all(), many=True).data, "answers": mine,
+            "responded": QuestionnaireResponse.objects.filter(questionnaire=q).count() if staff else None,
+            "decision": decision}  # fmt: skip
+
+
+class QuestionnaireView(APIView):
+    @extend_schema(tags=TAGS, summary="The questions; students get their answers and decision, staff the count",
+                   responses={200: QuestionnaireSerializer, **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code)
+        return Response(_questionnaire(user, course))
+
+
+class AnswersSerializer(serializers.Serializer):
+    answers = serializers.DictField(
+        help_text="{question key: value}; a list for several choices, e-mails for teammates."
+    )
+
+
+class AnswersView(APIView):
+    @extend_schema(tags=TAGS, summary="Save your answers (students; until the close; every problem by question key)",
+                   request=AnswersSerializer, responses={200: QuestionnaireSerializer, **E})  # fmt: skip
+    def put(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, student=True)
+        s = AnswersSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        try:
+            services.response_save(actor=user, course=course, raw=s.validated_data["answers"])
+        except services.AnswerProblems as exc:
+            raise serializers.ValidationError(
+                {f"answers.{k}": [v] for k, v in exc.problems.items()}
+            ) from None
+        return Response(_questionnaire(user, course))
+
+
+class OnboardingPersonSerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    name = serializers.CharField()
+    answered = serializers.BooleanField()
+    answers = serializers.DictField(allow_null=True)
+    decision = serializers.CharField(allow_null=True)
+
+
+class PeopleView(APIView):
+    @extend_schema(tags=TAGS, summary="Every student's answers and decision (staff)",
+                   parameters=[OpenApiParameter("unanswered", bool, required=False), *PAGE_PARAMETERS],
+                   responses={200: paginated(OnboardingPersonSerializer), **E})  # fmt: skip
+    def get(self, request: Request, code: str) -> Response:
+        _, course = api_course(request, code, staff=True)
+        from apps.core.models import Role, User
+
+        students = (services.unanswered(course) if request.query_params.get("unanswered") in ("1", "true") else
+                    User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
+                                        memberships__is_active=True).order_by("full_name", "email"))  # fmt: skip
+
+        def render(page: list[Any]) -> list[dict[str, Any]]:
+            ids = [u.pk for u in page]
+            answers = dict(QuestionnaireResponse.objects.filter(questionnaire__course=course, student_id__in=ids)
+                           .values_list("student_id", "answers"))  # fmt: skip
+            decisions = dict(
+                EnrollmentDecision.objects.filter(course=course, student_id__in=ids).values_list(
+                    "student_id", "decision"
+                )
+            )
+            return [{"student": u.email, "name": u.full_name, "answered": u.pk in answers, "answers": answers.get(u.pk),
+                     "decision": decisions.get(u.pk)} for u in page]  # fmt: skip
+
+        return page_response(request, students, render)
+
+
+class QuestionnaireRemindedSerializer(serializers.Serializer):
+    reminded = serializers.IntegerField(help_text="Students e-mailed.")
+
+
+class RemindView(APIView):
+    @extend_schema(tags=TAGS, summary="E-mail everyone who has not answered (staff; once per 10 minutes)",
+                   request=None, responses={200: QuestionnaireRemindedSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, staff=True)
+        return Response({"reminded": services.remind_unanswered(actor=user, course=course)})
+
+
+class DecisionInSerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    decision = serializers.ChoiceField(choices=DECISIONS)
+    note = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+
+
+class DecisionView(APIView):
+    @extend_schema(tags=TAGS, summary="Admit, waitlist or decline a student; e-mailed (staff)",
+                   request=DecisionInSerializer, responses={200: OnboardingPersonSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, staff=True)
+        s = DecisionInSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        from apps.core.models import User
+
+        student = User.objects.filter(email__iexact=s.validated_data["student"]).first()
+        if student is None:
+            raise DomainError("No student of this course has this e-mail.", field="student")
+        d = services.decision_set(actor=user, course=course, student_id=student.pk,
+                                  decision=s.validated_data["decision"], note=s.validated_data["note"])  # fmt: skip
+        answers = (
+            QuestionnaireResponse.objects.filter(questionnaire__course=course, student=student)
+            .values_list("answers", flat=True)
+            .first()
+        )
+        return Response({"student": student.email, "name": student.full_name, "answered": answers is not None,
+                         "answers": answers, "decision": d.decision})  # fmt: skip
+
+
+class GroupSuggestionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GroupSuggestion
+        fields = ("id", "seed", "groups", "stats", "created_at", "accepted_at")
+
+
+class SuggestInSerializer(serializers.Serializer):
+    seed = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+
+
+class SuggestionsView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="The latest suggested groups (staff)",
+        responses={200: GroupSuggestionSerializer, **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        _, course = api_course(request, code, staff=True)
+        s = services.suggestion_get(course)
+        if s is None:
+            raise NotFound("No suggestion yet; POST to make one.")
+        return Response(GroupSuggestionSerializer(s).data)
+
+    @extend_schema(tags=TAGS, summary="Suggest groups of the allowed size from wishes and interests (staff; changes nothing)",
+                   request=SuggestInSerializer, responses={201: GroupSuggestionSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, staff=True)
+        s = SuggestInSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        return Response(GroupSuggestionSerializer(services.suggestion_make(actor=user, course=course, **s.validated_data)).data,
+                        status=201)  # fmt: skip
+
+
+class AcceptView(APIView):
+    @extend_schema(tags=TAGS, summary="Create the suggested groups, all or nothing (staff)", request=None,
+                   responses={200: GroupSuggestionSerializer, **E})  # fmt: skip
+    def post(self, request: Request, code: str, suggestion_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        services.suggestion_accept(actor=user, course=course, suggestion_id=suggestion_id)
+        return Response(
+            GroupSuggestionSerializer(services.suggestion_get(course, suggestion_id)).data
+        )

@@ -1,0 +1,199 @@
+"""Suggested project groups from teammate wishes and shared interests (pure: no Django).
+
+The method, in the order it decides things:
+1. People who must stay together form *units*: the members of an existing group, and every
+   *mutual* pair of teammate wishes (A names B and B names A), joined while the unit stays within
+   the maximum group size. Pairs are joined in a seeded order, so a clique larger than a group
+   keeps as many of its mutual pairs as fit, reproducibly.
+2. An exact CP-SAT model puts units into groups: every unit in exactly one group, every group
+   used has between the minimum and the maximum members (unused groups are empty). It maximises
+   the pairs placed together, weighted: a mutual wish that could not be made a unit 50, a
+   one-sided wish 10, and one point per shared research interest (for each person's five
+   most similar others, so the model stays small).
+3. One search worker, the seed and a deterministic time budget make the same input give the same
+   groups on any machine. No partition possible (too few people, or sizes that do not split,
+   e.g. 7 people into groups of 4–6) is said in words.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+MUTUAL, ONE_SIDED, TOP_K = 50, 10, 5
+
+
+@dataclass(frozen=True)
+class MatchingProblem:
+    people: Sequence[int]
+    wishes: Mapping[int, frozenset[int]] = field(default_factory=dict)  # who each person names
+    interests: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    together: Sequence[frozenset[int]] = ()  # already in a group together
+    min_size: int = 4
+    max_size: int = 6
+    seed: int = 0
+    deterministic_seconds: float = 1.5
+
+
+@dataclass
+class MatchingResult:
+    groups: list[list[int]]
+    ok: bool
+    reason: str = ""
+    mutual_pairs: int = 0  # mutual wish pairs among the people
+    mutual_kept: int = 0
+    mutual_possible: int = 0  # pairs whose wish could be honoured at all (unit within max size)
+    one_sided_kept: int = 0
+    shared_interests: int = 0
+    optimal: bool = False
+
+
+def mutual_pairs(p: MatchingProblem) -> list[tuple[int, int]]:
+    members = set(p.people)
+    return sorted({(min(a, b), max(a, b)) for a in p.people for b in p.wishes.get(a, frozenset())
+                   if b in members and b != a and a in p.wishes.get(b, frozenset())})  # fmt: skip
+
+
+def _units(p: MatchingProblem) -> tuple[list[list[int]], int]:
+    """Units (lists of people kept together) and how many mutual pairs could be joined."""
+    parent = {x: x for x in p.people}
+    size = dict.fromkeys(p.people, 1)
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def join(a: int, b: int) -> bool:
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            return True
+        if size[ra] + size[rb] > p.max_size:
+            return False
+        parent[rb] = ra
+        size[ra] += size[rb]
+        return True
+
+    for group in p.together:
+        ids = [x for x in group if x in parent]
+        for x in ids[1:]:
+            join(ids[0], x)
+    pairs = mutual_pairs(p)
+    random.Random(p.seed).shuffle(pairs)  # noqa: S311 - a reproducible order, not a secret
+    possible = sum(1 for a, b in pairs if join(a, b))
+    units: dict[int, list[int]] = {}
+    for x in sorted(p.people):
+        units.setdefault(find(x), []).append(x)
+    return sorted(units.values()), possible
+
+
+def _weights(p: MatchingProblem) -> dict[tuple[int, int], int]:
+    members = set(p.people)
+    w: dict[tuple[int, int], int] = {}
+    for a in p.people:
+        for b in p.wishes.get(a, frozenset()):
+            if b in members and b != a:
+                key = (min(a, b), max(a, b))
+                w[key] = (
+                    MUTUAL if a in p.wishes.get(b, frozenset()) else max(w.get(key, 0), ONE_SIDED)
+                )
+    for a in p.people:
+        mine = p.interests.get(a, frozenset())
+        if not mine:
+            continue
+        scored = sorted(
+            ((len(mine & p.interests.get(b, frozenset())), b) for b in p.people if b != a),
+            reverse=True,
+        )
+        for shared, b in scored[:TOP_K]:
+            if shared:
+                key = (min(a, b), max(a, b))
+                w[key] = w.get(key, 0) + shared
+    return w
+
+
+def suggest(p: MatchingProblem) -> MatchingResult:
+    n = len(p.people)
+    lo, hi = p.min_size, p.max_size
+    if n == 0:
+        return MatchingResult([], True, "Nobody is waiting for a group.")
+    if n < lo:
+        return MatchingResult(
+            [],
+            False,
+            f"{n} {'person is' if n == 1 else 'people are'} too few for a group of at least {lo}.",
+        )
+    units, possible = _units(p)
+    pairs = mutual_pairs(p)
+    unit_of = {x: i for i, u in enumerate(units) for x in u}
+    n_groups = n // lo
+    model = cp_model.CpModel()
+    x = {
+        (u, g): model.new_bool_var(f"x{u}_{g}") for u in range(len(units)) for g in range(n_groups)
+    }
+    used = [model.new_bool_var(f"used{g}") for g in range(n_groups)]
+    for u in range(len(units)):
+        model.add_exactly_one(x[u, g] for g in range(n_groups))
+    for g in range(n_groups):
+        members = sum(len(units[u]) * x[u, g] for u in range(len(units)))
+        model.add(members >= lo * used[g])
+        model.add(members <= hi * used[g])
+        if g:
+            model.add(used[g] <= used[g - 1])  # symmetry: fill groups in order
+    model.add(x[0, 0] == 1)
+    objective = []
+    for (a, b), weight in _weights(p).items():
+        ua, ub = unit_of[a], unit_of[b]
+        if ua == ub:
+            continue
+        for g in range(n_groups):
+            same = model.new_bool_var("")
+            model.add_implication(same, x[ua, g])
+            model.add_implication(same, x[ub, g])
+            objective.append(weight * same)
+    if objective:
+        model.maximize(sum(objective))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = p.seed
+    solver.parameters.max_deterministic_time = p.deterministic_seconds
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        big = [u for u in units if len(u) > 1]
+        kept = f", keeping {len(big)} set(s) of people together" if big else ""
+        return MatchingResult([], False, f"{n} people cannot be split into groups of {lo}–{hi}{kept} "
+                                         f"(for example 7 is more than one group and less than two).")  # fmt: skip
+    groups = [
+        sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
+        for g in range(n_groups)
+    ]
+    groups = sorted((g for g in groups if g), key=lambda g: g[0])
+    where = {x_: i for i, g in enumerate(groups) for x_ in g}
+    everyone = set(p.people)
+    one_sided = {(a, b) for a in p.people for b in p.wishes.get(a, frozenset())
+                 if b in everyone and a not in p.wishes.get(b, frozenset())}  # fmt: skip
+    shared = sum(len(p.interests.get(a, frozenset()) & p.interests.get(b, frozenset()))
+                 for g in groups for i, a in enumerate(g) for b in g[i + 1:])  # fmt: skip
+    return MatchingResult(
+        groups, True, "", mutual_pairs=len(pairs), mutual_kept=sum(1 for a, b in pairs if where[a] == where[b]),
+        mutual_possible=possible, one_sided_kept=sum(1 for a, b in one_sided if where[a] == where[b]),
+        shared_interests=shared, optimal=status == cp_model.OPTIMAL)  # fmt: skip
+
+
+def check(p: MatchingProblem, groups: list[list[int]]) -> list[str]:
+    """Every rule a set of groups breaks (for tests and for staff edits)."""
+    problems = []
+    seen = [x for g in groups for x in g]
+    if sorted(seen) != sorted(p.people):
+        problems.append("not everyone is in exactly one group")
+    problems += [f"group {i + 1} has {len(g)} members, outside {p.min_size}–{p.max_size}"
+                 for i, g in enumerate(groups) if not p.min_size <= len(g) <= p.max_size]  # fmt: skip
+    where = {x: i for i, g in enumerate(groups) for x in g}
+    for together in p.together:
+        if len({where.get(x) for x in together if x in where}) > 1:
+            problems.append("an existing group was split")
+    return problems

@@ -1,0 +1,271 @@
+"""Questionnaire pages. Students: the questions and their answers, editable until the close.
+Staff: the summary with a picture per question, the window and the questions; people (who has
+answered, interests and teammate wishes, enrollment decisions, reminders); suggested groups."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from apps.calendar.views import local_to_utc
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course, Role, User
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_for
+from apps.core.views_helpers import int_or_none as _int
+from apps.onboarding import charts, services
+from apps.onboarding.models import DECISIONS, KINDS, EnrollmentDecision, QuestionnaireResponse
+
+PAGE = 50
+
+
+@login_required
+def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        return _staff(request, course)
+    return _student(request, course)
+
+
+def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    q = services.questionnaire_get(course)
+    problems: dict[str, str] = {}
+    response = (
+        QuestionnaireResponse.objects.filter(questionnaire=q, student=request.user).first()
+        if q
+        else None
+    )
+    answers: dict[str, Any] = dict(response.answers) if response else {}
+    if request.method == "POST" and q is not None:
+        raw = {x.key: request.POST.getlist(x.key) if x.kind == "multiple" else request.POST.get(x.key, "")
+               for x in q.questions.all()}  # fmt: skip
+        try:
+            services.response_save(actor=request.user, course=course, raw=raw)
+            messages.success(
+                request, "Saved. You can change your answers until the questionnaire closes."
+            )
+            return redirect("onboarding:page", code=course.code)
+        except DomainError as exc:
+            problems = exc.problems if isinstance(exc, services.AnswerProblems) else {}
+            messages.error(request, exc.message)
+            answers = {k: v for k, v in raw.items() if v}
+    decision = EnrollmentDecision.objects.filter(course=course, student=request.user).first()
+    now = timezone.now()
+    questions = (
+        [(x, answers.get(x.key), problems.get(x.key)) for x in q.questions.all()] if q else []
+    )
+    return render(request, "onboarding/student.html", {
+        "course": course, "q": q, "questions": questions, "response": response, "decision": decision,
+        "open": q is not None and q.opens_at <= now <= q.closes_at, "before": q is not None and now < q.opens_at,
+        "scale": ["1", "2", "3", "4", "5"]})  # fmt: skip
+
+
+def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "create":
+                services.questionnaire_setup(actor=request.user, course=course)
+                messages.success(request, "The questionnaire is ready with the standard questions.")
+            elif action == "window":
+                try:
+                    opens = local_to_utc(
+                        dt.datetime.fromisoformat(request.POST.get("opens_at", "")), course.tz
+                    )
+                    closes = local_to_utc(
+                        dt.datetime.fromisoformat(request.POST.get("closes_at", "")), course.tz
+                    )
+                except ValueError:
+                    raise DomainError("Give both times as a date and a time.") from None
+                services.questionnaire_update(actor=request.user, course=course, opens_at=opens, closes_at=closes,
+                                              intro=request.POST.get("intro", ""))  # fmt: skip
+                messages.success(request, "Saved.")
+            elif action == "add":
+                services.question_add(actor=request.user, course=course, kind=request.POST.get("kind", ""),
+                                      prompt=request.POST.get("prompt", ""), help_text=request.POST.get("help", ""),
+                                      options=request.POST.get("options", "").split("\n"),
+                                      required=request.POST.get("required") == "on")  # fmt: skip
+                messages.success(request, "Question added.")
+            elif action == "remove":
+                services.question_remove(
+                    actor=request.user,
+                    course=course,
+                    question_id=_int(request.POST.get("question")) or 0,
+                )
+                messages.success(request, "Question removed.")
+            else:
+                messages.error(request, "Say what to do.")
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        return redirect("onboarding:page", code=course.code)
+    q = services.questionnaire_get(course)
+    ctx: dict[str, Any] = {"course": course, "q": q, "kinds": KINDS}
+    if q is not None:
+        responses = list(
+            QuestionnaireResponse.objects.filter(questionnaire=q).values_list("answers", flat=True)
+        )
+        total = User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
+                                    memberships__is_active=True).count()  # fmt: skip
+        summary = []
+        for x in q.questions.all():
+            counts: Counter[str] = Counter()
+            answered = 0
+            for a in responses:
+                v = a.get(x.key)
+                if v in (None, "", []):
+                    continue
+                answered += 1
+                for item in v if isinstance(v, list) else [v]:
+                    counts[str(item)] += 1
+            svg = None
+            if x.kind in ("single", "multiple"):
+                svg = charts.bars_svg(x.prompt, [(o, counts.get(o, 0)) for o in x.options])
+            elif x.kind == "scale":
+                svg = charts.bars_svg(x.prompt, [(s, counts.get(s, 0)) for s in "12345"])
+            summary.append((x, answered, mark_safe(svg) if svg else None))
+        local = "%Y-%m-%dT%H:%M"
+        ctx |= {
+            "summary": summary,
+            "responded": len(responses),
+            "total": total,
+            "counts": services.decision_counts(course),
+            "opens_local": q.opens_at.astimezone(course.tz).strftime(local),
+            "closes_local": q.closes_at.astimezone(course.tz).strftime(local),
+        }
+    return render(request, "onboarding/staff.html", ctx)
+
+
+@login_required
+def people(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code, staff=True)
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "remind":
+                n = services.remind_unanswered(actor=request.user, course=course)
+                messages.success(request, f"Reminder e-mailed to {n} student(s).")
+            else:
+                d = services.decision_set(actor=request.user, course=course, student_id=_int(request.POST.get("student")) or 0,
+                                          decision=request.POST.get("decision", ""), note=request.POST.get("note", ""))  # fmt: skip
+                messages.success(
+                    request,
+                    f"{d.student.get_full_name() or d.student.email}: {d.get_decision_display().lower()} (e-mailed).",
+                )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        return redirect(request.get_full_path())
+    q = services.questionnaire_get(course)
+    show, decision, text = (
+        request.GET.get("show", ""),
+        request.GET.get("decision", ""),
+        request.GET.get("q", "").strip(),
+    )
+    students = User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
+                                   memberships__is_active=True).order_by("full_name", "email")  # fmt: skip
+    answered_ids = QuestionnaireResponse.objects.filter(questionnaire__course=course).values(
+        "student_id"
+    )
+    if show == "unanswered":
+        students = students.exclude(pk__in=answered_ids)
+    elif show == "answered":
+        students = students.filter(pk__in=answered_ids)
+    if decision == "undecided":
+        students = students.exclude(
+            pk__in=EnrollmentDecision.objects.filter(course=course).values("student_id")
+        )
+    elif decision in dict(DECISIONS):
+        students = students.filter(
+            pk__in=EnrollmentDecision.objects.filter(course=course, decision=decision).values(
+                "student_id"
+            )
+        )
+    if text:
+        students = students.filter(Q(full_name__icontains=text) | Q(email__icontains=text))
+    page_ = Paginator(students, PAGE).get_page(request.GET.get("page"))
+    ids = [u.pk for u in page_]
+    answers = (
+        dict(
+            QuestionnaireResponse.objects.filter(questionnaire=q, student_id__in=ids).values_list(
+                "student_id", "answers"
+            )
+        )
+        if q
+        else {}
+    )
+    roles = {x.key: x.role for x in q.questions.all()} if q else {}
+    decisions = {
+        d.student_id: d
+        for d in EnrollmentDecision.objects.filter(course=course, student_id__in=ids)
+    }
+    rows = []
+    for u in page_:
+        a = answers.get(u.pk)
+        pick = {roles.get(k): v for k, v in (a or {}).items() if roles.get(k)}
+        rows.append({"u": u, "answered": a is not None, "interests": pick.get("interests", []),
+                     "teammates": pick.get("teammates", []), "decision": decisions.get(u.pk)})  # fmt: skip
+    return render(request, "onboarding/people.html", {
+        "course": course, "q": q, "rows": rows, "page": page_, "show": show, "decision": decision, "text": text,
+        "decisions": DECISIONS, "n_unanswered": services.unanswered(course).count()})  # fmt: skip
+
+
+@login_required
+def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code, staff=True)
+    here = reverse("onboarding:suggestions", kwargs={"code": course.code})
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "suggest":
+                made_s = services.suggestion_make(
+                    actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
+                )
+                messages.success(
+                    request,
+                    f"{len(made_s.groups)} groups suggested. Nothing changes until you accept them.",
+                )
+            elif action == "move":
+                services.suggestion_move(actor=request.user, course=course, suggestion_id=_int(request.POST.get("suggestion")) or 0,
+                                         student_id=_int(request.POST.get("student")) or 0, to_group=_int(request.POST.get("to")) or 0)  # fmt: skip
+                messages.success(request, "Moved.")
+            elif action == "accept":
+                made = services.suggestion_accept(
+                    actor=request.user,
+                    course=course,
+                    suggestion_id=_int(request.POST.get("suggestion")) or 0,
+                )
+                messages.success(
+                    request,
+                    f"{len(made)} groups now exist: " + ", ".join(g.name for g in made) + ".",
+                )
+            else:
+                messages.error(request, "Say what to do.")
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        return redirect(here)
+    people_, together = services.suggestion_pool(course)
+    s = services.suggestion_get(course)
+    groups_: list[list[dict[str, Any]]] = []
+    if s is not None and s.accepted_at is None:
+        ids = [u for g in s.groups for u in g]
+        users = {u.pk: u for u in User.objects.filter(pk__in=ids)}
+        wishes, interests = services._inputs(course, ids)
+        for g in s.groups:
+            members = set(g)
+            groups_.append([{"u": users[u], "interests": sorted(interests.get(u, [])),
+                             "wishes": [(users[w].get_full_name() if w in users else "?", w in members,
+                                         u in wishes.get(w, frozenset())) for w in wishes.get(u, frozenset())]}
+                            for u in g if u in users])  # fmt: skip
+    return render(request, "onboarding/suggestions.html", {
+        "course": course, "pool": len(people_), "small_groups": len(together), "s": s, "groups": groups_,
+        "lo": course.group_min_size, "hi": course.group_max_size})  # fmt: skip

@@ -1,0 +1,135 @@
+"""The questionnaire as students and staff meet it: answer until the close, decisions e-mailed,
+40 students' wishes turned into groups that exist once staff accept them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+import time_machine
+from django.core import mail
+from django.test import Client
+from rest_framework.test import APIClient
+
+from apps.core.errors import Conflict, NotAllowed
+from apps.core.models import Role
+from apps.groups.models import Group, GroupMembership
+from apps.onboarding import matching, services
+from apps.onboarding.models import QuestionnaireResponse
+from tests.factories import member
+
+pytestmark = pytest.mark.django_db
+OPEN = dt.datetime(2026, 1, 21, 18, tzinfo=dt.UTC)
+
+
+def _answers(rng: random.Random, emails: list[str], me: str) -> dict[str, object]:
+    from apps.onboarding.defaults import RESEARCH_DIRECTIONS
+
+    return {"interests": rng.sample(RESEARCH_DIRECTIONS, rng.randint(1, 3)), "hours": "8–12", "gpu": str(rng.randint(1, 5)),
+            "distributed": "2", "teammates": ", ".join(rng.sample([e for e in emails if e != me], rng.randint(0, 2)))}  # fmt: skip
+
+
+@time_machine.travel(OPEN, tick=False)
+def test_forty_students_answer_and_the_accepted_suggestion_makes_groups_of_four_to_six(
+    ee290,
+) -> None:
+    course = ee290
+    staff = member(course, Role.TA)
+    students = [
+        member(course, email=f"s{i:02d}@example.edu", full_name=f"Student {i:02d}")
+        for i in range(40)
+    ]
+    emails = [s.email for s in students]
+    services.questionnaire_setup(actor=staff, course=course)
+    rng = random.Random(290)
+    for s in students:
+        services.response_save(actor=s, course=course, raw=_answers(rng, emails, s.email))
+    # two mutual pairs and a mutual triangle, on top of the random wishes
+    for a, b in ((0, 1), (2, 3), (4, 5), (5, 6), (4, 6)):
+        for x, y in ((a, b), (b, a)):
+            r = QuestionnaireResponse.objects.get(student=students[x])
+            r.answers["teammates"] = sorted({*r.answers.get("teammates", []), emails[y]})
+            r.save()
+    suggestion = services.suggestion_make(actor=staff, course=course, seed=1)
+    assert sorted(len(g) for g in suggestion.groups)[0] >= 4
+    assert all(4 <= len(g) <= 6 for g in suggestion.groups)
+    assert sum(len(g) for g in suggestion.groups) == 40
+    people, _ = services.suggestion_pool(course)
+    wishes, interests = services._inputs(course, people)
+    p = matching.MatchingProblem(people, wishes, interests, seed=1)
+    assert (
+        suggestion.stats["mutual_kept"]
+        == suggestion.stats["mutual_pairs"]
+        == len(matching.mutual_pairs(p))
+    )
+    made = services.suggestion_accept(actor=staff, course=course, suggestion_id=suggestion.pk)
+    assert len(made) == len(suggestion.groups)
+    together = dict(
+        GroupMembership.objects.filter(course=course, left_at__isnull=True).values_list(
+            "user_id", "group_id"
+        )
+    )
+    assert len(together) == 40
+    assert together[students[4].pk] == together[students[5].pk] == together[students[6].pk]
+    assert all(
+        4 <= Group.objects.get(pk=g.pk).memberships.filter(left_at__isnull=True).count() <= 6
+        for g in made
+    )
+    with pytest.raises(Conflict, match="already accepted"):
+        services.suggestion_accept(actor=staff, course=course, suggestion_id=suggestion.pk)
+
+
+def test_answers_until_the_close_and_one_response_per_student(ee290) -> None:
+    course = ee290
+    staff = member(course, Role.TA)
+    student = member(course)
+    services.questionnaire_setup(actor=staff, course=course)
+    with time_machine.travel(OPEN, tick=False):
+        with pytest.raises(services.AnswerProblems) as bad:
+            services.response_save(
+                actor=student, course=course, raw={"gpu": "9", "teammates": "not-an-email"}
+            )
+        assert set(bad.value.problems) == {"interests", "hours", "gpu", "distributed", "teammates"}
+        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers"], "hours": "over 16",
+                                                                   "gpu": "3", "distributed": "1"})  # fmt: skip
+        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers", "Agents and applications"],
+                                                                   "hours": "over 16", "gpu": "4", "distributed": "1"})  # fmt: skip
+        assert QuestionnaireResponse.objects.filter(student=student).count() == 1
+        assert QuestionnaireResponse.objects.get(student=student).answers["gpu"] == 4
+        with pytest.raises(NotAllowed):
+            services.response_save(actor=staff, course=course, raw={})
+    with time_machine.travel(dt.datetime(2026, 1, 29, tzinfo=dt.UTC), tick=False), \
+            pytest.raises(Conflict, match="closed Tue Jan 27"):  # fmt: skip
+        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers"], "hours": "8–12",
+                                                                   "gpu": "3", "distributed": "1"})  # fmt: skip
+
+
+def test_decisions_are_emailed_and_students_see_only_their_own(ee290, celery_eager) -> None:
+    course = ee290
+    staff = member(course, Role.INSTRUCTOR)
+    a, b = member(course), member(course)
+    services.questionnaire_setup(actor=staff, course=course)
+    with time_machine.travel(OPEN, tick=False):
+        services.response_save(actor=b, course=course, raw={"interests": ["Optimizers"], "hours": "8–12", "gpu": "3",
+                                                             "distributed": "1", "notes": "SECRET-NOTE-B"})  # fmt: skip
+    from django.test import TestCase
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        services.decision_set(
+            actor=staff, course=course, student_id=a.pk, decision="waitlisted", note="place likely"
+        )
+    assert [m.to for m in mail.outbox] == [[a.email]]
+    assert "waitlist" in mail.outbox[0].body
+    assert "place likely" in mail.outbox[0].body
+    client = APIClient()
+    client.force_authenticate(a)
+    mine = client.get(f"/api/v1/courses/{course.code}/questionnaire/").json()
+    assert mine["decision"] == "waitlisted"
+    assert "SECRET-NOTE-B" not in str(mine)
+    assert client.get(f"/api/v1/courses/{course.code}/questionnaire/people/").status_code == 403
+    c = Client()
+    c.force_login(staff)
+    assert (
+        "SECRET-NOTE-B" not in c.get(f"/c/{course.code}/questionnaire/").content.decode()
+    )  # only counts
