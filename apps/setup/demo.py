@@ -237,10 +237,10 @@ def _demo_grades(course: Course, staff: User) -> None:
         return
     lines = ["email,kind,date,note"]
     for email in emails:
-        share = 0.3 if email.startswith("student05@") else rng.uniform(0.7, 1.0)
+        share = 0.3 if email.startswith("student05@") else rng.uniform(0.85, 1.0)
         lines += [f"{email},attendance,{day}," for day in days if rng.random() < share]
         lines += [f"{email},{rng.choice(['ed-post', 'ed-answer', 'comment'])},{rng.choice(days)},"
-                  for _ in range(rng.randint(0, 7))]  # fmt: skip
+                  for _ in range(rng.randint(2, 8))]  # fmt: skip
     events, _ = participation.import_upload(actor=staff, course=course, filename="demo-participation.csv",
                                             data=("\n".join(lines) + "\n").encode())  # fmt: skip
     participation.import_commit(actor=staff, course=course, import_id=events.pk)
