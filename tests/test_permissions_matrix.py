@@ -289,6 +289,15 @@ EXPECTED: dict[str, str] = {
     f"GET {API}questionnaire/suggestions/": "staff",
     f"POST {API}questionnaire/suggestions/": "staff",
     f"POST {API}questionnaire/suggestions/<int:suggestion_id>/accept/": "staff",
+    # --- question contributions
+    f"GET {COURSE}contributions/": "member",  # students: their own and the accepted ones
+    f"POST {COURSE}contributions/": "member",  # students propose and check; staff review
+    f"GET {API}contributions/": "member",  # never another's under review (scanned below)
+    f"POST {API}contributions/": "student",
+    f"POST {API}contributions/check/": "member",
+    f"GET {API}contributions/credits/": "staff",
+    f"PUT {API}contributions/<int:proposal_id>/": "student-owner",
+    f"POST {API}contributions/<int:proposal_id>/review/": "staff",
     # --- impact and participation
     f"GET {COURSE}impact/": "member",  # a group: its own evidence; staff: every group's
     f"POST {COURSE}impact/": "member",  # students add for their own group; staff score
@@ -430,7 +439,8 @@ def _url(route: str, world: World) -> str:
         "<int:import_id>": ids["lateness_import_id"] if "slack" in route else
                             ids["score_import_id"] if "gradebook" in route else
                             ids["participation_import_id"] if "participation" in route else ids["import_id"],
-        "<int:item_id>": ids["impact_item_id"], "<int:suggestion_id>": ids["suggestion_id"], "<int:event_id>": ids["participation_event_id"],
+        "<int:item_id>": ids["impact_item_id"], "<int:suggestion_id>": ids["suggestion_id"],
+        "<int:proposal_id>": ids["proposal_id"], "<int:event_id>": ids["participation_event_id"],
         "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
         "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
@@ -537,6 +547,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "batch_id",
                 "item_id",
                 "suggestion_id",
+                "proposal_id",
                 "event_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")

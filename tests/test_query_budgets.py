@@ -31,7 +31,7 @@ STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/"
                 C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
                 C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/",
                 C + "impact/", A + "impact/items/", C + "participation/", A + "participation/events/",
-                C + "questionnaire/", A + "questionnaire/"]  # fmt: skip
+                C + "questionnaire/", A + "questionnaire/", C + "contributions/", A + "contributions/"]  # fmt: skip
 STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
               A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
               A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
@@ -47,7 +47,8 @@ STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", 
               A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/",
               C + "impact/", A + "impact/items/", A + "impact/groups/", C + "participation/", A + "participation/events/",
               A + "participation/summary/", C + "questionnaire/", C + "questionnaire/people/",
-              C + "questionnaire/suggestions/", A + "questionnaire/", A + "questionnaire/people/"]  # fmt: skip
+              C + "questionnaire/suggestions/", A + "questionnaire/", A + "questionnaire/people/",
+              C + "contributions/", A + "contributions/", A + "contributions/credits/"]  # fmt: skip
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 

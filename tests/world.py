@@ -24,6 +24,7 @@ from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
 from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
+from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
 from apps.gradebook.models import ScoreImport
 from apps.gradebook.services import score_change, scores_apply
@@ -148,6 +149,10 @@ def build_world(course: Course) -> World:
                                                               content=b"email,kind,date\n")  # fmt: skip
     participation_event = ParticipationEvent.objects.create(course=course, student=a_members[0], kind="comment",
                                                             occurred_on=dt.date(2026, 2, 3), note="SECRET-PARTICIPATION-A")  # fmt: skip
+    proposal = QuestionProposal.objects.create(course=course, proposer=a_members[0], kind="numeric", answer="2*n",
+                                               prompt="SECRET-PROPOSAL-A: what is twice {n}?", params_text="n = 4",
+                                               params={"n": 4})  # fmt: skip
+    proposal.authors.set([a_members[0]])
     questionnaire_setup(actor=instructor, course=course)
     suggestion = GroupSuggestion.objects.create(
         course=course, groups=[[u.pk for u in a_members]], created_by=instructor
@@ -190,12 +195,13 @@ def build_world(course: Course) -> World:
         "score_import_id": score_import.pk,
         "impact_item_id": impact_item.pk,
         "suggestion_id": suggestion.pk,
+        "proposal_id": proposal.pk,
         "participation_import_id": participation_import.pk,
         "participation_event_id": participation_event.pk,
     }
     ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
              "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-ONBOARDING-NOTE-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
+    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-ONBOARDING-NOTE-A", "SECRET-PROPOSAL-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
                *(u.email for u in a_members[1:])]  # fmt: skip
     return World(course=course, other_course=other_course, people=people, group_a=group_a,
                  group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "apps.checkoffs",
     "apps.assessments",
     "apps.onboarding",
+    "apps.contributions",
     "apps.impact",
     "apps.participation",
     "apps.gradebook",  # reads the apps above it; none of them imports it
@@ -310,6 +311,7 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "ImpactKindEnum": "apps.impact.models.KINDS",
+        "ProposalKindEnum": "apps.contributions.models.KINDS",
         "ParticipationKindEnum": "apps.participation.models.KINDS",
         "WeightPrecisionEnum": "apps.perfcalc.calc.formulas.common.WEIGHT_PRECISIONS",
         "TrainingPrecisionEnum": "apps.perfcalc.calc.formulas.common.TRAINING_PRECISIONS",

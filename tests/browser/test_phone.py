@@ -32,6 +32,7 @@ STUDENT_PAGES = {
     "grades": "/c/ee290-sp26/gradebook/?target=A-",
     "impact": "/c/ee290-sp26/impact/",
     "questionnaire": "/c/ee290-sp26/questionnaire/",
+    "contributions": "/c/ee290-sp26/contributions/",
     "participation": "/c/ee290-sp26/participation/",
 }
 STAFF_PAGES = {
@@ -51,6 +52,7 @@ STAFF_PAGES = {
     "staff-gradebook-import": "/c/ee290-sp26/gradebook/import/",
     "staff-impact": "/c/ee290-sp26/impact/",
     "staff-questionnaire": "/c/ee290-sp26/questionnaire/",
+    "staff-contributions": "/c/ee290-sp26/contributions/",
     "staff-questionnaire-people": "/c/ee290-sp26/questionnaire/people/",
     "staff-questionnaire-suggestions": "/c/ee290-sp26/questionnaire/suggestions/",
     "staff-participation": "/c/ee290-sp26/participation/",
