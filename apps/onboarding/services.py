@@ -332,6 +332,16 @@ def suggestion_get(course: Course, suggestion_id: int | None = None) -> GroupSug
     return qs.filter(pk=suggestion_id).first() if suggestion_id else qs.first()
 
 
+def _open_suggestion(course: Course, suggestion_id: int) -> GroupSuggestion:
+    """The suggestion, locked, while it can still change (404 if not this course's)."""
+    s = GroupSuggestion.objects.select_for_update().filter(course=course, pk=suggestion_id).first()
+    if s is None:
+        raise NotFound("No such suggestion.")
+    if s.accepted_at is not None:
+        raise Conflict("This suggestion was already accepted.")
+    return s
+
+
 def suggestion_move(
     *, actor: User, course: Course, suggestion_id: int, student_id: int, to_group: int
 ) -> GroupSuggestion:
@@ -339,15 +349,7 @@ def suggestion_move(
     (or a new one, `to_group` = the number after the last). Sizes are checked at acceptance."""
     _require_staff(actor, course)
     with transaction.atomic():
-        s = (
-            GroupSuggestion.objects.select_for_update()
-            .filter(course=course, pk=suggestion_id)
-            .first()
-        )
-        if s is None:
-            raise NotFound("No such suggestion.")
-        if s.accepted_at is not None:
-            raise Conflict("This suggestion was already accepted.")
+        s = _open_suggestion(course, suggestion_id)
         groups_ = [list(g) for g in s.groups]
         source = next((g for g in groups_ if student_id in g), None)
         if source is None:
@@ -371,15 +373,7 @@ def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> lis
     if sizes are off or anyone's group changed since the suggestion was made."""
     _require_staff(actor, course)
     with transaction.atomic():
-        s = (
-            GroupSuggestion.objects.select_for_update()
-            .filter(course=course, pk=suggestion_id)
-            .first()
-        )
-        if s is None:
-            raise NotFound("No such suggestion.")
-        if s.accepted_at is not None:
-            raise Conflict("This suggestion was already accepted.")
+        s = _open_suggestion(course, suggestion_id)
         people, together = suggestion_pool(course)
         p = matching.MatchingProblem(
             people, {}, {}, together, course.group_min_size, course.group_max_size
