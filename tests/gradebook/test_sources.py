@@ -1,0 +1,73 @@
+"""What the gradebook reads from the apps that already know a score: the autograder's complete
+passes and the milestones a group recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from apps.autograder.models import Grade, GradingPass, GradingRun, Question, QuestionSet
+from apps.core.models import Course
+from apps.gradebook import sources
+from apps.milestones.models import GroupMilestone
+from tests.factories import AssignmentFactory, CourseFactory, MilestoneFactory, group_of
+
+pytestmark = pytest.mark.django_db
+
+
+def _graded_set(course: Course, code: str, scores: dict[int, tuple[float, float]]) -> None:
+    qs = QuestionSet.objects.create(course=course, key=f"set-{code.lower()}", title=code,
+                                    assignment=AssignmentFactory(course=course, code=code))  # fmt: skip
+    q = Question.objects.create(question_set=qs, key="q1", position=1, kind="numeric", prompt="?")
+    run = GradingRun.objects.create(question_set=qs, key_version="k")
+    done = GradingPass.objects.create(run=run, number=1, status="done")
+    run.current_pass = done
+    run.save()
+    Grade.objects.bulk_create(Grade(run=run, grading_pass=done, student_id=s, question=q, score=got, max_points=of)
+                              for s, (got, of) in scores.items())  # fmt: skip
+
+
+def test_autograder_means_the_graded_assignment_sets() -> None:
+    course = CourseFactory()
+    g = group_of(course, 4)
+    a, b = [m.user_id for m in g.memberships.all()][:2]
+    _graded_set(course, "A1", {a: (8, 10), b: (5, 10)})
+    _graded_set(course, "A2", {a: (10, 10)})  # b was not graded in A2: it does not count as 0
+    got = sources.autograder(course, None, {})
+    assert got[a].percent == pytest.approx(90)
+    assert got[a].detail == "mean of A1 80 %, A2 100 %"
+    assert got[b].percent == pytest.approx(50)
+    # a pass that is not complete yet is not read
+    qs = QuestionSet.objects.create(
+        course=course,
+        key="set-a3",
+        title="A3",
+        assignment=AssignmentFactory(course=course, code="A3"),
+    )
+    GradingRun.objects.create(question_set=qs, key_version="k")
+    assert sources.autograder(course, [a], {})[a].percent == pytest.approx(90)
+
+
+def test_milestones_on_time_late_excused_missing() -> None:
+    course = CourseFactory()
+    g = group_of(course, 4)
+    student = g.memberships.first().user_id
+    past = timezone.now() - dt.timedelta(days=3)
+    on_time, late, excused, _missing = (
+        MilestoneFactory(course=course, due_at=past) for _ in range(4)
+    )
+    MilestoneFactory(
+        course=course, due_at=timezone.now() + dt.timedelta(days=3)
+    )  # not due yet: not counted
+    GroupMilestone.objects.create(
+        course=course, milestone=on_time, group=g, submitted_at=past - dt.timedelta(hours=1)
+    )
+    GroupMilestone.objects.create(
+        course=course, milestone=late, group=g, submitted_at=past + dt.timedelta(hours=5)
+    )
+    GroupMilestone.objects.create(course=course, milestone=excused, group=g, excused=True)
+    got = sources.milestones(course, None, {student: g.pk})[student]
+    assert got.percent == pytest.approx((100 + 50 + 100 + 0) / 4)
+    assert got.detail == "3 of 4 due milestones recorded"
