@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
@@ -245,12 +246,8 @@ def score_change(
 
 
 def score_history(*, course: Course, student_id: int, group_id: int | None) -> list[AuditEvent]:
-    """Every change to this student's scores and their group's, newest first."""
-    from django.db.models import Q
-
-    q = Q(object_id__contains=f":student:{student_id}") & Q(
-        object_id__endswith=f":student:{student_id}"
-    )
+    """Every change to this student's scores and their group's, newest first (the last 100)."""
+    q = Q(object_id__endswith=f":student:{student_id}")
     if group_id:
         q |= Q(object_id__endswith=f":group:{group_id}")
     return list(AuditEvent.objects.filter(course=course, object_type="gradebook.score").filter(q)
