@@ -11,8 +11,10 @@ The method, in the order it decides things:
    one-sided wish 10, and one point per shared research interest (for each person's five
    most similar others, so the model stays small).
 3. One search worker, the seed and a deterministic time budget make the same input give the same
-   groups on any machine. No partition possible (too few people, or sizes that do not split,
-   e.g. 7 people into groups of 4–6) is said in words.
+   groups on any machine. A large pool that finds nothing within the budget searches again from
+   a greedy feasible start (units largest first into the emptiest group), which is the answer if
+   time runs out again: a valid split is never reported as impossible. No partition possible
+   (too few people, or sizes that do not split, e.g. 7 people into groups of 4–6) is said in words.
 """
 
 from __future__ import annotations
@@ -116,6 +118,27 @@ def _weights(p: MatchingProblem) -> dict[tuple[int, int], int]:
     return w
 
 
+def _greedy(units: list[list[int]], lo: int, hi: int, max_groups: int) -> list[int] | None:
+    """A feasible placement to start from, or None: as few groups as the maximum size allows,
+    units largest first, each into the emptiest group it fits (unit 0 into group 0, as the
+    model's symmetry rule wants)."""
+    n = sum(len(u) for u in units)
+    count = -(-n // hi)
+    if count * lo > n or count > max_groups:
+        return None
+    sizes = [0] * count
+    where = [0] * len(units)
+    order = [0, *sorted(range(1, len(units)), key=lambda u: -len(units[u]))]
+    for u in order:
+        fits = [g for g in range(count) if sizes[g] + len(units[u]) <= hi]
+        if not fits:
+            return None
+        g = 0 if u == 0 else min(fits, key=lambda g: (sizes[g], g))
+        where[u] = g
+        sizes[g] += len(units[u])
+    return where if min(sizes) >= lo else None
+
+
 def suggest(p: MatchingProblem) -> MatchingResult:
     n = len(p.people)
     lo, hi = p.min_size, p.max_size
@@ -162,15 +185,32 @@ def suggest(p: MatchingProblem) -> MatchingResult:
     solver.parameters.random_seed = p.seed
     solver.parameters.max_deterministic_time = p.deterministic_seconds
     status = solver.solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    start = _greedy(units, lo, hi, n_groups)
+    if status == cp_model.UNKNOWN and start is not None:
+        # A large pool: no placement found in the budget. Search again from a feasible start
+        # (given as a hint only now: on small pools it slows the search down).
+        for u, g0 in enumerate(start):
+            for g in range(n_groups):
+                model.add_hint(x[u, g], g == g0)
+        for g in range(n_groups):
+            model.add_hint(used[g], g <= max(start))
+        status = solver.solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        groups = [sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
+                  for g in range(n_groups)]  # fmt: skip
+    elif start is not None:  # out of time before the first improvement: the start is still valid
+        groups = [
+            sorted(x_ for u in range(len(units)) if start[u] == g for x_ in units[u])
+            for g in range(n_groups)
+        ]
+    elif status == cp_model.INFEASIBLE:
         big = [u for u in units if len(u) > 1]
         kept = f", keeping {len(big)} set(s) of people together" if big else ""
         return MatchingResult([], False, f"{n} people cannot be split into groups of {lo}–{hi}{kept} "
                                          f"(for example 7 is more than one group and less than two).")  # fmt: skip
-    groups = [
-        sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
-        for g in range(n_groups)
-    ]
+    else:
+        return MatchingResult([], False, f"No split of {n} people into groups of {lo}–{hi} was found in the time "
+                                         "allowed; try again with another seed or fewer people.")  # fmt: skip
     groups = sorted((g for g in groups if g), key=lambda g: g[0])
     where = {x_: i for i, g in enumerate(groups) for x_ in g}
     everyone = set(p.people)

@@ -82,3 +82,19 @@ def test_existing_small_groups_stay_together() -> None:
 @pytest.mark.parametrize("n", [8, 9, 10, 11, 12, 13, 17])
 def test_every_size_from_8_splits(n: int) -> None:
     assert suggest(MatchingProblem(list(range(n)), deterministic_seconds=0.3)).ok
+
+
+def test_a_large_pool_gets_valid_groups_even_when_the_search_stops_early() -> None:
+    """120 people, random wishes: the greedy start keeps the answer valid if the time budget runs
+    out before the search improves on it (it once said "cannot be split" here)."""
+    rng = random.Random(5)
+    people = list(range(1, 121))
+    wishes = {
+        a: frozenset(rng.sample([b for b in people if b != a], rng.randint(0, 3))) for a in people
+    }
+    interests = {a: frozenset(rng.sample("abcdefghij", rng.randint(1, 3))) for a in people}
+    p = MatchingProblem(people, wishes, interests, seed=3, deterministic_seconds=0.2)
+    r = suggest(p)
+    assert r.ok, r.reason
+    assert check(p, r.groups) == []
+    assert r.mutual_kept >= r.mutual_possible
