@@ -8,8 +8,9 @@ the course is frozen, the grade shown is the frozen one.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Q, QuerySet
 
@@ -205,3 +206,41 @@ def filter_rows(
     if sort == "name":
         return rows
     return sorted(rows, key=lambda r: not r.at_risk)  # stable: at risk first, then by name
+
+
+def export_rows(course: Course, rows: list[Row], shape: str) -> Iterator[list[Any]]:
+    """CSV rows, header first. `canvas`: Canvas's gradebook-import columns (Student, ID,
+    SIS User ID, SIS Login ID, Section, then one column per component in percent, the total
+    and the letter); `plain`: e-mail, name, SID, group, each leaf, total, status, letter, reason."""
+    components = components_of(course)
+    leaves = leaf_components(components)
+
+    def pct(x: float | None) -> str:
+        return "" if x is None else f"{x:.2f}"
+
+    if shape == "canvas":
+        tops = [c for c in components if c.parent_id is None]
+        yield ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+               *[f"{c.name} (%)" for c in tops], "Course total (%)", "Final letter"]  # fmt: skip
+        for r in rows:
+            name = r.student.full_name.split()
+            sortable = (
+                f"{name[-1]}, {' '.join(name[:-1])}" if len(name) > 1 else r.student.full_name
+            )
+            yield [sortable, "", r.student.sid or "", r.student.email, course.code,
+                   *[pct(r.percents.get(c.key)) for c in tops], pct(r.total), r.letter or ""]  # fmt: skip
+        return
+    yield [
+        "email",
+        "name",
+        "sid",
+        "group",
+        *[c.key for c in leaves],
+        "total",
+        "status",
+        "letter",
+        "reason",
+    ]
+    for r in rows:
+        yield [r.student.email, r.student.full_name, r.student.sid or "", r.group,
+               *[pct(r.cells[c.key].percent) for c in leaves], pct(r.total), r.status, r.letter or "", r.reason]  # fmt: skip

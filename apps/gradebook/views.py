@@ -5,7 +5,6 @@ their own components, what is missing, why their grade is what it is, and a what
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from typing import Any, cast
 
 from django import forms
@@ -286,47 +285,11 @@ def import_preview(request: AuthedRequest, code: str, import_id: int) -> HttpRes
         "more": max(0, len(plan.changes) - 200)})  # fmt: skip
 
 
-def export_rows(course: Course, rows: list[selectors.Row], shape: str) -> Iterator[list[Any]]:
-    """CSV rows, header first. `canvas`: Canvas's gradebook-import columns (Student, ID,
-    SIS User ID, SIS Login ID, Section, then one column per component in percent, the total
-    and the letter); `plain`: e-mail, name, SID, group, each leaf, total, status, letter, reason."""
-    components = selectors.components_of(course)
-    leaves = selectors.leaf_components(components)
-
-    def pct(x: float | None) -> str:
-        return "" if x is None else f"{x:.2f}"
-
-    if shape == "canvas":
-        tops = [c for c in components if c.parent_id is None]
-        yield ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-               *[f"{c.name} (%)" for c in tops], "Course total (%)", "Final letter"]  # fmt: skip
-        for r in rows:
-            name = r.student.full_name.split()
-            sortable = (
-                f"{name[-1]}, {' '.join(name[:-1])}" if len(name) > 1 else r.student.full_name
-            )
-            yield [sortable, "", r.student.sid or "", r.student.email, course.code,
-                   *[pct(r.percents.get(c.key)) for c in tops], pct(r.total), r.letter or ""]  # fmt: skip
-        return
-    yield [
-        "email",
-        "name",
-        "sid",
-        "group",
-        *[c.key for c in leaves],
-        "total",
-        "status",
-        "letter",
-        "reason",
-    ]
-    for r in rows:
-        yield [r.student.email, r.student.full_name, r.student.sid or "", r.group,
-               *[pct(r.cells[c.key].percent) for c in leaves], pct(r.total), r.status, r.letter or "", r.reason]  # fmt: skip
-
-
 @login_required
 def export(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code, staff=True)
     rows, _ = _filtered(request, course)
     shape = "canvas" if request.GET.get("shape") == "canvas" else "plain"
-    return csv_response(f"{course.code}-grades-{shape}.csv", export_rows(course, rows, shape))
+    return csv_response(
+        f"{course.code}-grades-{shape}.csv", selectors.export_rows(course, rows, shape)
+    )

@@ -24,6 +24,7 @@ from apps.groups.models import Group, GroupMembership
 from apps.onboarding import defaults, matching, rules
 from apps.onboarding.models import (
     DECISIONS,
+    KINDS,
     EnrollmentDecision,
     GroupSuggestion,
     Question,
@@ -110,16 +111,7 @@ def questionnaire_update(*, actor: User, course: Course, opens_at: dt.datetime, 
 def question_add(*, actor: User, course: Course, kind: str, prompt: str, options: list[str], required: bool,
                  help_text: str = "") -> Question:  # fmt: skip
     _require_staff(actor, course)
-    if kind not in {
-        k
-        for k, _ in (
-            ("single", ""),
-            ("multiple", ""),
-            ("scale", ""),
-            ("text", ""),
-            ("teammates", ""),
-        )
-    }:
+    if kind not in dict(KINDS):
         raise DomainError("kind is single, multiple, scale, text or teammates.", field="kind")
     options = [o.strip() for o in options if o.strip()]
     if kind in ("single", "multiple") and len(options) < 2:
@@ -278,9 +270,11 @@ def suggestion_pool(course: Course) -> tuple[list[int], list[frozenset[int]]]:
     return people, [frozenset(s) for s in together.values()]
 
 
-def _inputs(
+def suggestion_inputs(
     course: Course, people: list[int]
 ) -> tuple[dict[int, frozenset[int]], dict[int, frozenset[str]]]:
+    """Each person's teammate wishes (as user ids, within `people`) and research interests, read
+    from the questions whose role says so."""
     q = questionnaire_get(course)
     if q is None:
         return {}, {}
@@ -308,7 +302,7 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
         raise Conflict(
             f"{len(people)} people wait for a group; suggestions are made for at most {MAX_POOL} at a time."
         )
-    wishes, interests = _inputs(course, people)
+    wishes, interests = suggestion_inputs(course, people)
     p = matching.MatchingProblem(
         people, wishes, interests, together, course.group_min_size, course.group_max_size, seed
     )

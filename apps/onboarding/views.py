@@ -259,7 +259,7 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
     if s is not None and s.accepted_at is None:
         ids = [u for g in s.groups for u in g]
         users = {u.pk: u for u in User.objects.filter(pk__in=ids)}
-        wishes, interests = services._inputs(course, ids)
+        wishes, interests = services.suggestion_inputs(course, ids)
         for g in s.groups:
             members = set(g)
             groups_.append([{"u": users[u], "interests": sorted(interests.get(u, [])),

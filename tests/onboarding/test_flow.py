@@ -56,7 +56,7 @@ def test_forty_students_answer_and_the_accepted_suggestion_makes_groups_of_four_
     assert all(4 <= len(g) <= 6 for g in suggestion.groups)
     assert sum(len(g) for g in suggestion.groups) == 40
     people, _ = services.suggestion_pool(course)
-    wishes, interests = services._inputs(course, people)
+    wishes, interests = services.suggestion_inputs(course, people)
     p = matching.MatchingProblem(people, wishes, interests, seed=1)
     assert (
         suggestion.stats["mutual_kept"]

@@ -27,7 +27,6 @@ from apps.core.permissions import is_instructor
 from apps.gradebook import rules, selectors, services
 from apps.gradebook.models import ScoreEntry, ScoreImport
 from apps.gradebook.sources import SOURCE_HELP
-from apps.gradebook.views import export_rows
 
 E = error_responses(e409="Grades are frozen, or the import has problems or was already stored.")
 TAGS = ["gradebook"]
@@ -375,7 +374,8 @@ class ExportView(APIView):
         if shape not in ("canvas", "plain"):
             raise DomainError("shape is canvas or plain.", field="shape")
         return csv_response(
-            f"{course.code}-grades-{shape}.csv", export_rows(course, _rows(request, course), shape)
+            f"{course.code}-grades-{shape}.csv",
+            selectors.export_rows(course, _rows(request, course), shape),
         )
 
 
