@@ -65,7 +65,7 @@ def sets(request: AuthedRequest, code: str) -> HttpResponse:
         "autograder/sets.html",
         {
             "course": course,
-            "sets": QuestionSet.objects.filter(course=course),
+            "sets": QuestionSet.objects.filter(course=course).select_related("assignment"),
             "staff": is_staff(request.user, course),
         },
     )

@@ -150,3 +150,33 @@ def test_the_staff_preview_shows_keys_and_stores_nothing(world) -> None:  # type
     q.save()
     page = as_user(ta).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
     assert "The key cannot be computed" in page
+
+
+def test_the_question_sets_page_costs_the_same_queries_with_one_set_or_six(world) -> None:  # type: ignore[no-untyped-def]
+    """Each set shows its assignment's code: read with the sets, not one query per set."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.autograder.models import QuestionSet
+
+    course, _quiz, a1, _ta, ada, _bo = world
+    assignment = a1.assignment or AssignmentFactory(course=course, code="A9")
+    QuestionSet.objects.filter(course=course).update(assignment=assignment)
+    client = as_user(ada)
+    url = f"/c/{course.code}/questions/"
+    client.get(url)
+
+    def count() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as ctx:
+            page = client.get(url).content.decode()
+        return len(ctx.captured_queries), page
+
+    few, page = count()
+    assert page.count(f"({assignment.code})") == 2
+    for i in range(4):
+        QuestionSet.objects.create(
+            course=course, key=f"extra-{i}", title=f"Extra {i}", assignment=assignment
+        )
+    many, page = count()
+    assert page.count(f"({assignment.code})") == 6
+    assert many == few
