@@ -154,17 +154,29 @@ try:
         print(f"{label}: {float(a['Requests/s']):.1f} requests/s, p50 {a['50%']} ms, p95 {a['95%']} ms, "
               f"p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors")  # fmt: skip
 
+    # Warm-up: each worker imports lazily, compiles templates and resolves URLs on its first
+    # requests; a server in service is warm, so these seconds are not counted.
+    import requests
+
+    for path in (f"/c/{course.code}/", f"/c/{course.code}/slack/", f"/c/{course.code}/node/",
+                 f"/api/v1/courses/{course.code}/slack/me/", f"/c/{course.code}/questions/") * 4:  # fmt: skip
+        requests.get(
+            f"http://127.0.0.1:{PORT}{path}", cookies={"sessionid": sessions[0]}, timeout=60
+        )
+
     parts = set(os.environ.get("LOAD_PARTS", "read,open,write").split(","))
     if "read" in parts:
         run_locust("read spike, 50 connections, no think time", 50, {})
+        # This machine's ceiling: the same load on a page with no data (log-in page for a
+        # logged-in student: session, user, navigation, base template). Figures from machines
+        # of different speed compare as the share of this one.
+        run_locust("floor, a page with no data", 50, {"LOAD_ONLY": "/accounts/password/reset/"})
     if "open" in parts:
         run_locust("open loop, 100 requests/s offered", 50, {"LOAD_OPEN_LOOP_RPS_PER_USER": "2"})
     if "write" not in parts:
         sys.exit(0)
 
     # Write spike: 200 groups at the same instant.
-    import requests
-
     barrier = threading.Barrier(len(tokens))
     latencies: list[float] = []
     codes: list[int] = []
