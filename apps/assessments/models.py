@@ -43,7 +43,7 @@ class Assessment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("course", "created_at", "pk")
+        ordering = ("course_id", "created_at", "pk")
 
     def __str__(self) -> str:
         return self.title
@@ -64,7 +64,7 @@ class Administration(models.Model):
     closes_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ("assessment", "phase")
+        ordering = ("assessment_id", "phase")
         constraints = [
             models.UniqueConstraint(fields=["assessment", "phase"], name="assessment_one_per_phase")
         ]
@@ -82,7 +82,7 @@ class Participant(models.Model):
     )
 
     class Meta:
-        ordering = ("assessment", "code")
+        ordering = ("assessment_id", "code")
         constraints = [
             models.UniqueConstraint(fields=["assessment", "code"], name="participant_code_once")
         ]
@@ -135,7 +135,7 @@ class Response(models.Model):
     total = models.FloatField(null=True, blank=True)
 
     class Meta:
-        ordering = ("administration", "participant")
+        ordering = ("administration_id", "participant_id")
         constraints = [
             models.UniqueConstraint(fields=["administration", "participant"], name="response_once_per_phase"),
             models.CheckConstraint(condition=~Q(status="submitted") | Q(total__isnull=False), name="response_submitted_is_scored"),

@@ -29,7 +29,7 @@ class QuestionSet(models.Model):
     )
 
     class Meta:
-        ordering = ("course", "key")
+        ordering = ("course_id", "key")
         constraints = [
             models.UniqueConstraint(fields=["course", "key"], name="question_set_key_unique")
         ]
@@ -79,7 +79,7 @@ class Question(models.Model):
                                help_text='[{"label": "a", "text": "...", "correct": false, "misconception": "..."}]')  # fmt: skip
 
     class Meta:
-        ordering = ("question_set", "position")
+        ordering = ("question_set_id", "position")
         constraints = [
             models.UniqueConstraint(fields=["question_set", "key"], name="question_key_unique")
         ]

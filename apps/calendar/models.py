@@ -28,7 +28,7 @@ class Lecture(models.Model):
     revision = models.PositiveIntegerField(default=0, help_text=REVISION_HELP)
 
     class Meta:
-        ordering = ("course", "starts_at", "number")
+        ordering = ("course_id", "starts_at", "number")
         constraints = [
             models.UniqueConstraint(fields=["course", "number"], name="lecture_number_unique"),
             models.CheckConstraint(
@@ -46,7 +46,7 @@ class RecessDay(models.Model):
     note = models.CharField(max_length=120, default="No class")
 
     class Meta:
-        ordering = ("course", "date")
+        ordering = ("course_id", "date")
         constraints = [models.UniqueConstraint(fields=["course", "date"], name="recess_unique")]
 
     def __str__(self) -> str:
@@ -65,7 +65,7 @@ class Assignment(models.Model):
     revision = models.PositiveIntegerField(default=0, help_text=REVISION_HELP)
 
     class Meta:
-        ordering = ("course", "due_at", "code")
+        ordering = ("course_id", "due_at", "code")
         constraints = [
             models.UniqueConstraint(fields=["course", "code"], name="assignment_code_unique"),
             models.CheckConstraint(
@@ -92,7 +92,7 @@ class Milestone(models.Model):
     revision = models.PositiveIntegerField(default=0, help_text=REVISION_HELP)
 
     class Meta:
-        ordering = ("course", "due_at", "key")
+        ordering = ("course_id", "due_at", "key")
         constraints = [
             models.UniqueConstraint(fields=["course", "key"], name="milestone_key_unique")
         ]
@@ -124,7 +124,7 @@ class CourseEvent(models.Model):
     revision = models.PositiveIntegerField(default=0, help_text=REVISION_HELP)
 
     class Meta:
-        ordering = ("course", "starts_at", "key")
+        ordering = ("course_id", "starts_at", "key")
         constraints = [
             models.UniqueConstraint(fields=["course", "key"], name="course_event_key_unique"),
             models.CheckConstraint(

@@ -43,7 +43,7 @@ class CheckoffSet(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("course", "created_at", "pk")
+        ordering = ("course_id", "created_at", "pk")
         constraints = [
             models.CheckConstraint(
                 condition=~Q(kind="assignment") | Q(assignment__isnull=False),

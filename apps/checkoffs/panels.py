@@ -12,17 +12,20 @@ from django.utils import timezone
 
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSet, CheckoffSlot
 from apps.core.models import Course, Role, User
-from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 
 
 def student_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     """One query: the published sign-ups, each with the group's booked slot (if any) and whether
     an open future slot is left; split here into the next checkoffs and the ones to book."""
     now = timezone.now()
-    groups = GroupMembership.objects.filter(
-        course=course, user=cast(User, request.user), left_at__isnull=True
-    ).values("group_id")
-    held = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id__in=groups)
+    memo = request.__dict__.setdefault("_memo", {})
+    gid = current_group_id(course=course, user=cast(User, request.user), memo=memo)
+    if gid is None:  # no group, nothing to book
+        return {"upcoming": [], "to_book": []}
+    held = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id=gid).order_by(
+        "slot__starts_at"
+    )
     cutoff = now + dt.timedelta(hours=course.checkoff_cutoff_hours)
     open_slot = CheckoffSlot.objects.filter(
         set=OuterRef("pk"), starts_at__gt=cutoff, booked__lt=F("capacity")

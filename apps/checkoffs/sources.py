@@ -17,6 +17,7 @@ from apps.checkoffs.models import HOLDS, Booking, CheckoffSet
 from apps.checkoffs.selectors import unbooked_groups
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 
 M = TypeVar("M", bound=Model)
 
@@ -57,15 +58,15 @@ def booking_events(query: EventQuery) -> Iterable[Event]:
             base.filter(slot__staff=query.user), "slot__starts_at", query.start, query.end
         )
         return [booking_event(b, course, f"{b.group.name} at {b.slot.location}") for b in mine]
-    groups = GroupMembership.objects.filter(
-        course=course, user=query.user, left_at__isnull=True
-    ).values("group_id")
-    booked = _window(base.filter(HOLDS, group_id__in=groups, set__published_at__isnull=False), "slot__starts_at",
+    gid = current_group_id(course=course, user=query.user, memo=query.memo)
+    if gid is None:  # no group: no bookings, nothing to book
+        return []
+    booked = _window(base.filter(HOLDS, group_id=gid, set__published_at__isnull=False), "slot__starts_at",
                      query.start, query.end)  # fmt: skip
     out = [] if query.deadlines_only else [booking_event(b, course) for b in booked]
-    holding = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id__in=groups)
+    holding = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id=gid)
     pending = _window(CheckoffSet.objects.filter(course=course, published_at__isnull=False, book_by__isnull=False)
-                      .filter(Exists(groups)).exclude(Exists(holding)), "book_by", query.start, query.end)  # fmt: skip
+                      .exclude(Exists(holding)), "book_by", query.start, query.end)  # fmt: skip
     out += [book_by_event(s, course) for s in pending]
     return out
 

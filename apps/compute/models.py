@@ -26,7 +26,7 @@ class Node(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.READY)
 
     class Meta:
-        ordering = ("course", "name")
+        ordering = ("course_id", "name")
         constraints = [
             models.UniqueConstraint(fields=["course", "name"], name="node_name_unique"),
             models.UniqueConstraint(
@@ -55,7 +55,7 @@ class StaticIP(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RESERVED)
 
     class Meta:
-        ordering = ("course", "address")
+        ordering = ("course_id", "address")
         verbose_name = "static IP"
 
     def __str__(self) -> str:
@@ -77,7 +77,7 @@ class Allocation(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ("course", "-started_at")
+        ordering = ("course_id", "-started_at")
         constraints = [
             models.UniqueConstraint(
                 fields=["group"],
@@ -145,7 +145,7 @@ class SharingWindow(models.Model):
     )
 
     class Meta:
-        ordering = ("course", "starts_at")
+        ordering = ("course_id", "starts_at")
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(ends_at__gt=models.F("starts_at")),
@@ -179,7 +179,7 @@ class WindowNode(models.Model):
     active = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ("window", "rank")
+        ordering = ("window_id", "rank")
         constraints = [
             models.UniqueConstraint(fields=["window", "node"], name="window_node_once"),
             models.UniqueConstraint(fields=["window", "rank"], name="window_rank_once"),

@@ -16,19 +16,19 @@ def inventory_context(request: HttpRequest, course: Course, role: Role) -> dict[
 
 
 def my_node_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
-    """The node and static IP the student's group holds, for the SSH line (1 query; 2 when
-    the group holds none)."""
+    """The node and static IP the student's group holds, for the SSH line: 1 query after the
+    page's group lookup (shared by the panels), none for a student in no group."""
     from apps.compute.models import Allocation
-    from apps.groups.models import GroupMembership
+    from apps.groups.selectors import current_group_id
 
     user = cast(User, request.user)  # the dashboard is behind login_required
-    allocation = (
-        Allocation.objects.filter(course=course, ended_at__isnull=True, group__memberships__user=user,
-                                  group__memberships__left_at__isnull=True)
-        .select_related("node", "static_ip")
-        .first()
-    )  # fmt: skip
-    in_group = allocation is not None or (
-        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True).exists()
-    )
-    return {"allocation": allocation, "in_group": in_group}
+    gid = current_group_id(course=course, user=user, memo=request.__dict__.setdefault("_memo", {}))
+    allocation = None
+    if gid is not None:
+        allocation = (
+            Allocation.objects.filter(course=course, ended_at__isnull=True, group_id=gid)
+            .select_related("node", "static_ip")
+            .order_by("pk")
+            .first()
+        )
+    return {"allocation": allocation, "in_group": gid is not None}

@@ -221,7 +221,7 @@ class Membership(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ("course", "role", "user__full_name")
+        ordering = ("course_id", "role", "user__full_name")
         constraints = [
             models.UniqueConstraint(
                 fields=["user", "course"], name="membership_one_role_per_course"
@@ -310,7 +310,7 @@ class GradingComponent(models.Model):
     )
 
     class Meta:
-        ordering = ("course", "position")
+        ordering = ("course_id", "position")
         constraints = [
             models.UniqueConstraint(fields=["course", "key"], name="grading_component_key_unique"),
             models.CheckConstraint(

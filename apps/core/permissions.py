@@ -26,6 +26,7 @@ def role_in(user: AnyUser, course: Course) -> Role | None:
     if course.pk not in cache:
         role = (
             Membership.objects.filter(user=user, course=course, is_active=True)
+            .order_by("pk")
             .values_list("role", flat=True)
             .first()
         )

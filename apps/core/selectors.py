@@ -27,6 +27,7 @@ def course_get(*, user: User, code: str) -> Course:
         membership = (
             Membership.objects.filter(user=user, is_active=True, course__code=code)
             .select_related("course")
+            .order_by("pk")  # not the default (by name), which joins the users table
             .first()
         )
         course = membership.course if membership else None

@@ -31,7 +31,7 @@ class Group(models.Model):
     dissolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ("course", "name")
+        ordering = ("course_id", "name")
         constraints = [
             models.UniqueConstraint(
                 "course",
@@ -61,7 +61,7 @@ class GroupMembership(models.Model):
     left_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ("group", "joined_at")
+        ordering = ("group_id", "joined_at")
         constraints = [
             models.UniqueConstraint(
                 fields=["course", "user"],

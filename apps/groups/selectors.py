@@ -5,6 +5,8 @@ A student sees their own group in full and other groups' names and sizes only; s
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from apps.core.models import Course, Membership, Role, User
@@ -35,6 +37,33 @@ def group_list_with_sizes(*, course: Course) -> QuerySet[Group]:
 def size_of(group: Group) -> int:
     """The `size` annotation of a group from `group_list_with_sizes`."""
     return int(group.size)  # type: ignore[attr-defined]
+
+
+def current_group_id(
+    *, course: Course, user: User, memo: dict[str, Any] | None = None
+) -> int | None:
+    """The id of the student's current group in the course, or None: one indexed query, once
+    per `memo` (a request's), so the panels and calendar sources of one page share it and
+    filter on `group_id = …` instead of each joining the memberships again."""
+    key = f"group_id:{course.pk}:{user.pk}"
+    if memo is not None and key in memo:
+        return memo[key]
+    ids = list(
+        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
+        .order_by()
+        .values_list("group_id", flat=True)[:1]
+    )
+    gid = ids[0] if ids else None
+    if memo is not None:
+        memo[key] = gid
+    return gid
+
+
+def current_group_id_remember(
+    memo: dict[str, Any], *, course: Course, user: User, group_id: int | None
+) -> None:
+    """Prime `current_group_id` from a query that already read the student's membership."""
+    memo[f"group_id:{course.pk}:{user.pk}"] = group_id
 
 
 def group_for_student(*, course: Course, user: User) -> Group | None:

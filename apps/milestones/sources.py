@@ -16,6 +16,7 @@ from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 from apps.milestones import rules
 from apps.milestones.models import GroupMilestone
 
@@ -40,13 +41,13 @@ def milestone_events(query: EventQuery) -> Iterable[Event]:
     if query.staff:
         yield from (_event(m, course, due=m.due_at, staff=True) for m in milestones)
         return
+    gid = current_group_id(course=course, user=query.user, memo=query.memo)
     records: dict[int, dict[str, Any]] = {
         r["milestone_id"]: dict(r)
         for r in GroupMilestone.objects.filter(
-            course=course, group__dissolved_at__isnull=True,
-            group__memberships__user=query.user, group__memberships__left_at__isnull=True,
-        ).values("milestone_id", "extension_hours", "submitted_at", "excused")
-    }  # fmt: skip
+            course=course, group_id=gid, group__dissolved_at__isnull=True,
+        ).order_by().values("milestone_id", "extension_hours", "submitted_at", "excused")
+    } if gid is not None else {}  # fmt: skip
     for m in milestones:
         if not m.tracked:
             yield _event(m, course, due=m.due_at)

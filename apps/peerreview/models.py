@@ -99,7 +99,7 @@ class PeerAssignment(models.Model):
     )
 
     class Meta:
-        ordering = ("round", "reviewer__name")
+        ordering = ("round_id", "reviewer__name")
         constraints = [
             models.UniqueConstraint(
                 fields=["round", "reviewer", "reviewee"], name="peer_assignment_once"

@@ -10,6 +10,7 @@ from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 from apps.peerreview.models import PeerAssignment, PeerReview, PeerRound
 
 
@@ -27,9 +28,11 @@ def review_events(query: EventQuery) -> Iterable[Event]:
         if query.end:
             rounds = rounds.filter(due_at__lt=query.end)
         return [_event(r, query.course, "Every group's review is due") for r in rounds]
+    gid = current_group_id(course=query.course, user=query.user, memo=query.memo)
+    if gid is None:
+        return []
     mine = PeerAssignment.objects.filter(round__course=query.course, round__published_at__isnull=False,
-                                         reviewer__memberships__user=query.user,
-                                         reviewer__memberships__left_at__isnull=True).select_related("reviewee", "round")  # fmt: skip
+                                         reviewer_id=gid).select_related("reviewee", "round").order_by("pk")  # fmt: skip
     if query.start:
         mine = mine.filter(round__due_at__gte=query.start)
     if query.end:

@@ -37,7 +37,7 @@ class CustomGPU(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("course", "name")
+        ordering = ("course_id", "name")
         verbose_name = "custom GPU profile"
         constraints = [
             models.UniqueConstraint(fields=["course", "key"], name="custom_gpu_key_unique")

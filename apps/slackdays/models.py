@@ -76,7 +76,7 @@ class LedgerEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("account", "seq")
+        ordering = ("account_id", "seq")
         constraints = [
             models.UniqueConstraint(fields=["account", "seq"], name="ledger_seq_unique"),
             models.CheckConstraint(
@@ -197,7 +197,7 @@ class LateWork(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("assignment", "student")
+        ordering = ("assignment_id", "student_id")
         constraints = [
             models.UniqueConstraint(fields=["assignment", "student"], name="late_work_once")
         ]

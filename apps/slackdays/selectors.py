@@ -17,6 +17,7 @@ from apps.calendar.models import Assignment
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 from apps.slackdays import rules
 from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry, SlackAccount
 
@@ -46,7 +47,8 @@ def student_slack_memo(
     """`student_slack`, computed once per `memo` (a request's): the dashboard's panels share it."""
     key = f"student_slack:{course.pk}:{student.pk}"
     if key not in memo:
-        memo[key] = student_slack(course=course, student=student)
+        left, _, rows = student_slack_full(course=course, student=student, memo=memo)
+        memo[key] = (left, rows)
     return memo[key]
 
 
@@ -56,16 +58,20 @@ def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDe
     return left, rows
 
 
-def student_slack_full(*, course: Course, student: User) -> tuple[int, int, list[StudentDeadline]]:
+def student_slack_full(
+    *, course: Course, student: User, memo: dict[str, Any] | None = None
+) -> tuple[int, int, list[StudentDeadline]]:
     """(days left, allowance, deadlines) from 2 queries whatever the course's size: the
     student's and their group's exceptions, and the slack account joined to its active spends
     (the assignments come from the course's cached calendar)."""
     ext: dict[int, int] = defaultdict(int)
     acc = 0
     # Only this student's and their group's exceptions: the course may hold thousands.
-    my_group = GroupMembership.objects.filter(course=course, user=student, left_at__isnull=True)
-    mine = Q(student=student) | Q(group_id__in=my_group.values("group_id"))
-    for e in DeadlineException.objects.filter(mine, course=course, revoked_at__isnull=True):
+    gid = current_group_id(course=course, user=student, memo=memo)
+    mine = Q(student=student) | Q(group_id=gid) if gid is not None else Q(student=student)
+    for e in DeadlineException.objects.filter(
+        mine, course=course, revoked_at__isnull=True
+    ).order_by():
         if e.kind == "accommodation" and e.student_id == student.pk:
             acc += e.hours
         elif e.kind == "extension" and e.assignment_id:  # the student's own, or their group's

@@ -19,6 +19,7 @@ from apps.core.models import Course, Membership, Role
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_for
 from apps.groups.models import Group, GroupMembership
+from apps.groups.selectors import current_group_id_remember
 from apps.slackdays import services
 from apps.slackdays.models import LateWork
 from apps.slackdays.selectors import (
@@ -27,7 +28,7 @@ from apps.slackdays.selectors import (
     exception_list,
     ledger_for,
     ledger_list,
-    student_slack,
+    student_slack_memo,
 )
 
 
@@ -62,15 +63,17 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
         except DomainError as exc:
             messages.error(request, exc.message)
         return redirect("slackdays:mine", code=code)
-    # My group's current members in one query (the group itself is not needed).
-    members = [
-        m.user.get_full_name()
-        for m in GroupMembership.objects.filter(
-            course=course, left_at__isnull=True, group__memberships__user=request.user,
-            group__memberships__left_at__isnull=True,
-        ).select_related("user").order_by("joined_at", "pk")
-    ] or [request.user.get_full_name()]  # fmt: skip
-    account_left, rows = student_slack(course=course, student=request.user)
+    # My group's current members in one query (the group itself is not needed); it also tells
+    # the slack read which group's exceptions count.
+    current = list(GroupMembership.objects.filter(
+        course=course, left_at__isnull=True, group__memberships__user=request.user,
+        group__memberships__left_at__isnull=True,
+    ).select_related("user").order_by("joined_at", "pk"))  # fmt: skip
+    members = [m.user.get_full_name() for m in current] or [request.user.get_full_name()]
+    memo: dict[str, Any] = {}
+    current_group_id_remember(memo, course=course, user=request.user,
+                              group_id=current[0].group_id if current else None)  # fmt: skip
+    account_left, rows = student_slack_memo(memo, course=course, student=request.user)
     return render(request, "slackdays/mine.html", {
         "course": course, "rows": rows, "left": account_left, "boxes": [i < account_left for i in range(course.slack_days_allowance)],
         "members": members, "ledger": ledger_for(course=course, student=request.user)[:50],
