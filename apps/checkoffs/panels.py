@@ -6,37 +6,36 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, cast
 
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import Count, Q
 from django.http import HttpRequest
 from django.utils import timezone
 
-from apps.checkoffs.models import HOLDS, Booking, CheckoffSet, CheckoffSlot
+from apps.checkoffs.models import CheckoffSlot
+from apps.checkoffs.selectors import group_signups
 from apps.core.models import Course, Role, User
 from apps.groups.selectors import current_group_id
 
 
 def student_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
-    """One query: the published sign-ups, each with the group's booked slot (if any) and whether
-    an open future slot is left; split here into the next checkoffs and the ones to book."""
+    """The group's next checkoffs and the published sign-ups it has not booked while a future
+    slot is open (`group_signups`: two plain queries, shared with the calendar's book-by
+    deadlines; one correlated query cost the page more Python than both)."""
     now = timezone.now()
     memo = request.__dict__.setdefault("_memo", {})
     gid = current_group_id(course=course, user=cast(User, request.user), memo=memo)
     if gid is None:  # no group, nothing to book
         return {"upcoming": [], "to_book": []}
-    held = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id=gid).order_by(
-        "slot__starts_at"
-    )
-    cutoff = now + dt.timedelta(hours=course.checkoff_cutoff_hours)
-    open_slot = CheckoffSlot.objects.filter(
-        set=OuterRef("pk"), starts_at__gt=cutoff, booked__lt=F("capacity")
-    )
-    sets = list(CheckoffSet.objects.filter(course=course, published_at__isnull=False)
-                .annotate(held_start=Subquery(held.values("slot__starts_at")[:1]),
-                          held_place=Subquery(held.values("slot__location")[:1]), can_book=Exists(open_slot))
-                .filter(Q(held_start__gte=now - dt.timedelta(hours=1)) | Q(held_start__isnull=True, can_book=True))
-                .order_by("book_by", "pk")[:20])  # fmt: skip
-    upcoming = sorted((x for x in sets if x.held_start), key=lambda x: x.held_start)[:3]
-    return {"upcoming": upcoming, "to_book": [x for x in sets if not x.held_start][:3]}
+    sets, held = group_signups(course=course, group_id=gid, memo=memo)
+    upcoming, to_book = [], []
+    for s in sets:
+        if s.pk in held:
+            s.held_start, s.held_place = held[s.pk]  # type: ignore[attr-defined]
+            if s.held_start >= now - dt.timedelta(hours=1):  # type: ignore[attr-defined]
+                upcoming.append(s)
+        elif s.can_book:  # type: ignore[attr-defined]
+            to_book.append(s)
+    upcoming.sort(key=lambda x: x.held_start)  # type: ignore[attr-defined]
+    return {"upcoming": upcoming[:3], "to_book": to_book[:3]}
 
 
 def staff_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:

@@ -5,7 +5,11 @@ own group's bookings, outcomes and notes included; staff see everything of their
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, QuerySet
+import datetime as dt
+from typing import Any
+
+from django.db.models import Exists, F, OuterRef, QuerySet
+from django.utils import timezone
 
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSet, CheckoffSlot
 from apps.core.models import Course, User
@@ -50,3 +54,33 @@ def group_booking(s: CheckoffSet, group: Group | None) -> Booking | None:
     if group is None:
         return None
     return Booking.objects.filter(HOLDS, set=s, group=group).select_related("slot").first()
+
+
+def group_signups(
+    *, course: Course, group_id: int, memo: dict[str, Any] | None = None
+) -> tuple[list[CheckoffSet], dict[int, tuple[dt.datetime, str]]]:
+    """The course's published sign-ups (`can_book`: a slot past the booking cut-off has room)
+    and, per set, the earliest slot the group holds (start, place). Two plain queries, once per
+    `memo` (a request's): the dashboard's checkoffs panel and the calendar's book-by deadlines
+    read the same rows."""
+    key = f"signups:{course.pk}:{group_id}"
+    if memo is not None and key in memo:
+        return memo[key]
+    held: dict[int, tuple[dt.datetime, str]] = {}
+    for set_id, starts_at, location in (
+        Booking.objects.filter(HOLDS, group_id=group_id, set__course=course, set__published_at__isnull=False)
+        .order_by("slot__starts_at").values_list("set_id", "slot__starts_at", "slot__location")
+    ):  # fmt: skip
+        held.setdefault(set_id, (starts_at, location))
+    cutoff = timezone.now() + dt.timedelta(hours=course.checkoff_cutoff_hours)
+    open_slot = CheckoffSlot.objects.filter(
+        set=OuterRef("pk"), starts_at__gt=cutoff, booked__lt=F("capacity")
+    )
+    sets = list(
+        CheckoffSet.objects.filter(course=course, published_at__isnull=False)
+        .annotate(can_book=Exists(open_slot))
+        .order_by("book_by", "pk")
+    )
+    if memo is not None:
+        memo[key] = (sets, held)
+    return sets, held  # type: ignore[return-value]  # each set carries can_book

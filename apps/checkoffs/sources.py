@@ -9,12 +9,12 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TypeVar
 
-from django.db.models import Exists, Model, OuterRef, QuerySet
+from django.db.models import Model, QuerySet
 
 from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSet
-from apps.checkoffs.selectors import unbooked_groups
+from apps.checkoffs.selectors import group_signups, unbooked_groups
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
 from apps.groups.selectors import current_group_id
@@ -64,10 +64,9 @@ def booking_events(query: EventQuery) -> Iterable[Event]:
     booked = _window(base.filter(HOLDS, group_id=gid, set__published_at__isnull=False), "slot__starts_at",
                      query.start, query.end)  # fmt: skip
     out = [] if query.deadlines_only else [booking_event(b, course) for b in booked]
-    holding = Booking.objects.filter(HOLDS, set=OuterRef("pk"), group_id=gid)
-    pending = _window(CheckoffSet.objects.filter(course=course, published_at__isnull=False, book_by__isnull=False)
-                      .exclude(Exists(holding)), "book_by", query.start, query.end)  # fmt: skip
-    out += [book_by_event(s, course) for s in pending]
+    sets, held = group_signups(course=course, group_id=gid, memo=query.memo)
+    out += [book_by_event(s, course) for s in sets if s.book_by and s.pk not in held
+            and (query.start is None or s.book_by >= query.start) and (query.end is None or s.book_by < query.end)]  # fmt: skip
     return out
 
 

@@ -440,3 +440,40 @@ def test_implausible_dates_are_refused_by_name_not_crashed_on(signup: Signup) ->
     r = c.post(f"/c/{s.course.code}/checkoffs/", {"action": "create_slot", "set": s.set.pk, "starts_at": "9999-12-31T23:59",
                                                   "minutes": "15", "location": "Cory 258"}, follow=True)  # fmt: skip
     assert "Give the slot&#x27;s start as a date and time" in r.content.decode()
+
+
+def test_the_dashboard_says_what_to_book_then_when_and_where_the_group_is_booked(db) -> None:  # type: ignore[no-untyped-def]
+    """The panel and the calendar's book-by deadline read the same rows: before booking both say
+    "book"; after, the panel shows the slot's room and the deadline is gone for that group only;
+    a group with no open slot left is not told to book on the panel (its deadline stays)."""
+    from apps.calendar.selectors import deadline_list
+
+    s = make_signup(n_groups=4)
+    s.set.book_by = s.slots[0].starts_at - dt.timedelta(days=1)
+    s.set.save()
+
+    def panel(i: int) -> str:
+        c = Client()
+        c.force_login(s.student(i))
+        return c.get(f"/c/{s.course.code}/").content.decode()
+
+    def must_book(i: int) -> bool:
+        return "Book a slot: A1 checkoff" in [
+            d.title for d in deadline_list(course=s.course, user=s.student(i))
+        ]
+
+    assert "Not booked yet" in panel(0)
+    assert must_book(0)
+    services.book(actor=s.student(0), course=s.course, slot_id=s.slots[1].pk)
+    page = panel(0)
+    assert "Not booked yet" not in page
+    assert "521 Cory Hall" in page
+    assert not must_book(0)
+    assert must_book(1)
+    services.book(actor=s.student(1), course=s.course, slot_id=s.slots[0].pk)
+    assert "Not booked yet" in panel(3)  # one slot left
+    services.book(actor=s.student(2), course=s.course, slot_id=s.slots[2].pk)
+    page = panel(3)
+    assert "Not booked yet" not in page
+    assert "Nothing booked or to book" in page
+    assert must_book(3)
