@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 def redis_cache(settings):  # type: ignore[no-untyped-def]
     from django.core.cache import cache
 
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    settings.CACHES = {"default": {"BACKEND": "apps.core.cache.RedisCache",
                                    "LOCATION": settings.TEST_REDIS_URL}}  # fmt: skip
     settings.COURSE_CACHE_SECONDS = 300
     cache.clear()
