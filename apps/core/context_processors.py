@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
 from apps.core.models import Role
-from apps.core.permissions import role_in
+from apps.core.permissions import remember_role, role_in
 from apps.core.registry import nav_for
 from apps.core.selectors import membership_list
 
@@ -22,6 +22,7 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
         if first is None:
             return {"nav_items": [], "current_role": None}
         course = first.course
+        remember_role(request.user, first.course_id, first.role)
     role = role_in(request.user, course)
     items = [
         {"label": label, "url": url, "active": request.path == url}
