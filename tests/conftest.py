@@ -72,6 +72,12 @@ def celery_eager(settings):  # type: ignore[no-untyped-def]
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+    # An eager task marks the process "inside a task" (no result.get()) with a process-wide flag
+    # that it restores on exit; two eager tasks in the live server's threads can interleave and
+    # leave it set, and a later test waiting on a real worker's result then fails. Clear it.
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
 
 
 @pytest.fixture
