@@ -5,27 +5,29 @@ from typing import Any
 from django.http import HttpRequest
 
 from apps.core.models import Course, Role
-from apps.groups.models import Group
+from apps.groups.models import GroupMembership
 from apps.groups.selectors import (
     current_group_id,
-    current_members_prefetch,
     group_list_with_sizes,
     students_without_group,
 )
 
 
 def my_group_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
-    """The student's group and its members: 2 queries after the page's group lookup, which the
-    other panels share."""
+    """The student's group and its current members: one query after the page's group lookup
+    (which the other panels share), the group read with its members."""
     memo = request.__dict__.setdefault("_memo", {})
     gid = current_group_id(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     if gid is None:
         return {"group": None}
-    group = (
-        Group.objects.filter(pk=gid, course=course)
-        .prefetch_related(current_members_prefetch())
-        .first()
+    members = list(
+        GroupMembership.objects.filter(group_id=gid, course=course, left_at__isnull=True)
+        .select_related("group", "user")
+        .order_by("joined_at")
     )
+    group = members[0].group if members else None
+    if group is not None:
+        group.current_members = members  # type: ignore[attr-defined]  # as current_members_prefetch
     return {"group": group}
 
 
