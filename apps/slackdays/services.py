@@ -43,12 +43,20 @@ def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
 
 
 def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
-    _ensure_accounts(course, students)
-    accounts = (
-        SlackAccount.objects.select_for_update()
-        .filter(course=course, student__in=students)
-        .order_by("student_id")
-    )
+    """The students' accounts, locked in student order; a missing one is opened first (after the
+    first spend of the term every account exists, so the common case is one statement)."""
+
+    def lock() -> list[SlackAccount]:
+        return list(
+            SlackAccount.objects.select_for_update()
+            .filter(course=course, student__in=students)
+            .order_by("student_id")
+        )
+
+    accounts = lock()
+    if len(accounts) < len({s.pk for s in students}):
+        _ensure_accounts(course, students)  # ON CONFLICT DO NOTHING waits for a racing opener
+        accounts = lock()
     by_id = {s.pk: s for s in students}
     locked = {}
     for a in accounts:
