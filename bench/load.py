@@ -4,7 +4,9 @@ production settings on PostgreSQL and Redis, driven from another process by locu
 1. Builds the course in a throwaway PostgreSQL database (`courseops_bench_load`): the EE 290
    course file, 2,000 students in 400 groups (tests/bigcourse.py), an assignment due next week.
 2. Starts gunicorn (LOAD_WORKERS, default 2 × cores) on 127.0.0.1.
-3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99.
+3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99,
+   after 20 warm-up requests; then the same load on a page with no data, this machine's floor
+   (a shared VM's speed moves by 2× within a day: compare the spike with the floor).
 4. Open loop: 100 requests/s offered (50 users × 2/s): p95.
 5. Write spike: 200 groups apply a slack day at the same instant (API, token auth): latencies,
    then the ledger invariants (every member charged once, balances = allowance − spends ≥ 0).
