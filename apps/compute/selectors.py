@@ -8,15 +8,12 @@ from apps.compute.access import Bundle, Participant
 from apps.compute.models import Allocation, Incident, Node, SharingWindow
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.groups.models import GroupMembership
+from apps.groups.selectors import current_group_id
 
 
 def group_id_of(*, user: User, course: Course) -> int | None:
-    return (
-        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
-        .values_list("group_id", flat=True)
-        .first()
-    )
+    """The student's current group id (`groups.selectors.current_group_id`, unmemoized)."""
+    return current_group_id(course=course, user=user)
 
 
 LOOKUP = -1  # window_list: find the student's group (pass the id when the caller has it)
