@@ -7,7 +7,9 @@ production settings on PostgreSQL and Redis, driven from another process by locu
 3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99,
    after 20 warm-up requests; then the same load on a page with no data, this machine's floor
    (a shared VM's speed moves by 2× within a day: compare the spike with the floor).
-4. Open loop: 100 requests/s offered (50 users × 2/s): p95.
+4. Open loop: 100 requests/s offered, as Poisson arrivals (50 users each sending at random
+   instants, 2/s on average, whatever the responses): p95. (Until 2026-11-24 this used locust's
+   constant_throughput, which kept the 50 users in step: a burst of 50 requests every 0.5 s.)
 5. Write spike: 200 groups apply a slack day at the same instant (API, token auth): latencies,
    then the ledger invariants (every member charged once, balances = allowance − spends ≥ 0).
 

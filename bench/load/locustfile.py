@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
+from collections.abc import Callable
 
-from locust import FastHttpUser, between, constant_throughput, task
+import gevent
+from locust import FastHttpUser, between, task
 
 SESSIONS = json.loads(open(os.environ["LOAD_SESSIONS"], encoding="utf-8").read())  # noqa: SIM115
 CODE = os.environ.get("LOAD_COURSE", "ee290-sp26")
@@ -16,14 +19,33 @@ OPEN_LOOP = os.environ.get("LOAD_OPEN_LOOP_RPS_PER_USER")
 ONLY = os.environ.get("LOAD_ONLY")  # one path instead of the mix, to study one page
 
 
+def poisson_arrivals(rate: float) -> Callable[[Student], float]:
+    """Each user sends on its own Poisson schedule (exponential gaps of mean 1/rate, measured
+    from the previous send, not from the response), so 50 users at 2/s are one stream of 100
+    arrivals a second at random instants: an open loop. Locust's constant_throughput keeps
+    the users in step: they all start in the same second, so every 0.5 s 50 requests arrived
+    together and the figure measured how fast a burst of 50 drains, not a steady 100/s."""
+
+    def wait(user: Student) -> float:
+        now = time.monotonic()
+        user.next_at = max(now, getattr(user, "next_at", now) + random.expovariate(rate))
+        return user.next_at - now
+
+    return wait
+
+
 class Student(FastHttpUser):
     """FastHttpUser (geventhttpclient): the load generator shares the 2 cores with the server,
     and the requests-based HttpUser spent most of one core on itself."""
 
-    wait_time = constant_throughput(float(OPEN_LOOP)) if OPEN_LOOP else between(0, 0)
+    wait_time = poisson_arrivals(float(OPEN_LOOP)) if OPEN_LOOP else between(0, 0)
+    next_at: float
 
     def on_start(self) -> None:
         self.cookie = f"sessionid={random.choice(SESSIONS)}"
+        if OPEN_LOOP:  # the first request too at a random instant, not all 50 at spawn
+            gevent.sleep(random.expovariate(float(OPEN_LOOP)))
+            self.next_at = time.monotonic()
 
     def _get(self, url: str, name: str) -> None:
         """Only a 200 counts: a redirect to the log-in page is a failure, not a fast page."""
