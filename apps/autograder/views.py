@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,6 +24,7 @@ from apps.autograder.selectors import (
     totals,
     visible_grades,
 )
+from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
@@ -57,6 +59,10 @@ def _prompt(q: Question, params: dict[str, Any]) -> str:
         return q.prompt
 
 
+def _sets_with_assignment(course_id: int) -> QuerySet[QuestionSet]:
+    return QuestionSet.objects.filter(course_id=course_id).select_related("assignment")
+
+
 @login_required
 def sets(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
@@ -65,7 +71,7 @@ def sets(request: AuthedRequest, code: str) -> HttpResponse:
         "autograder/sets.html",
         {
             "course": course,
-            "sets": QuestionSet.objects.filter(course=course).select_related("assignment"),
+            "sets": compiled_query("autograder.sets", _sets_with_assignment, course.pk),
             "staff": is_staff(request.user, course),
         },
     )

@@ -12,6 +12,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSet, CheckoffSlot
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.groups.models import Group, GroupMembership
@@ -56,6 +57,24 @@ def group_booking(s: CheckoffSet, group: Group | None) -> Booking | None:
     return Booking.objects.filter(HOLDS, set=s, group=group).select_related("slot").first()
 
 
+def _held_places(course_id: int, group_id: int) -> QuerySet[Any]:
+    return (
+        Booking.objects.filter(HOLDS, group_id=group_id, set__course_id=course_id, set__published_at__isnull=False)
+        .order_by("slot__starts_at").values_list("set_id", "slot__starts_at", "slot__location")
+    )  # fmt: skip
+
+
+def _published_sets(course_id: int, cutoff: dt.datetime) -> QuerySet[CheckoffSet]:
+    open_slot = CheckoffSlot.objects.filter(
+        set=OuterRef("pk"), starts_at__gt=cutoff, booked__lt=F("capacity")
+    )
+    return (
+        CheckoffSet.objects.filter(course_id=course_id, published_at__isnull=False)
+        .annotate(can_book=Exists(open_slot))
+        .order_by("book_by", "pk")
+    )
+
+
 def group_signups(
     *, course: Course, group_id: int, memo: dict[str, Any] | None = None
 ) -> tuple[list[CheckoffSet], dict[int, tuple[dt.datetime, str]]]:
@@ -67,20 +86,12 @@ def group_signups(
     if memo is not None and key in memo:
         return memo[key]
     held: dict[int, tuple[dt.datetime, str]] = {}
-    for set_id, starts_at, location in (
-        Booking.objects.filter(HOLDS, group_id=group_id, set__course=course, set__published_at__isnull=False)
-        .order_by("slot__starts_at").values_list("set_id", "slot__starts_at", "slot__location")
-    ):  # fmt: skip
+    for set_id, starts_at, location in compiled_query(
+        "checkoffs.held", _held_places, course.pk, group_id
+    ):
         held.setdefault(set_id, (starts_at, location))
     cutoff = timezone.now() + dt.timedelta(hours=course.checkoff_cutoff_hours)
-    open_slot = CheckoffSlot.objects.filter(
-        set=OuterRef("pk"), starts_at__gt=cutoff, booked__lt=F("capacity")
-    )
-    sets = list(
-        CheckoffSet.objects.filter(course=course, published_at__isnull=False)
-        .annotate(can_book=Exists(open_slot))
-        .order_by("book_by", "pk")
-    )
+    sets = compiled_query("checkoffs.published_sets", _published_sets, course.pk, cutoff)
     if memo is not None:
         memo[key] = (sets, held)
-    return sets, held  # type: ignore[return-value]  # each set carries can_book
+    return sets, held  # each set carries can_book

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,6 +25,7 @@ from apps.compute.selectors import (
     window_list,
 )
 from apps.compute.timeline import timeline_svg
+from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
@@ -49,22 +50,31 @@ def _download(bundle: access.Bundle, kind: str) -> HttpResponse:
     return response
 
 
+def _membership_with_group(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
+    return (
+        GroupMembership.objects.filter(course_id=course_id, user_id=user_id, left_at__isnull=True)
+        .select_related("group").order_by("pk")[:1]
+    )  # fmt: skip
+
+
+def _active_allocations(course_id: int) -> QuerySet[Allocation]:
+    return (
+        Allocation.objects.filter(course_id=course_id, ended_at__isnull=True)
+        .select_related("node", "static_ip", "group").order_by("node__name")
+    )  # fmt: skip
+
+
 @login_required
 def my_node(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
-    membership = (
-        GroupMembership.objects.filter(course=course, user=request.user, left_at__isnull=True)
-        .select_related("group")
-        .first()
+    found = compiled_query(
+        "compute.node_page.membership", _membership_with_group, course.pk, request.user.pk
     )
-    group = membership.group if membership else None
+    group = found[0].group if found else None
     gid = group.pk if group else None
     # Every current allocation in one query (one per node: a handful): ours, and the others a
     # window can borrow.
-    active = list(
-        Allocation.objects.filter(course=course, ended_at__isnull=True)
-        .select_related("node", "static_ip", "group").order_by("node__name")
-    )  # fmt: skip
+    active = compiled_query("compute.node_page.active", _active_allocations, course.pk)
     for a in active:
         a.course = course  # the same course: no query when the page reads it
     allocation = next((a for a in active if gid and a.group_id == gid), None)

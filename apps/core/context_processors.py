@@ -3,13 +3,19 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
-from apps.core.models import Role
+from apps.core.compiled import compiled_query
+from apps.core.models import Membership, Role
 from apps.core.permissions import remember_role, role_in
 from apps.core.registry import nav_for
-from apps.core.selectors import membership_list
+from apps.core.selectors import memberships_of
+
+
+def _first_membership(user_id: int) -> QuerySet[Membership]:
+    return memberships_of(user_id)[:1]
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
@@ -18,7 +24,8 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
         return {"nav_items": [], "current_role": None}
     course = getattr(request, "course", None)
     if course is None:  # pages outside a course (calculator …): navigate the user's first course
-        first = membership_list(user=request.user).first()
+        found = compiled_query("core.nav_membership", _first_membership, request.user.pk)
+        first = found[0] if found else None
         if first is None:
             return {"nav_items": [], "current_role": None}
         course = first.course

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.groups.models import GroupMembership
 from apps.groups.selectors import (
@@ -13,6 +15,14 @@ from apps.groups.selectors import (
 )
 
 
+def _current_members(course_id: int, group_id: int) -> QuerySet[GroupMembership]:
+    return (
+        GroupMembership.objects.filter(group_id=group_id, course_id=course_id, left_at__isnull=True)
+        .select_related("group", "user")
+        .order_by("joined_at")
+    )
+
+
 def my_group_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     """The student's group and its current members: one query after the page's group lookup
     (which the other panels share), the group read with its members."""
@@ -20,11 +30,7 @@ def my_group_context(request: HttpRequest, course: Course, role: Role) -> dict[s
     gid = current_group_id(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     if gid is None:
         return {"group": None}
-    members = list(
-        GroupMembership.objects.filter(group_id=gid, course=course, left_at__isnull=True)
-        .select_related("group", "user")
-        .order_by("joined_at")
-    )
+    members = compiled_query("groups.my_group", _current_members, course.pk, gid)
     group = members[0].group if members else None
     if group is not None:
         group.current_members = members  # type: ignore[attr-defined]  # as current_members_prefetch

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.groups.models import Group, GroupMembership
@@ -39,6 +40,14 @@ def size_of(group: Group) -> int:
     return int(group.size)  # type: ignore[attr-defined]
 
 
+def _current_group_ids(course_id: int, user_id: int) -> QuerySet[Any]:
+    return (
+        GroupMembership.objects.filter(course_id=course_id, user_id=user_id, left_at__isnull=True)
+        .order_by()
+        .values_list("group_id", flat=True)[:1]
+    )
+
+
 def current_group_id(
     *, course: Course, user: User, memo: dict[str, Any] | None = None
 ) -> int | None:
@@ -48,11 +57,7 @@ def current_group_id(
     key = f"group_id:{course.pk}:{user.pk}"
     if memo is not None and key in memo:
         return memo[key]
-    ids = list(
-        GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True)
-        .order_by()
-        .values_list("group_id", flat=True)[:1]
-    )
+    ids = compiled_query("groups.current_group_id", _current_group_ids, course.pk, user.pk)
     gid = ids[0] if ids else None
     if memo is not None:
         memo[key] = gid

@@ -8,12 +8,14 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import reverse
 
 from apps.calendar.cache import course_calendar
 from apps.calendar.models import Milestone
 from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
+from apps.core.compiled import compiled_query
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
 from apps.groups.selectors import current_group_id
@@ -33,6 +35,13 @@ def _event(m: Milestone, course: Course, *, due: dt.datetime, extra: int = 0,
     )  # fmt: skip
 
 
+def _group_records(course_id: int, group_id: int) -> QuerySet[Any]:
+    return (
+        GroupMilestone.objects.filter(course_id=course_id, group_id=group_id, group__dissolved_at__isnull=True)
+        .order_by().values("milestone_id", "extension_hours", "submitted_at", "excused")
+    )  # fmt: skip
+
+
 def milestone_events(query: EventQuery) -> Iterable[Event]:
     """Staff: every milestone's base date. A student: their group's deadline and status (the
     milestones from the course's cached calendar, the group's records in one query)."""
@@ -44,9 +53,7 @@ def milestone_events(query: EventQuery) -> Iterable[Event]:
     gid = current_group_id(course=course, user=query.user, memo=query.memo)
     records: dict[int, dict[str, Any]] = {
         r["milestone_id"]: dict(r)
-        for r in GroupMilestone.objects.filter(
-            course=course, group_id=gid, group__dissolved_at__isnull=True,
-        ).order_by().values("milestone_id", "extension_hours", "submitted_at", "excused")
+        for r in compiled_query("milestones.group_records", _group_records, course.pk, gid)
     } if gid is not None else {}  # fmt: skip
     for m in milestones:
         if not m.tracked:

@@ -6,8 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
+from django.db.models import QuerySet
+
 from apps.calendar.registry import Event, EventQuery
 from apps.calendar.sources import uid
+from apps.core.compiled import compiled_query
 from apps.core.models import Course
 from apps.groups.models import GroupMembership
 from apps.groups.selectors import current_group_id
@@ -17,6 +20,11 @@ from apps.peerreview.models import PeerAssignment, PeerReview, PeerRound
 def _event(r: PeerRound, course: Course, who: str) -> Event:
     return Event(uid=uid("peer-review", r.pk, course.code), kind="duty", code="Peer review", title=f"{r.title} due",
                  start=r.due_at, description=who, path=f"/c/{course.code}/peer-review/", reminder_kind="duty")  # fmt: skip
+
+
+def _assignments(course_id: int, group_id: int) -> QuerySet[PeerAssignment]:
+    return PeerAssignment.objects.filter(round__course_id=course_id, round__published_at__isnull=False,
+                                         reviewer_id=group_id).select_related("reviewee", "round").order_by("pk")  # fmt: skip
 
 
 def review_events(query: EventQuery) -> Iterable[Event]:
@@ -31,12 +39,14 @@ def review_events(query: EventQuery) -> Iterable[Event]:
     gid = current_group_id(course=query.course, user=query.user, memo=query.memo)
     if gid is None:
         return []
-    mine = PeerAssignment.objects.filter(round__course=query.course, round__published_at__isnull=False,
-                                         reviewer_id=gid).select_related("reviewee", "round").order_by("pk")  # fmt: skip
-    if query.start:
-        mine = mine.filter(round__due_at__gte=query.start)
-    if query.end:
-        mine = mine.filter(round__due_at__lt=query.end)
+    if query.start or query.end:
+        mine = _assignments(query.course.pk, gid)
+        if query.start:
+            mine = mine.filter(round__due_at__gte=query.start)
+        if query.end:
+            mine = mine.filter(round__due_at__lt=query.end)
+    else:  # the dashboard's deadlines, feeds: the hot shape
+        mine = compiled_query("peerreview.assignments", _assignments, query.course.pk, gid)  # type: ignore[assignment]
     by_round: dict[int, list[str]] = {}
     found: dict[int, PeerRound] = {}
     for a in mine:

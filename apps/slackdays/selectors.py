@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.calendar.cache import course_calendar
 from apps.calendar.models import Assignment
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.groups.models import GroupMembership
@@ -58,6 +59,28 @@ def student_slack(*, course: Course, student: User) -> tuple[int, list[StudentDe
     return left, rows
 
 
+def _exceptions(course_id: int, student_id: int) -> QuerySet[DeadlineException]:
+    return DeadlineException.objects.filter(
+        course_id=course_id, student_id=student_id, revoked_at__isnull=True
+    ).order_by()
+
+
+def _exceptions_with_group(
+    course_id: int, student_id: int, group_id: int
+) -> QuerySet[DeadlineException]:
+    return DeadlineException.objects.filter(
+        Q(student_id=student_id) | Q(group_id=group_id),
+        course_id=course_id,
+        revoked_at__isnull=True,
+    ).order_by()
+
+
+def _account_rows(course_id: int, student_id: int) -> QuerySet[Any]:
+    return SlackAccount.objects.filter(course_id=course_id, student_id=student_id).values_list(
+        "balance", "allowance", "active_spends__assignment_id"
+    )
+
+
 def student_slack_full(
     *, course: Course, student: User, memo: dict[str, Any] | None = None
 ) -> tuple[int, int, list[StudentDeadline]]:
@@ -68,19 +91,21 @@ def student_slack_full(
     acc = 0
     # Only this student's and their group's exceptions: the course may hold thousands.
     gid = current_group_id(course=course, user=student, memo=memo)
-    mine = Q(student=student) | Q(group_id=gid) if gid is not None else Q(student=student)
-    for e in DeadlineException.objects.filter(
-        mine, course=course, revoked_at__isnull=True
-    ).order_by():
+    exceptions = (
+        compiled_query("slack.exceptions.group", _exceptions_with_group, course.pk, student.pk, gid)
+        if gid is not None
+        else compiled_query("slack.exceptions", _exceptions, course.pk, student.pk)
+    )
+    for e in exceptions:
         if e.kind == "accommodation" and e.student_id == student.pk:
             acc += e.hours
         elif e.kind == "extension" and e.assignment_id:  # the student's own, or their group's
             ext[e.assignment_id] += e.hours
     slack: dict[int, int] = defaultdict(int)
     left = allowance = course.slack_days_allowance  # no account yet: nothing spent
-    for balance, allowed, a_id in SlackAccount.objects.filter(
-        course=course, student=student
-    ).values_list("balance", "allowance", "active_spends__assignment_id"):
+    for balance, allowed, a_id in compiled_query(
+        "slack.account", _account_rows, course.pk, student.pk
+    ):
         # one row per active spend (LEFT JOIN), or one row with None
         left, allowance = balance, allowed
         if a_id is not None:
@@ -107,8 +132,13 @@ def student_slack_full(
 
 
 def ledger_for(*, course: Course, student: User) -> QuerySet[LedgerEntry]:
+    return ledger_of(course.pk, student.pk)
+
+
+def ledger_of(course_id: int, student_id: int) -> QuerySet[LedgerEntry]:
+    """A student's ledger, newest first (by ids: a `compiled_query` builder can call it)."""
     return (
-        LedgerEntry.objects.filter(account__course=course, account__student=student)
+        LedgerEntry.objects.filter(account__course_id=course_id, account__student_id=student_id)
         .select_related("assignment", "actor", "group")
         .order_by("-seq")
     )

@@ -11,12 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from apps.calendar.models import Assignment
+from apps.core.compiled import compiled_query
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, is_student
@@ -81,11 +83,15 @@ def _append(account: SlackAccount, *, kind: str, delta: int, actor: User | None,
                                       batch=batch or uuid.uuid4(), reverses=reverses, actor=actor, reason=reason[:300])  # fmt: skip
 
 
+def _assignment_of(course_id: int, assignment_id: int) -> QuerySet[Assignment]:
+    return Assignment.objects.filter(course_id=course_id, pk=assignment_id)
+
+
 def _assignment(course: Course, assignment_id: int) -> Assignment:
-    a = Assignment.objects.filter(course=course, pk=assignment_id).first()
-    if a is None:
+    found = compiled_query("slack.assignment", _assignment_of, course.pk, int(assignment_id))
+    if not found:
         raise NotFound("No such assignment in this course.")
-    return a
+    return found[0]
 
 
 def _current_group(course: Course, user: User) -> Group | None:
@@ -97,15 +103,31 @@ def _current_group(course: Course, user: User) -> Group | None:
     return m.group if m else None
 
 
+def _hours(course_id: int, student_id: int) -> QuerySet[Any]:
+    return DeadlineException.objects.filter(
+        course_id=course_id, student_id=student_id, revoked_at__isnull=True
+    ).values_list("kind", "assignment_id", "hours")
+
+
+def _hours_with_group(course_id: int, student_id: int, group_id: int) -> QuerySet[Any]:
+    return DeadlineException.objects.filter(
+        Q(student_id=student_id) | Q(group_id=group_id),
+        course_id=course_id,
+        revoked_at__isnull=True,
+    ).values_list("kind", "assignment_id", "hours")
+
+
 def exception_hours(
     course: Course, assignment: Assignment, student: User, group: Group | None
 ) -> tuple[int, int]:
     """(one-off extension hours for the student or their group, accommodation hours)."""
-    mine = Q(student=student) | (Q(group=group) if group is not None else Q(pk__in=[]))
+    rows = (
+        compiled_query("slack.exception_hours.group", _hours_with_group, course.pk, student.pk, group.pk)
+        if group is not None
+        else compiled_query("slack.exception_hours", _hours, course.pk, student.pk)
+    )  # fmt: skip
     ext = acc = 0
-    for kind, on, hours in DeadlineException.objects.filter(
-        mine, course=course, revoked_at__isnull=True
-    ).values_list("kind", "assignment_id", "hours"):
+    for kind, on, hours in rows:
         if kind == "extension" and on == assignment.pk:
             ext += hours
         elif kind == "accommodation":
@@ -155,6 +177,13 @@ def _spend_all(members: list[User], accounts: dict[int, SlackAccount], active: d
     return entries
 
 
+def _group_of(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
+    return GroupMembership.objects.filter(
+        course_id=course_id, left_at__isnull=True, group__memberships__user_id=user_id,
+        group__memberships__left_at__isnull=True,
+    ).select_related("user", "group")  # fmt: skip
+
+
 def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: User | None = None,
                 reason: str = "") -> list[LedgerEntry]:  # fmt: skip
     """Spend one slack day on an assignment for the actor's whole group, all or nothing.
@@ -168,12 +197,7 @@ def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: 
     if not assignment.accepts_slack:
         raise DomainError(f"Slack days do not apply to {assignment.code}.")
     # The actor's group and its current members in one query.
-    rows = list(
-        GroupMembership.objects.filter(
-            course=course, left_at__isnull=True, group__memberships__user=actor,
-            group__memberships__left_at__isnull=True,
-        ).select_related("user", "group")
-    )  # fmt: skip
+    rows = compiled_query("slack.apply.members", _group_of, course.pk, actor.pk)
     group = rows[0].group if rows else None
     members = sorted((m.user for m in rows), key=lambda u: u.pk) or [actor]
     with transaction.atomic():

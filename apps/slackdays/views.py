@@ -8,10 +8,12 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 
+from apps.core.compiled import compiled_query
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -21,15 +23,27 @@ from apps.core.views_helpers import course_for
 from apps.groups.models import Group, GroupMembership
 from apps.groups.selectors import current_group_id_remember
 from apps.slackdays import services
-from apps.slackdays.models import LateWork
+from apps.slackdays.models import LateWork, LedgerEntry
 from apps.slackdays.selectors import (
     balance_page,
     balance_rows,
     exception_list,
-    ledger_for,
     ledger_list,
+    ledger_of,
     student_slack_memo,
 )
+
+
+def _my_group_members(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
+    return GroupMembership.objects.filter(
+        course_id=course_id, left_at__isnull=True, group__memberships__user_id=user_id,
+        group__memberships__left_at__isnull=True,
+    ).select_related("user").order_by("joined_at", "pk")  # fmt: skip
+
+
+def _ledger_first_page(course_id: int, student_id: int) -> QuerySet[LedgerEntry]:
+    """The newest 50 entries (the whole ledger is on the API)."""
+    return ledger_of(course_id, student_id)[:50]
 
 
 @login_required
@@ -65,10 +79,7 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
         return redirect("slackdays:mine", code=code)
     # My group's current members in one query (the group itself is not needed); it also tells
     # the slack read which group's exceptions count.
-    current = list(GroupMembership.objects.filter(
-        course=course, left_at__isnull=True, group__memberships__user=request.user,
-        group__memberships__left_at__isnull=True,
-    ).select_related("user").order_by("joined_at", "pk"))  # fmt: skip
+    current = compiled_query("slack.page.members", _my_group_members, course.pk, request.user.pk)
     members = [m.user.get_full_name() for m in current] or [request.user.get_full_name()]
     memo: dict[str, Any] = {}
     current_group_id_remember(memo, course=course, user=request.user,
@@ -76,7 +87,7 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
     account_left, rows = student_slack_memo(memo, course=course, student=request.user)
     return render(request, "slackdays/mine.html", {
         "course": course, "rows": rows, "left": account_left, "boxes": [i < account_left for i in range(course.slack_days_allowance)],
-        "members": members, "ledger": ledger_for(course=course, student=request.user)[:50],
+        "members": members, "ledger": compiled_query("slack.page.ledger", _ledger_first_page, course.pk, request.user.pk),
     })  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError, NotFound
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
@@ -27,8 +28,8 @@ from apps.slackdays.selectors import (
     balance_page,
     balance_rows,
     exception_list,
-    ledger_for,
     ledger_list,
+    ledger_of,
     student_slack_full,
 )
 
@@ -141,7 +142,8 @@ class MySlackView(APIView):
             "balance": balance,
             "allowance": allowance,
             "deadlines": DeadlineSerializer(deadlines, many=True).data,
-            "ledger": LedgerEntrySerializer(ledger_for(course=course, student=user), many=True).data,
+            "ledger": LedgerEntrySerializer(compiled_query("slack.me.ledger", ledger_of, course.pk, user.pk),
+                                            many=True).data,
         })  # fmt: skip
 
 
