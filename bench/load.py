@@ -99,7 +99,7 @@ sessions = []
 for m in students[:200]:
     s = SessionStore()
     s["_auth_user_id"] = str(m.user_id)
-    s["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    s["_auth_user_backend"] = "apps.core.backends.ModelBackend"
     s["_auth_user_hash"] = m.user.get_session_auth_hash()
     s.create()
     sessions.append(s.session_key)

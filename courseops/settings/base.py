@@ -126,7 +126,9 @@ AUTH_USER_MODEL = "core.User"
 # login form, the admin login and the API token endpoint alike (they all call authenticate()).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend with the per-request user read compiled once (apps/core/backends.py).
+    # Sessions name their backend: ones made under django.contrib.auth's path log in again once.
+    "apps.core.backends.ModelBackend",
 ]
 # Lock-out policy. Per account: the main defence, 5 wrong passwords in 15 minutes lock that
 # account for 15 minutes after the last try. Per IP: generous, because a lecture hall shares one
@@ -274,7 +276,7 @@ COURSE_CACHE_SECONDS = int(os.environ.get("COURSE_CACHE_SECONDS", "600"))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an unauthenticated call gets 401 with WWW-Authenticate, not 403.
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.core.backends.TokenAuthentication",  # DRF's, its read compiled once
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
