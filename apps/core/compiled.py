@@ -55,6 +55,7 @@ class _Compiled:
     sql: str
     params: tuple[Any, ...]
     slots: tuple[int, ...]  # where each argument goes in `params`
+    adapted: tuple[bool, ...]  # the backend turns this datetime into its own form (SQLite: text)
     kinds: tuple[type, ...]  # the arguments' types (None or another type is another shape)
 
 
@@ -96,16 +97,23 @@ def _compile(key: str, build: Callable[..., QuerySet[Any]], args: tuple[Any, ...
         raise ImproperlyConfigured(f"compiled_query {key!r}: no prefetch or related managers")
     compiler = qs.query.get_compiler(using=qs.db)
     sql, params = compiler.as_sql()
-    slots = []
+    ops = connections[qs.db].ops
+    slots, adapted = [], []
     for i, h in enumerate(holders):
         found = [j for j, p in enumerate(params) if type(p) is type(h) and p == h]
+        adapt = not found and isinstance(h, dt.datetime)
+        if adapt:  # SQLite sends datetimes as text; PostgreSQL as they are
+            a = ops.adapt_datetimefield_value(h)
+            found = [j for j, p in enumerate(params) if type(p) is type(a) and p == a]
         if len(found) != 1:
             raise ImproperlyConfigured(
                 f"compiled_query {key!r}: argument {i} reaches the SQL {len(found)} times as a "
                 "parameter (it must reach it once, unchanged)"
             )
         slots.append(found[0])
-    return _Compiled(qs, compiler, sql, tuple(params), tuple(slots), tuple(map(type, args)))
+        adapted.append(adapt)
+    kinds = tuple(map(type, args))
+    return _Compiled(qs, compiler, sql, tuple(params), tuple(slots), tuple(adapted), kinds)
 
 
 def compiled_query(key: str, build: Callable[..., QuerySet[Any, T]], *args: Any) -> list[T]:
@@ -120,10 +128,11 @@ def compiled_query(key: str, build: Callable[..., QuerySet[Any, T]], *args: Any)
     if any(type(a) is int and not _INT64[0] <= a <= _INT64[1] for a in args):
         return list(build(*args))  # Django's own answer (no rows for `=`), not a database error
     params = list(entry.params)
-    for slot, value in zip(entry.slots, args, strict=True):
-        params[slot] = value
+    connection = connections[entry.queryset.db]  # this thread's connection
+    for slot, adapt, value in zip(entry.slots, entry.adapted, args, strict=True):
+        params[slot] = connection.ops.adapt_datetimefield_value(value) if adapt else value
     compiler = copy.copy(entry.compiler)
-    compiler.connection = connections[entry.queryset.db]  # this thread's connection
+    compiler.connection = connection
     compiler.as_sql = lambda *a, **k: (entry.sql, params)
     iterable: Any = entry.queryset._iterable_class
     return list(iterable(_Bound(entry.queryset, compiler)))
