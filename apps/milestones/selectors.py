@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import (
     Case,
     DurationField,
@@ -103,12 +104,18 @@ def board_groups(*, course: Course, q: str = "", status: str = "") -> QuerySet[G
     ).order_by("trouble", "name")
 
 
+def _extension() -> ExpressionWrapper:
+    """A record's extension as a duration. PostgreSQL multiplies an interval; SQLite (`make
+    run`) has no interval type and stores durations as microseconds, so it gets the integer."""
+    hour = dt.timedelta(hours=1) if connection.vendor == "postgresql" else 3_600_000_000
+    return ExpressionWrapper(F("extension_hours") * hour, output_field=DurationField())
+
+
 def _groups_with(*, course: Course, status: str, now: dt.datetime) -> QuerySet[Group]:
     """A subquery of group ids with at least one tracked milestone in `status` (SQL only)."""
     rows = GroupMilestone.objects.filter(course=course, milestone__tracked=True).annotate(
-        group_due=F("milestone__due_at")
-        + ExpressionWrapper(F("extension_hours") * dt.timedelta(hours=1), output_field=DurationField())
-    )  # fmt: skip
+        group_due=F("milestone__due_at") + _extension()
+    )
     if status == "excused":
         return rows.filter(excused=True).values("group_id")  # type: ignore[return-value]
     if status == "late":
