@@ -4,7 +4,9 @@ The method, in the order it decides things:
 1. People who must stay together form *units*: the members of an existing group, and every
    *mutual* pair of teammate wishes (A names B and B names A), joined while the unit stays within
    the maximum group size. Pairs are joined in a seeded order, so a clique larger than a group
-   keeps as many of its mutual pairs as fit, reproducibly.
+   keeps as many of its mutual pairs as fit, reproducibly. If those units leave sizes that do not
+   split (13 people in units of 5 and 5 cannot make 4 + 4 + 5), only existing groups stay units
+   and mutual pairs are weighed like the rest.
 2. An exact CP-SAT model puts units into groups: every unit in exactly one group, every group
    used has between the minimum and the maximum members (unused groups are empty). It maximises
    the pairs placed together, weighted: a mutual wish that could not be made a unit 50, a
@@ -51,6 +53,9 @@ class MatchingResult:
     one_sided_kept: int = 0
     shared_interests: int = 0
     optimal: bool = False
+    # False when keeping every joinable mutual pair together left sizes that do not split, so
+    # mutual pairs were weighed (50 each) instead of kept as units
+    mutual_units_split: bool = True
 
 
 def mutual_pairs(p: MatchingProblem) -> list[tuple[int, int]]:
@@ -59,8 +64,9 @@ def mutual_pairs(p: MatchingProblem) -> list[tuple[int, int]]:
                    if b in members and b != a and a in p.wishes.get(b, frozenset())})  # fmt: skip
 
 
-def _units(p: MatchingProblem) -> tuple[list[list[int]], int]:
-    """Units (lists of people kept together) and how many mutual pairs could be joined."""
+def _units(p: MatchingProblem, *, mutual: bool = True) -> tuple[list[list[int]], int]:
+    """Units (lists of people kept together: existing groups, and with `mutual` the mutual
+    pairs) and how many mutual pairs could be joined."""
     parent = {x: x for x in p.people}
     size = dict.fromkeys(p.people, 1)
 
@@ -84,7 +90,7 @@ def _units(p: MatchingProblem) -> tuple[list[list[int]], int]:
         ids = [x for x in group if x in parent]
         for x in ids[1:]:
             join(ids[0], x)
-    pairs = mutual_pairs(p)
+    pairs = mutual_pairs(p) if mutual else []
     random.Random(p.seed).shuffle(pairs)  # noqa: S311 - a reproducible order, not a secret
     possible = sum(1 for a, b in pairs if join(a, b))
     units: dict[int, list[int]] = {}
@@ -139,19 +145,11 @@ def _greedy(units: list[list[int]], lo: int, hi: int, max_groups: int) -> list[i
     return where if min(sizes) >= lo else None
 
 
-def suggest(p: MatchingProblem) -> MatchingResult:
-    n = len(p.people)
-    lo, hi = p.min_size, p.max_size
-    if n == 0:
-        return MatchingResult([], True, "Nobody is waiting for a group.")
-    if n < lo:
-        return MatchingResult(
-            [],
-            False,
-            f"{n} {'person is' if n == 1 else 'people are'} too few for a group of at least {lo}.",
-        )
-    units, possible = _units(p)
-    pairs = mutual_pairs(p)
+def _place(
+    p: MatchingProblem, units: list[list[int]]
+) -> tuple[cp_model.CpSolverStatus, list[list[int]] | None, bool]:
+    """(CP-SAT status, groups or None, proven optimal) for placing these units into groups."""
+    n, lo, hi = len(p.people), p.min_size, p.max_size
     unit_of = {x: i for i, u in enumerate(units) for x in u}
     n_groups = n // lo
     model = cp_model.CpModel()
@@ -196,19 +194,41 @@ def suggest(p: MatchingProblem) -> MatchingResult:
             model.add_hint(used[g], g <= max(start))
         status = solver.solve(model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        groups = [sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
-                  for g in range(n_groups)]  # fmt: skip
-    elif start is not None:  # out of time before the first improvement: the start is still valid
-        groups = [
-            sorted(x_ for u in range(len(units)) if start[u] == g for x_ in units[u])
-            for g in range(n_groups)
-        ]
-    elif status == cp_model.INFEASIBLE:
+        return status, [sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
+                        for g in range(n_groups)], status == cp_model.OPTIMAL  # fmt: skip
+    if start is not None:  # out of time before the first improvement: the start is still valid
+        return status, [sorted(x_ for u in range(len(units)) if start[u] == g for x_ in units[u])
+                        for g in range(n_groups)], False  # fmt: skip
+    return status, None, False
+
+
+def suggest(p: MatchingProblem) -> MatchingResult:
+    n = len(p.people)
+    lo, hi = p.min_size, p.max_size
+    if n == 0:
+        return MatchingResult([], True, "Nobody is waiting for a group.")
+    if n < lo:
+        return MatchingResult(
+            [],
+            False,
+            f"{n} {'person is' if n == 1 else 'people are'} too few for a group of at least {lo}.",
+        )
+    units, possible = _units(p)
+    pairs = mutual_pairs(p)
+    status, groups, optimal = _place(p, units)
+    sizes_split_units = True
+    if status == cp_model.INFEASIBLE and possible:
+        # The mutual units themselves do not split (13 people in units of 5 and 5 cannot make
+        # 4 + 4 + 5): keep only existing groups whole and let the objective keep mutual pairs.
+        sizes_split_units = False
+        units, possible = _units(p, mutual=False)
+        status, groups, optimal = _place(p, units)
+    if groups is None and status == cp_model.INFEASIBLE:
         big = [u for u in units if len(u) > 1]
         kept = f", keeping {len(big)} set(s) of people together" if big else ""
         return MatchingResult([], False, f"{n} people cannot be split into groups of {lo}–{hi}{kept} "
                                          f"(for example 7 is more than one group and less than two).")  # fmt: skip
-    else:
+    if groups is None:
         return MatchingResult([], False, f"No split of {n} people into groups of {lo}–{hi} was found in the time "
                                          "allowed; try again with another seed or fewer people.")  # fmt: skip
     groups = sorted((g for g in groups if g), key=lambda g: g[0])
@@ -221,7 +241,7 @@ def suggest(p: MatchingProblem) -> MatchingResult:
     return MatchingResult(
         groups, True, "", mutual_pairs=len(pairs), mutual_kept=sum(1 for a, b in pairs if where[a] == where[b]),
         mutual_possible=possible, one_sided_kept=sum(1 for a, b in one_sided if where[a] == where[b]),
-        shared_interests=shared, optimal=status == cp_model.OPTIMAL)  # fmt: skip
+        shared_interests=shared, optimal=optimal, mutual_units_split=sizes_split_units)  # fmt: skip
 
 
 def check(p: MatchingProblem, groups: list[list[int]]) -> list[str]:

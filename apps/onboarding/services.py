@@ -312,7 +312,7 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
     stats = {"people": len(people), "mutual_pairs": result.mutual_pairs, "mutual_kept": result.mutual_kept,
              "mutual_possible": result.mutual_possible, "one_sided_kept": result.one_sided_kept,
              "shared_interests": result.shared_interests, "optimal": result.optimal,
-             "answered": len(set(wishes) | set(interests))}  # fmt: skip
+             "mutual_units_split": result.mutual_units_split, "answered": len(set(wishes) | set(interests))}  # fmt: skip
     with transaction.atomic():
         s = GroupSuggestion.objects.create(
             course=course, seed=seed, groups=result.groups, stats=stats, created_by=actor

@@ -133,3 +133,35 @@ def test_decisions_are_emailed_and_students_see_only_their_own(ee290, celery_eag
     assert (
         "SECRET-NOTE-B" not in c.get(f"/c/{course.code}/questionnaire/").content.decode()
     )  # only counts
+
+
+@time_machine.travel(OPEN, tick=False)
+def test_mutual_wishes_whose_sizes_do_not_split_still_get_a_suggestion_that_says_so(
+    ee290,
+) -> None:
+    """13 students as two mutual circles of 5 and three others: 13 splits only as 4 + 4 + 5, so
+    both circles cannot stay whole. Staff get groups anyway, and the page says why not every
+    mutual pair is together (this used to be refused as "cannot be split")."""
+    course = ee290
+    staff = member(course, Role.TA)
+    students = [member(course, email=f"c{i:02d}@example.edu") for i in range(13)]
+    emails = [s.email for s in students]
+    services.questionnaire_setup(actor=staff, course=course)
+    rng = random.Random(13)
+    for s in students:
+        raw = {**_answers(rng, emails, s.email), "teammates": ""}  # wishes come below
+        services.response_save(actor=s, course=course, raw=raw)
+    for circle in (range(5), range(5, 10)):
+        for x in circle:
+            r = QuestionnaireResponse.objects.get(student=students[x])
+            r.answers["teammates"] = sorted(emails[y] for y in circle if y != x)
+            r.save()
+    suggestion = services.suggestion_make(actor=staff, course=course, seed=3)
+    assert sorted(len(g) for g in suggestion.groups) == [4, 4, 5]
+    assert suggestion.stats["mutual_pairs"] == 20
+    assert suggestion.stats["mutual_kept"] == 16  # one circle whole, four of the other together
+    client = Client()
+    client.force_login(staff)
+    page = client.get(f"/c/{course.code}/questionnaire/suggestions/").content.decode()
+    assert "mutual wishes kept: <strong>16 of 20</strong>" in page
+    assert "these 13 people do not split into groups of 4–6" in page

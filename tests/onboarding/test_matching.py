@@ -41,8 +41,24 @@ def test_random_wish_graphs(n: int, seed: int, density: float) -> None:
     assert check(p, r.groups) == []
     assert all(4 <= len(g) <= 6 for g in r.groups)
     assert r.mutual_kept >= r.mutual_possible  # every pair made a unit stays together
-    if all(len(c) <= 6 for c in _components(p)):  # every mutual pair can be honoured: all are
-        assert r.mutual_kept == r.mutual_pairs
+    if all(len(c) <= 6 for c in _components(p)) and r.mutual_units_split:
+        assert r.mutual_kept == r.mutual_pairs  # every mutual pair could be honoured: all are
+
+
+def test_mutual_units_that_leave_sizes_that_do_not_split_are_weighed_instead() -> None:
+    """13 people: two mutual cliques of 5 and three loners. 13 splits only as 4 + 4 + 5, so the
+    cliques cannot both stay whole; the suggestion still places everyone and keeps what it can."""
+    people = list(range(1, 14))
+    cliques = [set(range(1, 6)), set(range(6, 11))]
+    wishes = {a: frozenset(c - {a}) for c in cliques for a in c}
+    p = MatchingProblem(people, wishes, seed=2)
+    r = suggest(p)
+    assert r.ok, r.reason
+    assert check(p, r.groups) == []
+    assert sorted(len(g) for g in r.groups) == [4, 4, 5]
+    assert not r.mutual_units_split
+    assert r.mutual_pairs == 20
+    assert r.mutual_kept == 16  # one clique whole (10 pairs) and 4 of the other together (6)
 
 
 def test_a_clique_too_big_for_one_group_keeps_as_many_mutual_pairs_as_fit() -> None:
