@@ -42,6 +42,8 @@ test: $(STAMP)
 	$(PY) manage.py makemigrations --check --dry-run
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
 	$(BIN)/pytest $(PYTEST_ARGS)
+	@echo "== the first look on SQLite, the database make run uses"
+	DATABASE_URL=sqlite:///:memory: $(BIN)/pytest -q -p no:cacheprovider tests/core/test_first_look.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
