@@ -39,10 +39,12 @@ def test_a_regrade_is_not_done_and_not_releasable_until_its_own_chunks_finish(
         (r["student"].pk, r["score"]) for r in totals(GradingRun.objects.get(pk=run.pk))
     )
 
-    # The re-grade on a slow worker only: every chunk waits 0.3 s.
+    # The re-grade on a slow worker only. Through the API it is one chunk (the default chunk size
+    # holds all 60 students), which waits 1.5 s: room for many reads and refused releases (a
+    # loop turn takes about 60 ms; with 0.3 s it was 2-5 turns and the test failed now and then).
     fast.terminate()
     fast.wait(20)
-    celery_worker_process(pool="solo", AUTOGRADER_CHUNK_PAUSE_S="0.3")
+    celery_worker_process(pool="solo", AUTOGRADER_CHUNK_PAUSE_S="1.5")
     api = _api(staff)
     started = api.post(f"/api/v1/courses/{course.code}/question-sets/{qs.key}/runs/")
     assert started.status_code == 202
