@@ -3,15 +3,16 @@ production settings on PostgreSQL and Redis, driven from another process by locu
 
 1. Builds the course in a throwaway PostgreSQL database (`courseops_bench_load`): the EE 290
    course file, 2,000 students in 400 groups (tests/bigcourse.py), an assignment due next week.
-2. Starts gunicorn (LOAD_WORKERS, default 2 × cores) on 127.0.0.1.
+2. Starts gunicorn (LOAD_WORKERS, default cores + 1) on 127.0.0.1.
 3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99,
-   after 20 warm-up requests; then the same load on a page with no data, this machine's floor
-   (a shared VM's speed moves by 2× within a day: compare the spike with the floor).
+   after warm-up requests that reach every worker; then the same load on a page with no data,
+   this machine's floor (a shared VM's speed moves by 2× within a day: compare with the floor).
 4. Open loop: 100 requests/s offered, as Poisson arrivals (50 users each sending at random
    instants, 2/s on average, whatever the responses): p95. (Until 2026-11-24 this used locust's
    constant_throughput, which kept the 50 users in step: a burst of 50 requests every 0.5 s.)
 5. Write spike: 200 groups apply a slack day at the same instant (API, token auth): latencies,
-   then the ledger invariants (every member charged once, balances = allowance − spends ≥ 0).
+   the CPU seconds of the web workers, PostgreSQL and the client meanwhile, then the ledger
+   invariants (every member charged once, balances = allowance − spends ≥ 0).
 
 LOAD_GUNICORN_ARGS adds gunicorn flags for experiments (gthread workers with 2 or 4 threads served
 57–69 requests/s against 100–119 for sync workers here: the pages are CPU-bound under one GIL).
@@ -72,6 +73,7 @@ django.setup()
 
 from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.db.models import Count, Sum  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
@@ -111,6 +113,36 @@ tokens = [
 print(
     f"built 2,000 students in 400 groups, 200 sessions and tokens in {time.perf_counter() - t0:.1f} s"
 )
+# A database in service has table statistics; freshly built tables have none until autovacuum
+# reaches them (a minute or more), and the planner's guesses meanwhile made the write spike,
+# run first, up to twice as slow.
+with connection.cursor() as cursor:
+    cursor.execute("ANALYZE")
+    cursor.execute("CHECKPOINT")
+
+
+def _cpu(server_pid: int) -> dict[str, float]:
+    """CPU seconds so far of the web workers, PostgreSQL and this client (all on the same cores:
+    a slow spike with a busy client is the machine's, not the app's)."""
+    import psutil
+
+    def used(procs: list[psutil.Process]) -> float:
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    pg = [p for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres"]
+    return {
+        "web workers": used(psutil.Process(server_pid).children()),
+        "PostgreSQL": used(pg),
+        "this client": used([psutil.Process()]),
+    }
+
 
 work = Path(tempfile.mkdtemp())
 (work / "sessions.json").write_text(json.dumps(sessions))
@@ -159,14 +191,31 @@ try:
               f"p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors")  # fmt: skip
 
     # Warm-up: each worker imports lazily, compiles templates and resolves URLs on its first
-    # requests; a server in service is warm, so these seconds are not counted.
+    # requests; a server in service is warm, so these seconds are not counted. The requests go
+    # out WORKERS * 2 at a time so that every worker gets some (one at a time, one worker could
+    # take them all, and the write spike, run alone, then paid the others' first requests: twice
+    # the workers' CPU). The slack-apply POSTs name no assignment and are refused (404).
+    from concurrent.futures import ThreadPoolExecutor
+
     import requests
 
-    for path in (f"/c/{course.code}/", f"/c/{course.code}/slack/", f"/c/{course.code}/node/",
-                 f"/api/v1/courses/{course.code}/slack/me/", f"/c/{course.code}/questions/") * 4:  # fmt: skip
-        requests.get(
-            f"http://127.0.0.1:{PORT}{path}", cookies={"sessionid": sessions[0]}, timeout=60
-        )
+    def warm(path: str) -> None:
+        url = f"http://127.0.0.1:{PORT}{path}"
+        if path.endswith("/apply/"):
+            requests.post(
+                url,
+                json={"assignment": 0},
+                headers={"Authorization": f"Token {tokens[0]}"},
+                timeout=60,
+            )
+        else:
+            requests.get(url, cookies={"sessionid": sessions[0]}, timeout=60)
+
+    paths = (f"/c/{course.code}/", f"/c/{course.code}/slack/", f"/c/{course.code}/node/",
+             f"/api/v1/courses/{course.code}/slack/me/", f"/c/{course.code}/questions/",
+             f"/api/v1/courses/{course.code}/slack/apply/")  # fmt: skip
+    with ThreadPoolExecutor(WORKERS * 2) as pool:
+        list(pool.map(warm, paths * 4 * WORKERS))
 
     parts = set(os.environ.get("LOAD_PARTS", "read,open,write").split(","))
     if "read" in parts:
@@ -196,10 +245,12 @@ try:
             codes.append(r.status_code)
 
     threads = [threading.Thread(target=spend, args=(tok,)) for tok in tokens]
+    before = _cpu(server.pid)
     for th in threads:
         th.start()
     for th in threads:
         th.join()
+    spent = {k: v - before.get(k, 0.0) for k, v in _cpu(server.pid).items()}
     latencies.sort()
     p95 = latencies[int(0.95 * len(latencies)) - 1]
     ok = codes.count(201)
@@ -214,6 +265,9 @@ try:
     )  # fmt: skip
     print(f"write spike: 200 group spends at once: {ok} succeeded, other statuses {sorted(set(codes) - {201})}; "
           f"p50 {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, last {latencies[-1]:.2f} s")  # fmt: skip
+    print(
+        "CPU seconds during the write spike: " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items())
+    )
     print(f"ledger: {charged.count()} spend entries for {expected} members; students charged twice: {per_student}; "
           f"accounts whose balance ≠ allowance + Σ deltas or < 0: {bad_balance}")  # fmt: skip
 finally:
