@@ -107,7 +107,8 @@ def board_groups(*, course: Course, q: str = "", status: str = "") -> QuerySet[G
 def _extension() -> ExpressionWrapper:
     """A record's extension as a duration. PostgreSQL multiplies an interval; SQLite (`make
     run`) has no interval type and stores durations as microseconds, so it gets the integer."""
-    hour = dt.timedelta(hours=1) if connection.vendor == "postgresql" else 3_600_000_000
+    native = connection.features.has_native_duration_field
+    hour = dt.timedelta(hours=1) if native else 3_600_000_000
     return ExpressionWrapper(F("extension_hours") * hour, output_field=DurationField())
 
 
