@@ -230,10 +230,9 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
                 made_s = services.suggestion_make(
                     actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
                 )
-                messages.success(
-                    request,
-                    f"{len(made_s.groups)} groups suggested. Nothing changes until you accept them.",
-                )
+                messages.success(request, (
+                    f"{len(made_s.groups)} groups suggested. Nothing changes until you accept them."
+                    if made_s.groups else "Nobody is waiting for a group: every student is in one."))  # fmt: skip
             elif action == "move":
                 services.suggestion_move(actor=request.user, course=course, suggestion_id=_int(request.POST.get("suggestion")) or 0,
                                          student_id=_int(request.POST.get("student")) or 0, to_group=_int(request.POST.get("to")) or 0)  # fmt: skip

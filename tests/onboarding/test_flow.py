@@ -165,3 +165,12 @@ def test_mutual_wishes_whose_sizes_do_not_split_still_get_a_suggestion_that_says
     page = client.get(f"/c/{course.code}/questionnaire/suggestions/").content.decode()
     assert "mutual wishes kept: <strong>16 of 20</strong>" in page
     assert "these 13 people do not split into groups of 4–6" in page
+
+
+def test_suggesting_when_everyone_has_a_group_says_so(ee290_demo) -> None:
+    staff = member(ee290_demo, Role.TA)
+    client = Client()
+    client.force_login(staff)
+    url = f"/c/{ee290_demo.code}/questionnaire/suggestions/"
+    page = client.post(url, {"action": "suggest", "seed": "1"}, follow=True).content.decode()
+    assert "Nobody is waiting for a group: every student is in one." in page
