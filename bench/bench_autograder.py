@@ -66,7 +66,8 @@ t0 = time.perf_counter()
 credit = score_numeric(vals, keys, bands)
 t1 = time.perf_counter()
 print(
-    f"numeric scoring (vectorised)   {n / (t1 - t0):>14,.0f} answers/s  (mean credit {credit.mean():.3f})"
+    f"numeric scoring (vectorised)   {n / (t1 - t0):>14,.0f} answers/s  (mean credit "
+    f"{credit.mean():.3f})"
 )
 chosen = rng.choice(list("abcd"), n).tolist()
 t0 = time.perf_counter()
@@ -82,7 +83,8 @@ for r in raw:
     parse_answer(r, "s")
 t1 = time.perf_counter()
 print(
-    f"parsing raw text (per answer)  {len(raw) / (t1 - t0):>14,.0f} answers/s  (done once, at intake)"
+    f"parsing raw text (per answer)  {len(raw) / (t1 - t0):>14,.0f} answers/s  (done once, at "
+    "intake)"
 )
 
 # ---------------------------------------------------------------- 2. end to end
@@ -123,8 +125,19 @@ qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
 r = random.Random(1)
 lines = ["email,q1,q2,q3,q4,q5,q6.1,q6.2,q7.1,q7.2,q8,q9,q10"]
 for u in users:
-    lines.append(",".join([u.email, *(r.choice("abcd") for _ in range(5)), r.choice(["40", "45", "80"]), r.choice(["100", "50"]),
-                           r.choice(["195", "190", "abc"]), r.choice(["0.6", "600"]), *(r.choice("abcd") for _ in range(3))]))  # fmt: skip
+    lines.append(
+        ",".join(
+            [
+                u.email,
+                *(r.choice("abcd") for _ in range(5)),
+                r.choice(["40", "45", "80"]),
+                r.choice(["100", "50"]),
+                r.choice(["195", "190", "abc"]),
+                r.choice(["0.6", "600"]),
+                *(r.choice("abcd") for _ in range(3)),
+            ]
+        )
+    )
 data = ("\n".join(lines) + "\n").encode()
 
 env = {
@@ -169,10 +182,14 @@ try:
     t2 = time.perf_counter()
     grades = Grade.objects.filter(run=run).count()
     print(f"database: {BENCH_DB.rsplit('@', 1)[-1]}")
-    print(f"intake:  {report.answers:>9,} answer rows ({report.students:,} students; the two-part items give 2 rows) "
-          f"parsed and stored in {t1 - t0:.1f} s")  # fmt: skip
-    print(f"grading: {grades:>9,} grades (one per student and question) in {t2 - t1:.1f} s on 2 workers; "
-          f"{t2 - t0:.1f} s from CSV to grades")  # fmt: skip
+    print(
+        f"intake:  {report.answers:>9,} answer rows ({report.students:,} students; the two-part "
+        f"items give 2 rows) parsed and stored in {t1 - t0:.1f} s"
+    )
+    print(
+        f"grading: {grades:>9,} grades (one per student and question) in {t2 - t1:.1f} s on 2 "
+        f"workers; {t2 - t0:.1f} s from CSV to grades"
+    )
 
     # Re-grade with an unchanged key: a new pass; done only when every one of its chunks is.
     from apps.autograder.passes import progress
@@ -197,8 +214,8 @@ try:
     t4 = time.perf_counter()
     shown = " → ".join(dict.fromkeys(samples))
     print(
-        f"re-grade, unchanged key, pass {p['pass']}: {shown} in {t4 - t3:.1f} s; "
-        f"release refused {refused} times while it ran, readers kept pass {p['pass'] - 1} until the end"
+        f"re-grade, unchanged key, pass {p['pass']}: {shown} in {t4 - t3:.1f} s; release refused "
+        f"{refused} times while it ran, readers kept pass {p['pass'] - 1} until the end"
     )
 finally:
     for w in workers:

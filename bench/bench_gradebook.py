@@ -84,7 +84,8 @@ def build(n: int, tag: str):  # type: ignore[no-untyped-def]
         assert plan.ok, plan.problems[:3]
         services.import_commit(actor=people["ta"], course=course, import_id=record.pk)
     print(
-        f"{n:>5} students: imported {len(groups)} group rows and {n} student rows in {time.perf_counter() - t:.2f} s"
+        f"{n:>5} students: imported {len(groups)} group rows and {n} student rows in "
+        f"{time.perf_counter() - t:.2f} s"
     )
     return course, people
 
@@ -123,6 +124,7 @@ for n, tag in ((40, "gb40"), (2000, "gb2000")):
     ):
         ms, size, queries = measure(people["ta"], url, runs=5 if "export" in url else 10)
         print(
-            f"{n:>5} students: {label:<28} {ms:7.1f} ms  {size / 1000:7.1f} KB  {queries:3d} queries"
+            f"{n:>5} students: {label:<28} {ms:7.1f} ms  {size / 1000:7.1f} KB  {queries:3d} "
+            "queries"
         )
 print(f"({connection.vendor}, {os.cpu_count()} cores)")

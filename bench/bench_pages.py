@@ -62,12 +62,22 @@ print(
 
 C, A = f"/c/{course.code}/", f"/api/v1/courses/{course.code}/"
 PAGES = {
-    "ta": [("staff groups board", C + "groups/"), ("staff slack page", C + "slack/staff/"),
-           ("roster", C + "roster/"), ("API groups (staff)", A + "groups/"),
-           ("API slack balances", A + "slack/balances/"), ("API exceptions (staff)", A + "slack/exceptions/")],
-    "student": [("student dashboard", C), ("student slack page", C + "slack/"), ("student node page", C + "node/"),
-                ("API slack/me", A + "slack/me/"), ("API groups (student)", A + "groups/")],
-}  # fmt: skip
+    "ta": [
+        ("staff groups board", C + "groups/"),
+        ("staff slack page", C + "slack/staff/"),
+        ("roster", C + "roster/"),
+        ("API groups (staff)", A + "groups/"),
+        ("API slack balances", A + "slack/balances/"),
+        ("API exceptions (staff)", A + "slack/exceptions/"),
+    ],
+    "student": [
+        ("student dashboard", C),
+        ("student slack page", C + "slack/"),
+        ("student node page", C + "node/"),
+        ("API slack/me", A + "slack/me/"),
+        ("API groups (student)", A + "groups/"),
+    ],
+}
 print(f"{'page':<26}{'median ms':>10}{'KB':>9}{'queries':>9}")
 for who, pages in PAGES.items():
     client = Client()

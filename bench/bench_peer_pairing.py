@@ -31,13 +31,19 @@ for seed in range(5):
     t = time.perf_counter()
     result = pair(p)
     times.append(time.perf_counter() - t)
-    print(f"seed {seed}: {len(result.pairs):,} pairs in {times[-1] * 1000:.0f} ms ({result.method}); "
-          f"rules broken: {len(check(p, result.pairs))}; window pairs used: {result.soft_violations}")  # fmt: skip
-print(f"pairing {N:,} groups, k = {K}, 200 avoided pairs: median {statistics.median(times) * 1000:.0f} ms, "
-      f"max {max(times) * 1000:.0f} ms")  # fmt: skip
+    print(
+        f"seed {seed}: {len(result.pairs):,} pairs in {times[-1] * 1000:.0f} ms ({result.method}); "
+        f"rules broken: {len(check(p, result.pairs))}; window pairs used: {result.soft_violations}"
+    )
+print(
+    f"pairing {N:,} groups, k = {K}, 200 avoided pairs: median "
+    f"{statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
+)
 small = list(range(1, 101))
 first = pair(PairingProblem(small, k=K, seed=1))
 t = time.perf_counter()
 again = repair(PairingProblem(small[1:], k=K, seed=1), first.pairs)
-print(f"re-pairing 99 groups after one is left out: {len(set(first.pairs) - set(again.pairs))} pairs changed "
-      f"(of {len(first.pairs)}) in {(time.perf_counter() - t) * 1000:.0f} ms")  # fmt: skip
+print(
+    f"re-pairing 99 groups after one is left out: {len(set(first.pairs) - set(again.pairs))} pairs "
+    f"changed (of {len(first.pairs)}) in {(time.perf_counter() - t) * 1000:.0f} ms"
+)

@@ -43,8 +43,8 @@ for _ in range(5):
     runs.append(time.perf_counter() - t0)
 best = min(runs)
 print(
-    f"vectorised roofline      {n / best:>14,.0f} evaluations/s  ({n:,} rows in {1000 * best:.1f} ms, "
-    f"validation included; {int(out.valid.sum()):,} valid)"
+    f"vectorised roofline      {n / best:>14,.0f} evaluations/s  ({n:,} rows in {1000 * best:.1f} "
+    f"ms, validation included; {int(out.valid.sum()):,} valid)"
 )
 
 t0 = time.perf_counter()
@@ -70,6 +70,6 @@ for _ in range(500):
     assert r.status_code == 200
 lat.sort()
 print(
-    f"API call in-process      p50 {statistics.median(lat):.2f} ms, p95 {lat[int(0.95 * len(lat))]:.2f} ms, "
-    f"p99 {lat[int(0.99 * len(lat))]:.2f} ms  (500 calls)"
+    f"API call in-process      p50 {statistics.median(lat):.2f} ms, p95 "
+    f"{lat[int(0.95 * len(lat))]:.2f} ms, p99 {lat[int(0.99 * len(lat))]:.2f} ms  (500 calls)"
 )

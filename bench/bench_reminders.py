@@ -1,5 +1,6 @@
 """Reminders at course scale: 2,000 students in 400 groups, 16 personal deadlines each (5
-assignments and 11 tracked milestones: the course file's 8 and 3 more, all moved into the next 48 hours so every one is due a
+assignments and 11 tracked milestones: the course file's 8 and 3 more, all moved into the next 48
+hours so every one is due a
 reminder), a few hundred accommodations and extensions. Prints the time to compute every
 reminder that fits now (`reminders_due`: what the beat task does before sending), then the time
 to claim and "send" them all to an in-memory mailbox, then a second run (nothing to send).
@@ -58,8 +59,9 @@ build_big_course(course, 2000)
 now = timezone.now()
 # Every deadline 20–44 h from now: each of the 2,000 × 16 is due its 48 h reminder.
 for i, a in enumerate(Assignment.objects.filter(course=course).order_by("due_at")):
-    Assignment.objects.filter(pk=a.pk).update(release_at=now - dt.timedelta(days=7),
-                                              due_at=now + dt.timedelta(hours=20 + i))  # fmt: skip
+    Assignment.objects.filter(pk=a.pk).update(
+        release_at=now - dt.timedelta(days=7), due_at=now + dt.timedelta(hours=20 + i)
+    )
 Milestone.objects.filter(course=course).update(tracked=True)
 for k in range(
     16
@@ -91,5 +93,8 @@ again = reminders_send(course=course)
 print(f"second run in the same minute: {again} e-mails in {time.perf_counter() - t:.2f} s")
 connection.close()
 if port_answers(5432):
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB],
-                   check=False, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB],
+        check=False,
+        capture_output=True,
+    )

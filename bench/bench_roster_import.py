@@ -45,6 +45,6 @@ for label in ("first import", "re-import (no change)"):
     t2 = time.perf_counter()
     s = preview.summary()
     print(
-        f"{label:<24} {n:,} rows: preview {t1 - t0:.2f} s, commit {t2 - t1:.2f} s, total {t2 - t0:.2f} s "
-        f"(added {s['added']}, unchanged {s['unchanged']}) on {connection.vendor}"
+        f"{label:<24} {n:,} rows: preview {t1 - t0:.2f} s, commit {t2 - t1:.2f} s, total "
+        f"{t2 - t0:.2f} s (added {s['added']}, unchanged {s['unchanged']}) on {connection.vendor}"
     )

@@ -39,13 +39,17 @@ problem = Problem(
     seed=1,
 )
 print(
-    f"{STUDENTS:,} students, {len(lectures)} lectures, {len(prefer):,} wishes, {len(cannot):,} impossible pairs"
+    f"{STUDENTS:,} students, {len(lectures)} lectures, {len(prefer):,} wishes, {len(cannot):,} "
+    "impossible pairs"
 )
 t = time.perf_counter()
 first = solve(problem)
 wall = time.perf_counter() - t
-print(f"solved in {wall:.1f} s: ok={first.ok}, preference score {first.score:,}, best bound {first.best_bound:,.0f}, "
-      f"optimality gap {100 * first.gap:.2f} %, proven optimal: {first.optimal}")  # fmt: skip
+print(
+    f"solved in {wall:.1f} s: ok={first.ok}, preference score {first.score:,}, best bound "
+    f"{first.best_bound:,.0f}, "
+    f"optimality gap {100 * first.gap:.2f} %, proven optimal: {first.optimal}"
+)
 print(
     "satisfied wishes by rank: "
     + ", ".join(f"rank {r}: {first.satisfied.get(r, 0):,}" for r in (1, 2, 3))
@@ -54,5 +58,6 @@ print(f"rules broken: {len(violations(problem, first.pairs))}")
 t = time.perf_counter()
 again = solve(problem)
 print(
-    f"second solve in {time.perf_counter() - t:.1f} s: same assignment: {again.pairs == first.pairs}"
+    f"second solve in {time.perf_counter() - t:.1f} s: same assignment: "
+    f"{again.pairs == first.pairs}"
 )

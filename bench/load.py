@@ -92,8 +92,14 @@ course = course_load(
 ).course
 people = build_big_course(course, 2000)
 soon = timezone.now() + dt.timedelta(days=7)
-load_assignment = Assignment.objects.create(course=course, code="LOAD", title="Load test", release_at=timezone.now(),
-                                            due_at=soon, accepts_slack=True)  # fmt: skip
+load_assignment = Assignment.objects.create(
+    course=course,
+    code="LOAD",
+    title="Load test",
+    release_at=timezone.now(),
+    due_at=soon,
+    accepts_slack=True,
+)
 students = list(
     course.memberships.filter(role="student").select_related("user").order_by("user_id")
 )
@@ -111,7 +117,8 @@ tokens = [
     for g in groups
 ]
 print(
-    f"built 2,000 students in 400 groups, 200 sessions and tokens in {time.perf_counter() - t0:.1f} s"
+    f"built 2,000 students in 400 groups, 200 sessions and tokens in "
+    f"{time.perf_counter() - t0:.1f} s"
 )
 # A database in service has table statistics and no minute-old bulk load waiting to be written
 # out: ANALYZE and CHECKPOINT, so neither autovacuum nor a checkpoint lands inside a measurement.
@@ -145,9 +152,16 @@ def _cpu(server_pid: int) -> dict[str, float]:
 
 work = Path(tempfile.mkdtemp())
 (work / "sessions.json").write_text(json.dumps(sessions))
-env = {**os.environ, "DJANGO_SETTINGS_MODULE": "courseops.settings.production", "DATABASE_URL": DB_URL,
-       "REDIS_URL": REDIS_URL, "SECRET_KEY": SECRET, "ALLOWED_HOSTS": "127.0.0.1",
-       "SECURE_SSL_REDIRECT": "false", "LOG_LEVEL": "ERROR"}  # fmt: skip
+env = {
+    **os.environ,
+    "DJANGO_SETTINGS_MODULE": "courseops.settings.production",
+    "DATABASE_URL": DB_URL,
+    "REDIS_URL": REDIS_URL,
+    "SECRET_KEY": SECRET,
+    "ALLOWED_HOSTS": "127.0.0.1",
+    "SECURE_SSL_REDIRECT": "false",
+    "LOG_LEVEL": "ERROR",
+}
 subprocess.run(
     [str(BIN / "python"), "manage.py", "collectstatic", "--no-input", "-v", "0"],
     cwd=ROOT,
@@ -155,39 +169,79 @@ subprocess.run(
     check=True,
 )
 server = subprocess.Popen(
-    [str(BIN / "gunicorn"), "courseops.wsgi", "--bind", f"127.0.0.1:{PORT}", "--workers", str(WORKERS),
-     "--log-level", "warning", "--access-logfile", "-" if os.environ.get("LOAD_ACCESS_LOG") else "/dev/null",
-     *os.environ.get("LOAD_GUNICORN_ARGS", "").split()],
-    cwd=ROOT, env=env, stderr=open(work / "gunicorn.log", "w"),  # noqa: SIM115
-)  # fmt: skip
+    [
+        str(BIN / "gunicorn"),
+        "courseops.wsgi",
+        "--bind",
+        f"127.0.0.1:{PORT}",
+        "--workers",
+        str(WORKERS),
+        "--log-level",
+        "warning",
+        "--access-logfile",
+        "-" if os.environ.get("LOAD_ACCESS_LOG") else "/dev/null",
+        *os.environ.get("LOAD_GUNICORN_ARGS", "").split(),
+    ],
+    cwd=ROOT,
+    env=env,
+    stderr=open(work / "gunicorn.log", "w"),  # noqa: SIM115
+)
 try:
     deadline = time.monotonic() + 30
     while not port_answers(PORT) and time.monotonic() < deadline:
         time.sleep(0.2)
     print(
-        f"gunicorn: {WORKERS} workers on {os.cpu_count()} cores, production settings, PostgreSQL + Redis"
+        f"gunicorn: {WORKERS} workers on {os.cpu_count()} cores, production settings, PostgreSQL + "
+        "Redis"
     )
 
     def run_locust(label: str, users: int, extra_env: dict[str, str]) -> None:
         prefix = work / label.replace(" ", "_")
         subprocess.run(
-            [str(BIN / "locust"), "-f", str(ROOT / "bench" / "load" / "locustfile.py"), "--headless", "-u", str(users),
-             "-r", str(users), "-t", f"{SECONDS}s", "--host", f"http://127.0.0.1:{PORT}", "--csv", str(prefix),
-             "--only-summary", "--loglevel", "ERROR"],
-            cwd=ROOT, env={**os.environ, "LOAD_SESSIONS": str(work / "sessions.json"), "LOAD_COURSE": course.code, **extra_env},
-            check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                str(BIN / "locust"),
+                "-f",
+                str(ROOT / "bench" / "load" / "locustfile.py"),
+                "--headless",
+                "-u",
+                str(users),
+                "-r",
+                str(users),
+                "-t",
+                f"{SECONDS}s",
+                "--host",
+                f"http://127.0.0.1:{PORT}",
+                "--csv",
+                str(prefix),
+                "--only-summary",
+                "--loglevel",
+                "ERROR",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "LOAD_SESSIONS": str(work / "sessions.json"),
+                "LOAD_COURSE": course.code,
+                **extra_env,
+            },
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         with open(f"{prefix}_stats.csv", encoding="utf-8") as f:
             rows = {r["Name"]: r for r in csv.DictReader(f)}
         for name, r in rows.items():
             if name == "Aggregated":
                 continue
             print(
-                f"   {name:<16} {float(r['Requests/s']):>7.1f} req/s  p50 {r['50%']:>4} ms  p95 {r['95%']:>4} ms  failures {r['Failure Count']}"
+                f"   {name:<16} {float(r['Requests/s']):>7.1f} req/s  p50 {r['50%']:>4} ms  p95 "
+                f"{r['95%']:>4} ms  failures {r['Failure Count']}"
             )
         a = rows["Aggregated"]
-        print(f"{label}: {float(a['Requests/s']):.1f} requests/s, p50 {a['50%']} ms, p95 {a['95%']} ms, "
-              f"p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors")  # fmt: skip
+        print(
+            f"{label}: {float(a['Requests/s']):.1f} requests/s, p50 {a['50%']} ms, p95 {a['95%']} "
+            f"ms, p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors"
+        )
 
     # Warm-up: each worker imports lazily, compiles templates and resolves URLs on its first
     # requests; a server in service is warm, so these seconds are not counted. The requests go
@@ -210,9 +264,14 @@ try:
         else:
             requests.get(url, cookies={"sessionid": sessions[0]}, timeout=60)
 
-    paths = (f"/c/{course.code}/", f"/c/{course.code}/slack/", f"/c/{course.code}/node/",
-             f"/api/v1/courses/{course.code}/slack/me/", f"/c/{course.code}/questions/",
-             f"/api/v1/courses/{course.code}/slack/apply/")  # fmt: skip
+    paths = (
+        f"/c/{course.code}/",
+        f"/c/{course.code}/slack/",
+        f"/c/{course.code}/node/",
+        f"/api/v1/courses/{course.code}/slack/me/",
+        f"/c/{course.code}/questions/",
+        f"/api/v1/courses/{course.code}/slack/apply/",
+    )
     with ThreadPoolExecutor(WORKERS * 2) as pool:
         list(pool.map(warm, paths * 4 * WORKERS))
 
@@ -237,8 +296,12 @@ try:
     def spend(token: str) -> None:
         barrier.wait()
         t = time.perf_counter()
-        r = requests.post(f"http://127.0.0.1:{PORT}/api/v1/courses/{course.code}/slack/apply/",
-                          json={"assignment": load_assignment.pk}, headers={"Authorization": f"Token {token}"}, timeout=60)  # fmt: skip
+        r = requests.post(
+            f"http://127.0.0.1:{PORT}/api/v1/courses/{course.code}/slack/apply/",
+            json={"assignment": load_assignment.pk},
+            headers={"Authorization": f"Token {token}"},
+            timeout=60,
+        )
         with lock:
             latencies.append(time.perf_counter() - t)
             codes.append(r.status_code)
@@ -259,16 +322,24 @@ try:
     per_student = charged.values("account__student").annotate(n=Count("id")).filter(n__gt=1).count()
     expected = sum(g.memberships.filter(left_at__isnull=True).count() for g in groups)
     bad_balance = sum(
-        1 for a in SlackAccount.objects.filter(course=course)
-        if a.balance != a.allowance + (LedgerEntry.objects.filter(account=a).aggregate(s=Sum("delta"))["s"] or 0) or a.balance < 0
-    )  # fmt: skip
-    print(f"write spike: 200 group spends at once: {ok} succeeded, other statuses {sorted(set(codes) - {201})}; "
-          f"p50 {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, last {latencies[-1]:.2f} s")  # fmt: skip
+        1
+        for a in SlackAccount.objects.filter(course=course)
+        if a.balance
+        != a.allowance + (LedgerEntry.objects.filter(account=a).aggregate(s=Sum("delta"))["s"] or 0)
+        or a.balance < 0
+    )
+    print(
+        f"write spike: 200 group spends at once: {ok} succeeded, other statuses "
+        f"{sorted(set(codes) - {201})}; "
+        f"p50 {statistics.median(latencies):.2f} s, p95 {p95:.2f} s, last {latencies[-1]:.2f} s"
+    )
     print(
         "CPU seconds during the write spike: " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items())
     )
-    print(f"ledger: {charged.count()} spend entries for {expected} members; students charged twice: {per_student}; "
-          f"accounts whose balance ≠ allowance + Σ deltas or < 0: {bad_balance}")  # fmt: skip
+    print(
+        f"ledger: {charged.count()} spend entries for {expected} members; students charged twice: "
+        f"{per_student}; accounts whose balance ≠ allowance + Σ deltas or < 0: {bad_balance}"
+    )
 finally:
     server.terminate()
     server.wait(20)

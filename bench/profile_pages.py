@@ -61,8 +61,13 @@ people = build_big_course(course, 2000)
 client = Client()
 client.force_login(people["student"])
 C, A = f"/c/{course.code}/", f"/api/v1/courses/{course.code}/"
-PAGES = [("dashboard", C), ("slack page", C + "slack/"), ("node page", C + "node/"),
-         ("slack/me", A + "slack/me/"), ("question sets", C + "questions/")]  # fmt: skip
+PAGES = [
+    ("dashboard", C),
+    ("slack page", C + "slack/"),
+    ("node page", C + "node/"),
+    ("slack/me", A + "slack/me/"),
+    ("question sets", C + "questions/"),
+]
 if os.environ.get("PROFILE_PAGES"):  # e.g. PROFILE_PAGES=dashboard; "bare" is a page with no data
     PAGES.append(("bare", "/accounts/password/reset/"))
 N = int(os.environ.get("PROFILE_REQUESTS", "200"))

@@ -20,10 +20,12 @@ def build_big_course(
     instructor, and one extension per 10 students (so exception reads grow with the course)."""
     hashed = make_password(password)
     users = User.objects.bulk_create(
-        [User(email=f"s{i:05d}{tag}@big.example", full_name=f"Student {i:05d}", password=hashed)
-         for i in range(n_students)],
+        [
+            User(email=f"s{i:05d}{tag}@big.example", full_name=f"Student {i:05d}", password=hashed)
+            for i in range(n_students)
+        ],
         batch_size=2000,
-    )  # fmt: skip
+    )
     Membership.objects.bulk_create(
         [Membership(user=u, course=course, role=Role.STUDENT) for u in users], batch_size=2000
     )
@@ -39,22 +41,44 @@ def build_big_course(
         g.join_code = Group._meta.get_field("join_code").get_default()
     groups = Group.objects.bulk_create(groups, batch_size=1000)
     GroupMembership.objects.bulk_create(
-        [GroupMembership(group=groups[i // 5], course=course, user=u) for i, u in enumerate(users[: len(groups) * 5])],
+        [
+            GroupMembership(group=groups[i // 5], course=course, user=u)
+            for i, u in enumerate(users[: len(groups) * 5])
+        ],
         batch_size=2000,
-    )  # fmt: skip
+    )
     granter = staff[str(Role.INSTRUCTOR)]
     DeadlineException.objects.bulk_create(
-        [DeadlineException(course=course, kind="accommodation", hours=24, student=u, reason="DSP letter",
-                           granted_by=granter) for u in users[::10]],
+        [
+            DeadlineException(
+                course=course,
+                kind="accommodation",
+                hours=24,
+                student=u,
+                reason="DSP letter",
+                granted_by=granter,
+            )
+            for u in users[::10]
+        ],
         batch_size=2000,
-    )  # fmt: skip
+    )
     first = Milestone.objects.filter(course=course, tracked=True).order_by("due_at").first()
     if first is not None:  # every other group has recorded the first milestone
         GroupMilestone.objects.bulk_create(
-            [GroupMilestone(course=course, milestone=first, group=g, link="https://example.edu/r",
-                            submitted_at=first.due_at, submitted_by=users[i * 5]) for i, g in enumerate(groups) if i % 2],
+            [
+                GroupMilestone(
+                    course=course,
+                    milestone=first,
+                    group=g,
+                    link="https://example.edu/r",
+                    submitted_at=first.due_at,
+                    submitted_by=users[i * 5],
+                )
+                for i, g in enumerate(groups)
+                if i % 2
+            ],
             batch_size=2000,
-        )  # fmt: skip
+        )
     if connection.vendor == "postgresql":
         # A live database has statistics; a bulk-loaded one has none until autovacuum runs,
         # and PostgreSQL then plans joins as if every table held one row (a 0.1 ms lookup took

@@ -139,11 +139,26 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
         concurrency: int = 1, pool: str = "prefork", **extra_env: str
     ) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "courseops", "worker", "--loglevel=WARNING",
-             f"--concurrency={concurrency}", f"--pool={pool}", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", f"--hostname=test-{len(procs)}@%h"],
-            cwd=ROOT, env={**env, **extra_env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "courseops",
+                "worker",
+                "--loglevel=WARNING",
+                f"--concurrency={concurrency}",
+                f"--pool={pool}",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                f"--hostname=test-{len(procs)}@%h",
+            ],
+            cwd=ROOT,
+            env={**env, **extra_env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         procs.append(proc)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -130,8 +130,12 @@ def member(course: Course, role: Role = Role.STUDENT, **user_kwargs: object) -> 
 def open_course(**kwargs: object) -> Course:
     """A course whose group formation deadline is a week away."""
     course = CourseFactory(**kwargs)
-    MilestoneFactory(course=course, key="group-formation", name="Group formation",
-                     due_at=timezone.now() + dt.timedelta(days=7))  # fmt: skip
+    MilestoneFactory(
+        course=course,
+        key="group-formation",
+        name="Group formation",
+        due_at=timezone.now() + dt.timedelta(days=7),
+    )
     return course
 
 

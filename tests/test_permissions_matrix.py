@@ -431,23 +431,46 @@ def all_routes() -> list[tuple[str, str]]:
 def _url(route: str, world: World) -> str:
     ids = world.ids
     values = {
-        "<slug:code>": ids["code"], "<int:group_id>": ids["group_id"], "<int:user_id>": ids["user_id"],
-        "<int:window_id>": ids["window_id"], "<int:incident_id>": ids["incident_id"],
-        "<int:run_id>": ids["run_id"], "<int:allocation_id>": ids["allocation_id"],
-        "<int:node_id>": ids["node_id"], "<slug:key>": ids["key"], "<slug:kind>": "hosts",
-        "<slug:action>": "cancel", "<slug:name>": "roofline-time", "<uidb64>": "MQ", "<token>": "set-password",
-        "<int:import_id>": ids["lateness_import_id"] if "slack" in route else
-                            ids["score_import_id"] if "gradebook" in route else
-                            ids["participation_import_id"] if "participation" in route else ids["import_id"],
-        "<int:item_id>": ids["impact_item_id"], "<int:suggestion_id>": ids["suggestion_id"],
-        "<int:proposal_id>": ids["proposal_id"], "<int:event_id>": ids["participation_event_id"],
-        "<int:lecture_id>": ids["lecture_id"], "<int:assignment_id>": ids["assignment_id"],
-        "<int:milestone_id>": ids["milestone_id"], "<str:token>": "0123456789abwrong-secret",
-        "<int:upload_id>": ids["upload_id"], "<int:duty_id>": ids["duty_id"], "<int:swap_id>": ids["swap_id"],
-        "<int:round_id>": ids["round_id"], "<int:pair_id>": ids["pair_id"], "<int:set_id>": ids["set_id"],
-        "<int:slot_id>": ids["slot_id"], "<int:booking_id>": ids["booking_id"],
-        "<int:assessment_id>": ids["assessment_id"], "<int:batch_id>": ids["batch_id"],
-    }  # fmt: skip
+        "<slug:code>": ids["code"],
+        "<int:group_id>": ids["group_id"],
+        "<int:user_id>": ids["user_id"],
+        "<int:window_id>": ids["window_id"],
+        "<int:incident_id>": ids["incident_id"],
+        "<int:run_id>": ids["run_id"],
+        "<int:allocation_id>": ids["allocation_id"],
+        "<int:node_id>": ids["node_id"],
+        "<slug:key>": ids["key"],
+        "<slug:kind>": "hosts",
+        "<slug:action>": "cancel",
+        "<slug:name>": "roofline-time",
+        "<uidb64>": "MQ",
+        "<token>": "set-password",
+        "<int:import_id>": ids["lateness_import_id"]
+        if "slack" in route
+        else ids["score_import_id"]
+        if "gradebook" in route
+        else ids["participation_import_id"]
+        if "participation" in route
+        else ids["import_id"],
+        "<int:item_id>": ids["impact_item_id"],
+        "<int:suggestion_id>": ids["suggestion_id"],
+        "<int:proposal_id>": ids["proposal_id"],
+        "<int:event_id>": ids["participation_event_id"],
+        "<int:lecture_id>": ids["lecture_id"],
+        "<int:assignment_id>": ids["assignment_id"],
+        "<int:milestone_id>": ids["milestone_id"],
+        "<str:token>": "0123456789abwrong-secret",
+        "<int:upload_id>": ids["upload_id"],
+        "<int:duty_id>": ids["duty_id"],
+        "<int:swap_id>": ids["swap_id"],
+        "<int:round_id>": ids["round_id"],
+        "<int:pair_id>": ids["pair_id"],
+        "<int:set_id>": ids["set_id"],
+        "<int:slot_id>": ids["slot_id"],
+        "<int:booking_id>": ids["booking_id"],
+        "<int:assessment_id>": ids["assessment_id"],
+        "<int:batch_id>": ids["batch_id"],
+    }
     url = "/" + route
     for placeholder, value in values.items():
         url = url.replace(placeholder, str(value))
@@ -585,7 +608,8 @@ def test_every_route_answers_every_role_as_the_matrix_says(world: World) -> None
                 continue  # no such method: refused one way or another, before or after login
             if expected[role] != got[role]:
                 wrong.append(
-                    f"{method} {url} as {role}: expected {expected[role]}, got {got[role]} ({statuses[role]})"
+                    f"{method} {url} as {role}: expected {expected[role]}, got {got[role]} "
+                    f"({statuses[role]})"
                 )
     if os.environ.get("MATRIX_PRINT"):
         sys.stdout.write("\n".join(observed) + "\n")

@@ -21,34 +21,118 @@ pytestmark = pytest.mark.django_db
 
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
-STUDENT_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
-                A + "milestones/", C + "group/", C + "node/", C + "slack/", C + "incidents/",
-                C + "questions/", A + "groups/", A + "slack/me/", A + "slack/ledger/",
-                A + "slack/exceptions/", A + "allocations/", A + "windows/", A + "incidents/", A + "nodes/",
-                C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
-                C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
-                C + "checkoffs/", A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/bookings/",
-                C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
-                C + "gradebook/", C + "gradebook/?target=A-", A + "gradebook/me/", A + "gradebook/components/",
-                C + "impact/", A + "impact/items/", C + "participation/", A + "participation/events/",
-                C + "questionnaire/", A + "questionnaire/", C + "contributions/", A + "contributions/"]  # fmt: skip
-STAFF_URLS = [C, C + "calendar/", C + "calendar/?view=list", C + "milestones/", A + "calendar/",
-              A + "milestones/", C + "groups/", C + "roster/", C + "slack/staff/", C + "compute/", C + "incidents/",
-              A + "groups/", A + "groups/ungrouped/", A + "roster/", A + "slack/balances/",
-              A + "slack/ledger/", A + "slack/exceptions/", A + "allocations/", A + "windows/",
-              A + "incidents/", A + "nodes/", A + "static-ips/",
-              C + "scribing/", A + "scribing/lectures/", A + "scribing/duties/", A + "scribing/swaps/",
-              C + "peer-review/", A + "peer-review/rounds/", A + "peer-review/drafts/", A + "peer-review/reviews/",
-              C + "checkoffs/", C + "checkoffs/schedule/?date=2030-04-30", C + "checkoffs/outcomes/",
-              A + "checkoffs/sets/", A + "checkoffs/sets/{set}/slots/", A + "checkoffs/sets/{set}/unbooked/",
-              A + "checkoffs/bookings/", C + "assessments/", C + "assessments/{assessment}/", A + "assessments/",
-              A + "assessments/{assessment}/report/",
-              C + "gradebook/", C + "gradebook/?sort=-total&page=2", C + "gradebook/components/", C + "gradebook/import/",
-              A + "gradebook/students/", A + "gradebook/scores/", A + "gradebook/components/",
-              C + "impact/", A + "impact/items/", A + "impact/groups/", C + "participation/", A + "participation/events/",
-              A + "participation/summary/", C + "questionnaire/", C + "questionnaire/people/",
-              C + "questionnaire/suggestions/", A + "questionnaire/", A + "questionnaire/people/",
-              C + "contributions/", A + "contributions/", A + "contributions/credits/"]  # fmt: skip
+STUDENT_URLS = [
+    C,
+    C + "calendar/",
+    C + "calendar/?view=list",
+    C + "milestones/",
+    A + "calendar/",
+    A + "milestones/",
+    C + "group/",
+    C + "node/",
+    C + "slack/",
+    C + "incidents/",
+    C + "questions/",
+    A + "groups/",
+    A + "slack/me/",
+    A + "slack/ledger/",
+    A + "slack/exceptions/",
+    A + "allocations/",
+    A + "windows/",
+    A + "incidents/",
+    A + "nodes/",
+    C + "scribing/",
+    A + "scribing/lectures/",
+    A + "scribing/duties/",
+    A + "scribing/swaps/",
+    C + "peer-review/",
+    A + "peer-review/rounds/",
+    A + "peer-review/drafts/",
+    A + "peer-review/reviews/",
+    C + "checkoffs/",
+    A + "checkoffs/sets/",
+    A + "checkoffs/sets/{set}/slots/",
+    A + "checkoffs/bookings/",
+    C + "assessments/",
+    C + "assessments/{assessment}/",
+    A + "assessments/",
+    C + "gradebook/",
+    C + "gradebook/?target=A-",
+    A + "gradebook/me/",
+    A + "gradebook/components/",
+    C + "impact/",
+    A + "impact/items/",
+    C + "participation/",
+    A + "participation/events/",
+    C + "questionnaire/",
+    A + "questionnaire/",
+    C + "contributions/",
+    A + "contributions/",
+]
+STAFF_URLS = [
+    C,
+    C + "calendar/",
+    C + "calendar/?view=list",
+    C + "milestones/",
+    A + "calendar/",
+    A + "milestones/",
+    C + "groups/",
+    C + "roster/",
+    C + "slack/staff/",
+    C + "compute/",
+    C + "incidents/",
+    A + "groups/",
+    A + "groups/ungrouped/",
+    A + "roster/",
+    A + "slack/balances/",
+    A + "slack/ledger/",
+    A + "slack/exceptions/",
+    A + "allocations/",
+    A + "windows/",
+    A + "incidents/",
+    A + "nodes/",
+    A + "static-ips/",
+    C + "scribing/",
+    A + "scribing/lectures/",
+    A + "scribing/duties/",
+    A + "scribing/swaps/",
+    C + "peer-review/",
+    A + "peer-review/rounds/",
+    A + "peer-review/drafts/",
+    A + "peer-review/reviews/",
+    C + "checkoffs/",
+    C + "checkoffs/schedule/?date=2030-04-30",
+    C + "checkoffs/outcomes/",
+    A + "checkoffs/sets/",
+    A + "checkoffs/sets/{set}/slots/",
+    A + "checkoffs/sets/{set}/unbooked/",
+    A + "checkoffs/bookings/",
+    C + "assessments/",
+    C + "assessments/{assessment}/",
+    A + "assessments/",
+    A + "assessments/{assessment}/report/",
+    C + "gradebook/",
+    C + "gradebook/?sort=-total&page=2",
+    C + "gradebook/components/",
+    C + "gradebook/import/",
+    A + "gradebook/students/",
+    A + "gradebook/scores/",
+    A + "gradebook/components/",
+    C + "impact/",
+    A + "impact/items/",
+    A + "impact/groups/",
+    C + "participation/",
+    A + "participation/events/",
+    A + "participation/summary/",
+    C + "questionnaire/",
+    C + "questionnaire/people/",
+    C + "questionnaire/suggestions/",
+    A + "questionnaire/",
+    A + "questionnaire/people/",
+    C + "contributions/",
+    A + "contributions/",
+    A + "contributions/credits/",
+]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
 
@@ -70,8 +154,12 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     from apps.peerreview import services as peer
 
     draft = Milestone.objects.filter(course=course, name__icontains="draft").first()
-    r = peer.round_create(actor=people["ta"], course=course, milestone_id=draft.pk,
-                          due_at=timezone.now() - dt.timedelta(days=1))  # fmt: skip
+    r = peer.round_create(
+        actor=people["ta"],
+        course=course,
+        milestone_id=draft.pk,
+        due_at=timezone.now() - dt.timedelta(days=1),
+    )
     peer.preview(actor=people["ta"], course=course, round_id=r.pk)
     with transaction.atomic():
         peer.publish(actor=people["ta"], course=course, round_id=r.pk)
@@ -82,8 +170,15 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     s = checkoffs.set_create(
         actor=people["ta"], course=course, kind="checkin", title="Midterm check-in"
     )
-    plans = checkoffs.slots_plan(course=course, day=dt.date(2030, 4, 30), start=dt.time(8), end=dt.time(20),
-                                 minutes=10, location="Cory 258", staff_id=people["ta"].pk)  # fmt: skip
+    plans = checkoffs.slots_plan(
+        course=course,
+        day=dt.date(2030, 4, 30),
+        start=dt.time(8),
+        end=dt.time(20),
+        minutes=10,
+        location="Cory 258",
+        staff_id=people["ta"].pk,
+    )
     slots = checkoffs.slots_create(actor=people["ta"], course=course, set_id=s.pk, plans=plans)
     checkoffs.set_publish(actor=people["ta"], course=course, set_id=s.pk, published=True)
     groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("pk"))
@@ -124,8 +219,14 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
         rows = "Participant ID,q1,q2,q3,q4,q5,q6.1,q6.2,q7.1,q7.2,q8,q9,q10\n" + "".join(
             f"{100000 + i},{right}\n" for i in range(n)
         )
-        imp = assessments.import_preview(actor=people["ta"], course=course, assessment_id=a.pk, phase=phase,
-                                         filename=f"{phase}.csv", data=rows.encode())  # fmt: skip
+        imp = assessments.import_preview(
+            actor=people["ta"],
+            course=course,
+            assessment_id=a.pk,
+            phase=phase,
+            filename=f"{phase}.csv",
+            data=rows.encode(),
+        )
         assessments.import_commit(
             actor=people["ta"], course=course, assessment_id=a.pk, import_id=imp.pk
         )
@@ -151,8 +252,13 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str) -> N
     from apps.assessments.models import Assessment
     from apps.checkoffs.models import CheckoffSet
 
-    ids = {c.pk: {"set": CheckoffSet.objects.get(course=c).pk, "assessment": Assessment.objects.get(course=c).pk}
-           for c in (small, large)}  # fmt: skip
+    ids = {
+        c.pk: {
+            "set": CheckoffSet.objects.get(course=c).pk,
+            "assessment": Assessment.objects.get(course=c).pk,
+        }
+        for c in (small, large)
+    }
     for url in urls:
         q_small, _, _ = _measure(
             small_people[who],

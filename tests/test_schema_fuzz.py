@@ -98,8 +98,13 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_schema_mismatch(
         operations += 1
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
         def run(case: Any) -> None:
             _fill(case, world.ids)
             # DELETE /auth/token/ is one of the operations: log in again whenever it revoked us.
@@ -121,7 +126,8 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_schema_mismatch(
                 f"{operation.label}: {'; '.join(kinds) or type(exc).__name__}\n{text[:1200]}"
             )
     sys.stdout.write(
-        f"\nfuzzed {operations} operations as {role}: {sum(statuses.values())} requests, statuses {dict(sorted(statuses.items()))}"
+        f"\nfuzzed {operations} operations as {role}: {sum(statuses.values())} requests, statuses "
+        f"{dict(sorted(statuses.items()))}"
     )
     assert operations > 80
     assert statuses[200] > 100

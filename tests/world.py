@@ -2,7 +2,8 @@
 role: what the permission matrix and the schema fuzzer try every route against.
 
 Group A's student (`student_a`) and group B's student (`student_b`) are in different groups;
-group A has an approved sharing window on group C's node, an incident, an answer set; staff of another course
+group A has an approved sharing window on group C's node, an incident, an answer set; staff of
+another course
 (`outsider`) belong to a second course. `ids` holds, for each URL parameter name, the id of
 *group A's* object (what student B must not reach) and `ids_b` group B's own.
 """
@@ -75,22 +76,52 @@ def build_world(course: Course) -> World:
     start = timezone.now() + dt.timedelta(days=2)
     with transaction.atomic():
         # A borrows C's node (approved by C): student B is in neither group.
-        window = window_request(actor=a_members[0], course=course, node_ids=[alloc_c.node_id],
-                                starts_at=start, ends_at=start + dt.timedelta(hours=4), purpose="multi-node run")  # fmt: skip
+        window = window_request(
+            actor=a_members[0],
+            course=course,
+            node_ids=[alloc_c.node_id],
+            starts_at=start,
+            ends_at=start + dt.timedelta(hours=4),
+            purpose="multi-node run",
+        )
         window_approve(actor=c_member, course=course, window_id=window.pk)
-        window_b = window_request(actor=b_members[0], course=course, node_ids=[alloc_a.node_id],
-                                  starts_at=start + dt.timedelta(days=3), ends_at=start + dt.timedelta(days=3, hours=2))  # fmt: skip
-    incident = incident_report(actor=a_members[0], course=course, node_id=alloc_a.node_id,
-                               occurred_at=timezone.now() - dt.timedelta(hours=1),
-                               summary="NCCL timeout SECRET-INCIDENT-A", logs="SECRET-LOG-A")  # fmt: skip
-    incident_b = incident_report(actor=b_members[0], course=course, node_id=alloc_b.node_id,
-                                 occurred_at=timezone.now() - dt.timedelta(hours=1), summary="OOM on B")  # fmt: skip
-    roster, _ = roster_upload(actor=instructor, course=course, filename="roster.csv",
-                              data=b"name,email,sid,role\nNew Person,new.person@example.edu,99,student\n")  # fmt: skip
+        window_b = window_request(
+            actor=b_members[0],
+            course=course,
+            node_ids=[alloc_a.node_id],
+            starts_at=start + dt.timedelta(days=3),
+            ends_at=start + dt.timedelta(days=3, hours=2),
+        )
+    incident = incident_report(
+        actor=a_members[0],
+        course=course,
+        node_id=alloc_a.node_id,
+        occurred_at=timezone.now() - dt.timedelta(hours=1),
+        summary="NCCL timeout SECRET-INCIDENT-A",
+        logs="SECRET-LOG-A",
+    )
+    incident_b = incident_report(
+        actor=b_members[0],
+        course=course,
+        node_id=alloc_b.node_id,
+        occurred_at=timezone.now() - dt.timedelta(hours=1),
+        summary="OOM on B",
+    )
+    roster, _ = roster_upload(
+        actor=instructor,
+        course=course,
+        filename="roster.csv",
+        data=b"name,email,sid,role\nNew Person,new.person@example.edu,99,student\n",
+    )
     assignment = Assignment.objects.filter(course=course).order_by("due_at").first()
     assert assignment is not None
-    lateness = lateness_upload(actor=instructor, course=course, assignment_id=assignment.pk, filename="late.csv",
-                               data=b"Name,SID,Email,Submission Time,Lateness (H:M:S)\n")  # fmt: skip
+    lateness = lateness_upload(
+        actor=instructor,
+        course=course,
+        assignment_id=assignment.pk,
+        filename="late.csv",
+        data=b"Name,SID,Email,Submission Time,Lateness (H:M:S)\n",
+    )
     qs = QuestionSet.objects.filter(course=course).order_by("pk").first()
     assert qs is not None
     run = GradingRun.objects.create(
@@ -101,64 +132,145 @@ def build_world(course: Course) -> World:
         Milestone.objects.filter(course=course, tracked=True).order_by("due_at").first()
     )
     assert first_milestone is not None
-    milestone_submit(actor=a_members[0], course=course, milestone_id=first_milestone.pk,
-                     link="https://example.edu/SECRET-DRAFT-A")  # fmt: skip
+    milestone_submit(
+        actor=a_members[0],
+        course=course,
+        milestone_id=first_milestone.pk,
+        link="https://example.edu/SECRET-DRAFT-A",
+    )
     # Scribing: student A's duty, and a swap A offered to a student of group C (not B).
     lectures = list(Lecture.objects.filter(course=course).order_by("starts_at")[:8])
-    duty = ScribeDuty.objects.create(course=course, lecture=lectures[0], student=a_members[0],
-                                     due_at=lectures[0].starts_at + dt.timedelta(days=7))  # fmt: skip
+    duty = ScribeDuty.objects.create(
+        course=course,
+        lecture=lectures[0],
+        student=a_members[0],
+        due_at=lectures[0].starts_at + dt.timedelta(days=7),
+    )
     c_member = group_c.memberships.filter(left_at__isnull=True).first().user
-    c_duty = ScribeDuty.objects.create(course=course, lecture=lectures[6], student=c_member,
-                                       due_at=lectures[6].starts_at + dt.timedelta(days=7))  # fmt: skip
+    c_duty = ScribeDuty.objects.create(
+        course=course,
+        lecture=lectures[6],
+        student=c_member,
+        due_at=lectures[6].starts_at + dt.timedelta(days=7),
+    )
     swap = ScribeSwap.objects.create(
         course=course, duty=duty, proposer=a_members[0], other=c_member, other_duty=c_duty
     )
     # Peer review: a published round in which group A reviews group C.
     draft = Milestone.objects.filter(course=course).order_by("due_at").last()
-    peer_round = PeerRound.objects.create(course=course, milestone=draft, due_at=timezone.now() + dt.timedelta(days=3),
-                                          published_at=timezone.now())  # fmt: skip
+    peer_round = PeerRound.objects.create(
+        course=course,
+        milestone=draft,
+        due_at=timezone.now() + dt.timedelta(days=3),
+        published_at=timezone.now(),
+    )
     peer_assignment = PeerAssignment.objects.create(
         round=peer_round, reviewer=group_a, reviewee=group_c
     )
     # Checkoffs: a published sign-up whose one-place slot group A holds, with a staff note.
-    checkoff_set = CheckoffSet.objects.create(course=course, kind="assignment", title="A1 checkoff", assignment=assignment,
-                                              published_at=timezone.now())  # fmt: skip
+    checkoff_set = CheckoffSet.objects.create(
+        course=course,
+        kind="assignment",
+        title="A1 checkoff",
+        assignment=assignment,
+        published_at=timezone.now(),
+    )
     slot_start = timezone.now() + dt.timedelta(days=4)
-    slot = CheckoffSlot.objects.create(set=checkoff_set, starts_at=slot_start, ends_at=slot_start + dt.timedelta(minutes=15),
-                                       location="521 Cory Hall", capacity=1, staff=ta, booked=1)  # fmt: skip
-    booking = Booking.objects.create(set=checkoff_set, slot=slot, group=group_a, booked_by=a_members[0],
-                                     notes="SECRET-CHECKOFF-NOTE-A")  # fmt: skip
+    slot = CheckoffSlot.objects.create(
+        set=checkoff_set,
+        starts_at=slot_start,
+        ends_at=slot_start + dt.timedelta(minutes=15),
+        location="521 Cory Hall",
+        capacity=1,
+        staff=ta,
+        booked=1,
+    )
+    booking = Booking.objects.create(
+        set=checkoff_set,
+        slot=slot,
+        group=group_a,
+        booked_by=a_members[0],
+        notes="SECRET-CHECKOFF-NOTE-A",
+    )
     quiz = QuestionSet.objects.get(course=course, key="mlsysim-quiz")
     assessment: Assessment = assessment_create(
         actor=instructor, course=course, question_set_id=quiz.pk
     )
-    batch = ResponseImport.objects.create(assessment=assessment, phase="pre", filename="pre.csv", uploaded_by=instructor,
-                                          data=b"Participant ID,q1\n123456,b\n", report={"rows": 1, "problems": []})  # fmt: skip
+    batch = ResponseImport.objects.create(
+        assessment=assessment,
+        phase="pre",
+        filename="pre.csv",
+        uploaded_by=instructor,
+        data=b"Participant ID,q1\n123456,b\n",
+        report={"rows": 1, "problems": []},
+    )
     upload = AnswerUpload.objects.create(
-        question_set=qs, uploaded_by=instructor, filename="answers.csv", data=b"email,q1\n", rows=0,
-        status=AnswerUpload.Status.PREVIEWED, report={"answers": 0, "students": 0},
-    )  # fmt: skip
-    score_import = ScoreImport.objects.create(course=course, filename="scores.csv", uploaded_by=instructor,
-                                              content=b"email,participation\n")  # fmt: skip
+        question_set=qs,
+        uploaded_by=instructor,
+        filename="answers.csv",
+        data=b"email,q1\n",
+        rows=0,
+        status=AnswerUpload.Status.PREVIEWED,
+        report={"answers": 0, "students": 0},
+    )
+    score_import = ScoreImport.objects.create(
+        course=course,
+        filename="scores.csv",
+        uploaded_by=instructor,
+        content=b"email,participation\n",
+    )
     with transaction.atomic():
-        scores_apply(actor=ta, course=course, changes=[score_change(
-            course=course, component_key="participation", percent="77", note="SECRET-SCORE-NOTE-A", group_id=group_a.pk)])  # fmt: skip
-    impact_item = ImpactItem.objects.create(course=course, group=group_a, kind="arxiv", url="https://arxiv.org/abs/2601.00001",
-                                            happened_on=dt.date(2026, 5, 1), claim="SECRET-IMPACT-CLAIM-A", added_by=a_members[0])  # fmt: skip
-    participation_import = ParticipationImport.objects.create(course=course, filename="p.csv", uploaded_by=instructor,
-                                                              content=b"email,kind,date\n")  # fmt: skip
-    participation_event = ParticipationEvent.objects.create(course=course, student=a_members[0], kind="comment",
-                                                            occurred_on=dt.date(2026, 2, 3), note="SECRET-PARTICIPATION-A")  # fmt: skip
-    proposal = QuestionProposal.objects.create(course=course, proposer=a_members[0], kind="numeric", answer="2*n",
-                                               prompt="SECRET-PROPOSAL-A: what is twice {n}?", params_text="n = 4",
-                                               params={"n": 4})  # fmt: skip
+        scores_apply(
+            actor=ta,
+            course=course,
+            changes=[
+                score_change(
+                    course=course,
+                    component_key="participation",
+                    percent="77",
+                    note="SECRET-SCORE-NOTE-A",
+                    group_id=group_a.pk,
+                )
+            ],
+        )
+    impact_item = ImpactItem.objects.create(
+        course=course,
+        group=group_a,
+        kind="arxiv",
+        url="https://arxiv.org/abs/2601.00001",
+        happened_on=dt.date(2026, 5, 1),
+        claim="SECRET-IMPACT-CLAIM-A",
+        added_by=a_members[0],
+    )
+    participation_import = ParticipationImport.objects.create(
+        course=course, filename="p.csv", uploaded_by=instructor, content=b"email,kind,date\n"
+    )
+    participation_event = ParticipationEvent.objects.create(
+        course=course,
+        student=a_members[0],
+        kind="comment",
+        occurred_on=dt.date(2026, 2, 3),
+        note="SECRET-PARTICIPATION-A",
+    )
+    proposal = QuestionProposal.objects.create(
+        course=course,
+        proposer=a_members[0],
+        kind="numeric",
+        answer="2*n",
+        prompt="SECRET-PROPOSAL-A: what is twice {n}?",
+        params_text="n = 4",
+        params={"n": 4},
+    )
     proposal.authors.set([a_members[0]])
     questionnaire_setup(actor=instructor, course=course)
     suggestion = GroupSuggestion.objects.create(
         course=course, groups=[[u.pk for u in a_members]], created_by=instructor
     )
-    QuestionnaireResponse.objects.update_or_create(questionnaire=course.questionnaire, student=a_members[0],
-                                                   defaults={"answers": {"notes": "SECRET-ONBOARDING-NOTE-A"}})  # fmt: skip
+    QuestionnaireResponse.objects.update_or_create(
+        questionnaire=course.questionnaire,
+        student=a_members[0],
+        defaults={"answers": {"notes": "SECRET-ONBOARDING-NOTE-A"}},
+    )
     people: dict[str, User | None] = {
         "anonymous": None,
         "student_a": a_members[0],
@@ -199,9 +311,36 @@ def build_world(course: Course) -> World:
         "participation_import_id": participation_import.pk,
         "participation_event_id": participation_event.pk,
     }
-    ids_b = {**ids, "group_id": group_b.pk, "user_id": b_members[1].pk, "allocation_id": alloc_b.pk,
-             "node_id": alloc_b.node_id, "window_id": window_b.pk, "incident_id": incident_b.pk}  # fmt: skip
-    secrets = [group_a.join_code, "SECRET-INCIDENT-A", "SECRET-LOG-A", "SECRET-DRAFT-A", "SECRET-CHECKOFF-NOTE-A", "SECRET-SCORE-NOTE-A", "SECRET-IMPACT-CLAIM-A", "SECRET-ONBOARDING-NOTE-A", "SECRET-PROPOSAL-A", "SECRET-PARTICIPATION-A", alloc_a.static_ip.address,
-               *(u.email for u in a_members[1:])]  # fmt: skip
-    return World(course=course, other_course=other_course, people=people, group_a=group_a,
-                 group_b=group_b, ids=ids, ids_b=ids_b, secrets_of_a=secrets)  # fmt: skip
+    ids_b = {
+        **ids,
+        "group_id": group_b.pk,
+        "user_id": b_members[1].pk,
+        "allocation_id": alloc_b.pk,
+        "node_id": alloc_b.node_id,
+        "window_id": window_b.pk,
+        "incident_id": incident_b.pk,
+    }
+    secrets = [
+        group_a.join_code,
+        "SECRET-INCIDENT-A",
+        "SECRET-LOG-A",
+        "SECRET-DRAFT-A",
+        "SECRET-CHECKOFF-NOTE-A",
+        "SECRET-SCORE-NOTE-A",
+        "SECRET-IMPACT-CLAIM-A",
+        "SECRET-ONBOARDING-NOTE-A",
+        "SECRET-PROPOSAL-A",
+        "SECRET-PARTICIPATION-A",
+        alloc_a.static_ip.address,
+        *(u.email for u in a_members[1:]),
+    ]
+    return World(
+        course=course,
+        other_course=other_course,
+        people=people,
+        group_a=group_a,
+        group_b=group_b,
+        ids=ids,
+        ids_b=ids_b,
+        secrets_of_a=secrets,
+    )

@@ -41,10 +41,16 @@ class Parsed:
     unmapped: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {"rows": len(self.rows), "participants": len({r.code for r in self.rows}),
-                "opted_out": sum(1 for r in self.rows if r.opted_out), "problems": self.problems[:200],
-                "problem_count": len(self.problems), "notes": self.notes[:50], "mapping": self.mapping,
-                "unmapped": self.unmapped}  # fmt: skip
+        return {
+            "rows": len(self.rows),
+            "participants": len({r.code for r in self.rows}),
+            "opted_out": sum(1 for r in self.rows if r.opted_out),
+            "problems": self.problems[:200],
+            "problem_count": len(self.problems),
+            "notes": self.notes[:50],
+            "mapping": self.mapping,
+            "unmapped": self.unmapped,
+        }
 
 
 def parse(data: bytes, questions: list[Question]) -> Parsed:
@@ -101,8 +107,10 @@ def parse(data: bytes, questions: list[Question]) -> Parsed:
             out.problems.append(f"row {n}, column “{headers[id_col]}”: no participant ID")
             continue
         if not CODE.match(code):
-            out.problems.append(f"row {n}, column “{headers[id_col]}”: “{code[:40]}” is not a participant ID "
-                                "(letters, digits, - and _, at most 32)")  # fmt: skip
+            out.problems.append(
+                f"row {n}, column “{headers[id_col]}”: “{code[:40]}” is not a participant ID "
+                "(letters, digits, - and _, at most 32)"
+            )
             continue
         answers: dict[str, list[str]] = {}
         for h, (q, part) in mapped.items():
@@ -115,8 +123,10 @@ def parse(data: bytes, questions: list[Question]) -> Parsed:
                 )
                 labels = [o["label"].lower() for o in q.options]
                 if letter not in labels:
-                    out.problems.append(f"row {n}, column “{h}”: “{value[:40]}” is not one of the options "
-                                        f"({', '.join(labels)})")  # fmt: skip
+                    out.problems.append(
+                        f"row {n}, column “{h}”: “{value[:40]}” is not one of the options "
+                        f"({', '.join(labels)})"
+                    )
                     continue
                 value = letter
             slots = answers.setdefault(q.key, [""] * max(len(q.parts), 1))

@@ -25,8 +25,12 @@ EXPECTED_BANDS = {"pre": [15, 45, 30, 10], "post": [2, 15, 45, 38]}
 
 class Assessment(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assessments")
-    question_set = models.ForeignKey(QuestionSet, on_delete=models.PROTECT, related_name="+",
-                                     help_text="The quiz given before and after.")  # fmt: skip
+    question_set = models.ForeignKey(
+        QuestionSet,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The quiz given before and after.",
+    )
     title = models.CharField(max_length=200)
     time_limit_minutes = models.PositiveSmallIntegerField(
         default=5, help_text="Enforced on the server."
@@ -34,8 +38,11 @@ class Assessment(models.Model):
     consent_text = models.TextField(
         default=CONSENT, help_text="Shown, and acknowledged, before the quiz."
     )
-    expected = models.JSONField(default=dict, blank=True,
-                                help_text="Expected band percentages {pre: [...], post: [...]} and effect size d.")  # fmt: skip
+    expected = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Expected band percentages {pre: [...], post: [...]} and effect size d.",
+    )
     published_at = models.DateTimeField(
         null=True, blank=True, help_text="Students see the aggregate report from then."
     )
@@ -137,9 +144,14 @@ class Response(models.Model):
     class Meta:
         ordering = ("administration_id", "participant_id")
         constraints = [
-            models.UniqueConstraint(fields=["administration", "participant"], name="response_once_per_phase"),
-            models.CheckConstraint(condition=~Q(status="submitted") | Q(total__isnull=False), name="response_submitted_is_scored"),
-        ]  # fmt: skip
+            models.UniqueConstraint(
+                fields=["administration", "participant"], name="response_once_per_phase"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(total__isnull=False),
+                name="response_submitted_is_scored",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.participant} {self.administration.phase}"

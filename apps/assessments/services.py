@@ -51,8 +51,15 @@ def _staff(actor: User, course: Course) -> None:
         raise NotAllowed("Only course staff can do this.")
 
 
-def create(*, actor: User, course: Course, question_set_id: int, title: str = "", time_limit_minutes: int = 5,
-           windows: dict[str, tuple[dt.datetime | None, dt.datetime | None]] | None = None) -> Assessment:  # fmt: skip
+def create(
+    *,
+    actor: User,
+    course: Course,
+    question_set_id: int,
+    title: str = "",
+    time_limit_minutes: int = 5,
+    windows: dict[str, tuple[dt.datetime | None, dt.datetime | None]] | None = None,
+) -> Assessment:
     _staff(actor, course)
     qs = QuestionSet.objects.filter(course=course, pk=question_set_id).first()
     if qs is None:
@@ -63,13 +70,20 @@ def create(*, actor: User, course: Course, question_set_id: int, title: str = ""
         if any(isinstance(v, dict) for v in (q.params or {}).values())
     ]
     if drawn:
-        raise DomainError(f"A pre/post quiz needs the same questions for everyone; {', '.join(drawn)} draw "
-                          "per-student numbers.", field="question_set")  # fmt: skip
+        raise DomainError(
+            f"A pre/post quiz needs the same questions for everyone; {', '.join(drawn)} draw "
+            "per-student numbers.",
+            field="question_set",
+        )
     if not 1 <= time_limit_minutes <= 180:
         raise DomainError("The time limit is 1 to 180 minutes.", field="time_limit_minutes")
     with transaction.atomic():
-        a = Assessment.objects.create(course=course, question_set=qs, title=(title or f"{qs.title}: pre/post").strip()[:200],
-                                      time_limit_minutes=time_limit_minutes)  # fmt: skip
+        a = Assessment.objects.create(
+            course=course,
+            question_set=qs,
+            title=(title or f"{qs.title}: pre/post").strip()[:200],
+            time_limit_minutes=time_limit_minutes,
+        )
         for phase in Administration.Phase.values:
             opens, closes = (windows or {}).get(phase, (None, None))
             if opens and closes and closes <= opens:
@@ -83,8 +97,15 @@ def create(*, actor: User, course: Course, question_set_id: int, title: str = ""
     return a
 
 
-def window_set(*, actor: User, course: Course, assessment_id: int, phase: str, opens_at: dt.datetime | None,
-               closes_at: dt.datetime | None) -> Administration:  # fmt: skip
+def window_set(
+    *,
+    actor: User,
+    course: Course,
+    assessment_id: int,
+    phase: str,
+    opens_at: dt.datetime | None,
+    closes_at: dt.datetime | None,
+) -> Administration:
     _staff(actor, course)
     a = get(course, assessment_id)
     if phase not in Administration.Phase.values:
@@ -95,8 +116,13 @@ def window_set(*, actor: User, course: Course, assessment_id: int, phase: str, o
         adm = Administration.objects.select_for_update().get(assessment=a, phase=phase)
         adm.opens_at, adm.closes_at = opens_at, closes_at
         adm.save(update_fields=["opens_at", "closes_at"])
-        audit_record(actor=actor, action="assessments.window", course=course, obj=adm,
-                     after={"opens_at": str(opens_at), "closes_at": str(closes_at)})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="assessments.window",
+            course=course,
+            obj=adm,
+            after={"opens_at": str(opens_at), "closes_at": str(closes_at)},
+        )
     return adm
 
 
@@ -141,8 +167,16 @@ def _open(adm: Administration, now: dt.datetime) -> None:
         raise Conflict(f"This quiz closed {format_instant(adm.closes_at, tz)}.")
 
 
-def form_start(*, actor: User, course: Course, assessment_id: int, phase: str, consent: bool, no_research: bool,
-               now: dt.datetime | None = None) -> Response:  # fmt: skip
+def form_start(
+    *,
+    actor: User,
+    course: Course,
+    assessment_id: int,
+    phase: str,
+    consent: bool,
+    no_research: bool,
+    now: dt.datetime | None = None,
+) -> Response:
     """The consent notice acknowledged, the clock starts (on the server). Opening the form again
     resumes the same attempt with the same clock."""
     now = now or timezone.now()
@@ -170,11 +204,21 @@ def form_start(*, actor: User, course: Course, assessment_id: int, phase: str, c
         if participant is None:  # create=True always returns one
             raise Conflict("Could not assign a participant ID; try again.")
         response, created = Response.objects.get_or_create(
-            administration=adm, participant=participant,
-            defaults={"status": Response.Status.STARTED, "source": "form", "started_at": now, "opted_out": no_research})  # fmt: skip
+            administration=adm,
+            participant=participant,
+            defaults={
+                "status": Response.Status.STARTED,
+                "source": "form",
+                "started_at": now,
+                "opted_out": no_research,
+            },
+        )
         if not created and response.status != Response.Status.STARTED:
-            raise Conflict(f"You have already taken the {phase} quiz." if response.status == Response.Status.SUBMITTED
-                           else "Your attempt ran past the time limit and was not recorded.")  # fmt: skip
+            raise Conflict(
+                f"You have already taken the {phase} quiz."
+                if response.status == Response.Status.SUBMITTED
+                else "Your attempt ran past the time limit and was not recorded."
+            )
     return response
 
 
@@ -183,14 +227,27 @@ def deadline_of(response: Response) -> dt.datetime:
     return started + dt.timedelta(minutes=response.administration.assessment.time_limit_minutes)
 
 
-def form_submit(*, actor: User, course: Course, assessment_id: int, phase: str, answers: dict[str, list[str]],
-                now: dt.datetime | None = None) -> Response:  # fmt: skip
+def form_submit(
+    *,
+    actor: User,
+    course: Course,
+    assessment_id: int,
+    phase: str,
+    answers: dict[str, list[str]],
+    now: dt.datetime | None = None,
+) -> Response:
     now = now or timezone.now()
     a = get(course, assessment_id)
     participant = participant_for(a, actor, create=False)
     with transaction.atomic():
-        response = (Response.objects.select_for_update().select_related("administration__assessment__course")
-                    .filter(administration__assessment=a, administration__phase=phase, participant=participant).first())  # fmt: skip
+        response = (
+            Response.objects.select_for_update()
+            .select_related("administration__assessment__course")
+            .filter(
+                administration__assessment=a, administration__phase=phase, participant=participant
+            )
+            .first()
+        )
         if participant is None or response is None:
             raise NotFound("Start the quiz first.")
         if response.status != Response.Status.STARTED:
@@ -200,9 +257,12 @@ def form_submit(*, actor: User, course: Course, assessment_id: int, phase: str, 
             response.status = Response.Status.LATE
             response.submitted_at = now
             response.save(update_fields=["status", "submitted_at"])
-            late = Conflict(f"Time is up: you started at {format_instant(response.started_at or now, course.timezone)} "
-                            f"and the limit is {a.time_limit_minutes} minutes, so answers sent at "
-                            f"{format_instant(now, course.timezone)} are not recorded.")  # fmt: skip
+            late = Conflict(
+                f"Time is up: you started at "
+                f"{format_instant(response.started_at or now, course.timezone)} "
+                f"and the limit is {a.time_limit_minutes} minutes, so answers sent at "
+                f"{format_instant(now, course.timezone)} are not recorded."
+            )
         else:
             late = None
             _score_into(response, questions_of(a), answers)
@@ -232,8 +292,9 @@ def _score_into(
 # ------------------------------------------------------------------ CSV imports
 
 
-def import_preview(*, actor: User, course: Course, assessment_id: int, phase: str, filename: str,
-                   data: bytes) -> ResponseImport:  # fmt: skip
+def import_preview(
+    *, actor: User, course: Course, assessment_id: int, phase: str, filename: str, data: bytes
+) -> ResponseImport:
     _staff(actor, course)
     a = get(course, assessment_id)
     if phase not in Administration.Phase.values:
@@ -242,13 +303,24 @@ def import_preview(*, actor: User, course: Course, assessment_id: int, phase: st
         raise DomainError("The file is over 5 MB.", field="file")
     parsed = intake.parse(data, questions_of(a))
     existing = set(Participant.objects.filter(assessment=a).values_list("code", flat=True))
-    replaced = set(Response.objects.filter(administration__assessment=a, administration__phase=phase)
-                   .values_list("participant__code", flat=True))  # fmt: skip
-    report = parsed.summary() | {"new_ids": len({r.code for r in parsed.rows} - existing),
-                                 "replaces": len({r.code for r in parsed.rows} & replaced)}  # fmt: skip
+    replaced = set(
+        Response.objects.filter(
+            administration__assessment=a, administration__phase=phase
+        ).values_list("participant__code", flat=True)
+    )
+    report = parsed.summary() | {
+        "new_ids": len({r.code for r in parsed.rows} - existing),
+        "replaces": len({r.code for r in parsed.rows} & replaced),
+    }
     with transaction.atomic():
-        return ResponseImport.objects.create(assessment=a, phase=phase, filename=filename[:200], data=data,
-                                             report=report, uploaded_by=actor)  # fmt: skip
+        return ResponseImport.objects.create(
+            assessment=a,
+            phase=phase,
+            filename=filename[:200],
+            data=data,
+            report=report,
+            uploaded_by=actor,
+        )
 
 
 def import_commit(
@@ -266,8 +338,10 @@ def import_commit(
         questions = questions_of(a)
         parsed = intake.parse(bytes(imp.data), questions)
         if parsed.problems:
-            raise Conflict(f"Nothing was stored: the file has {len(parsed.problems)} problem(s), the first: "
-                           f"{parsed.problems[0]}.")  # fmt: skip
+            raise Conflict(
+                f"Nothing was stored: the file has {len(parsed.problems)} problem(s), the first: "
+                f"{parsed.problems[0]}."
+            )
         adm = Administration.objects.get(assessment=a, phase=imp.phase)
         have = {
             p.code: p
@@ -287,16 +361,32 @@ def import_commit(
         scored = score_raw(questions, [_clean(questions, r.answers) for r in parsed.rows])
         now = timezone.now()
         Response.objects.filter(administration=adm, participant__in=list(have.values())).delete()
-        Response.objects.bulk_create([
-            Response(administration=adm, participant=have[r.code], status=Response.Status.SUBMITTED, source="csv",
-                     opted_out=r.opted_out, submitted_at=now, answers=_clean(questions, r.answers), scores=s,
-                     total=sum(x["points"] for x in s.values()))
-            for r, s in zip(parsed.rows, scored, strict=True)
-        ], batch_size=2000)  # fmt: skip
+        Response.objects.bulk_create(
+            [
+                Response(
+                    administration=adm,
+                    participant=have[r.code],
+                    status=Response.Status.SUBMITTED,
+                    source="csv",
+                    opted_out=r.opted_out,
+                    submitted_at=now,
+                    answers=_clean(questions, r.answers),
+                    scores=s,
+                    total=sum(x["points"] for x in s.values()),
+                )
+                for r, s in zip(parsed.rows, scored, strict=True)
+            ],
+            batch_size=2000,
+        )
         imp.committed_at = now
         imp.save(update_fields=["committed_at"])
-        audit_record(actor=actor, action="assessments.import", course=course, obj=a,
-                     after={"phase": imp.phase, "rows": len(parsed.rows)})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="assessments.import",
+            course=course,
+            obj=a,
+            after={"phase": imp.phase, "rows": len(parsed.rows)},
+        )
     return imp
 
 

@@ -57,11 +57,21 @@ def index(request: AuthedRequest, code: str) -> HttpResponseBase:
             messages.error(request, "Only course staff create assessments.")
             return redirect("assessments:list", code=code)
         try:
-            windows = {p: (_when(request.POST.get(f"{p}_opens_at", ""), course, f"{p} opens"),
-                           _when(request.POST.get(f"{p}_closes_at", ""), course, f"{p} closes")) for p in ("pre", "post")}  # fmt: skip
-            a = services.create(actor=user, course=course, question_set_id=_int(request.POST.get("question_set")) or 0,
-                                title=request.POST.get("title", ""), time_limit_minutes=_int(request.POST.get("time_limit_minutes")) or 5,
-                                windows=windows)  # fmt: skip
+            windows = {
+                p: (
+                    _when(request.POST.get(f"{p}_opens_at", ""), course, f"{p} opens"),
+                    _when(request.POST.get(f"{p}_closes_at", ""), course, f"{p} closes"),
+                )
+                for p in ("pre", "post")
+            }
+            a = services.create(
+                actor=user,
+                course=course,
+                question_set_id=_int(request.POST.get("question_set")) or 0,
+                title=request.POST.get("title", ""),
+                time_limit_minutes=_int(request.POST.get("time_limit_minutes")) or 5,
+                windows=windows,
+            )
             messages.success(request, f"“{a.title}” created.")
             return redirect("assessments:detail", code=code, assessment_id=a.pk)
         except DomainError as exc:
@@ -76,22 +86,57 @@ def index(request: AuthedRequest, code: str) -> HttpResponseBase:
         {a.pk: services.own_responses(a, user) for a in assessments} if not staff else {}
     )
     now = timezone.now()
-    rows = [{"a": a, "mine": mine.get(a.pk, []),
-             "open": [adm for adm in a.administrations.all() if adm.opens_at and adm.opens_at <= now and (not adm.closes_at or now <= adm.closes_at)]}
-            for a in assessments]  # fmt: skip
-    return render(request, "assessments/index.html", {"course": course, "staff": staff, "rows": rows,
-                                                      "sets": QuestionSet.objects.filter(course=course).order_by("title")})  # fmt: skip
+    rows = [
+        {
+            "a": a,
+            "mine": mine.get(a.pk, []),
+            "open": [
+                adm
+                for adm in a.administrations.all()
+                if adm.opens_at
+                and adm.opens_at <= now
+                and (not adm.closes_at or now <= adm.closes_at)
+            ],
+        }
+        for a in assessments
+    ]
+    return render(
+        request,
+        "assessments/index.html",
+        {
+            "course": course,
+            "staff": staff,
+            "rows": rows,
+            "sets": QuestionSet.objects.filter(course=course).order_by("title"),
+        },
+    )
 
 
 def _context_report(a: Assessment) -> dict[str, Any]:
     data = report.build(a)
     pre, post, paired = data["phases"]["pre"], data["phases"]["post"], data["paired"]
-    hist = charts.histograms_svg(pre.get("histogram", []), post.get("histogram", []), data["assessment"]["max_points"]) \
-        if not pre["suppressed"] and not post["suppressed"] else ""  # fmt: skip
-    return {"data": data, "hist_svg": mark_safe(hist),
-            "goals_svg": mark_safe(charts.goal_gains_svg(paired["goals"])) if not paired["suppressed"] else "",
-            "misc_svg": mark_safe(charts.misconceptions_svg(data["misconceptions"])),
-            "items": list(zip(paired.get("items", []), [pre.get("items", {}).get(i["question"]) for i in paired.get("items", [])], strict=False))}  # fmt: skip
+    hist = (
+        charts.histograms_svg(
+            pre.get("histogram", []), post.get("histogram", []), data["assessment"]["max_points"]
+        )
+        if not pre["suppressed"] and not post["suppressed"]
+        else ""
+    )
+    return {
+        "data": data,
+        "hist_svg": mark_safe(hist),
+        "goals_svg": mark_safe(charts.goal_gains_svg(paired["goals"]))
+        if not paired["suppressed"]
+        else "",
+        "misc_svg": mark_safe(charts.misconceptions_svg(data["misconceptions"])),
+        "items": list(
+            zip(
+                paired.get("items", []),
+                [pre.get("items", {}).get(i["question"]) for i in paired.get("items", [])],
+                strict=False,
+            )
+        ),
+    }
 
 
 def _id_map_rows(a: Assessment) -> Iterator[list[str]]:
@@ -132,8 +177,14 @@ def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpRespons
             )
     if fmt == "map" and is_instructor(user, course):  # the ID → student map, instructors only
         return csv_response(f"{course.code}-assessment-{a.pk}-id-map.csv", _id_map_rows(a))
-    ctx: dict[str, Any] = {"course": course, "a": a, "staff": staff, "now": timezone.now(),
-                           "administrations": sorted(a.administrations.all(), key=lambda x: x.phase != "pre"), "instructor": is_instructor(user, course)}  # fmt: skip
+    ctx: dict[str, Any] = {
+        "course": course,
+        "a": a,
+        "staff": staff,
+        "now": timezone.now(),
+        "administrations": sorted(a.administrations.all(), key=lambda x: x.phase != "pre"),
+        "instructor": is_instructor(user, course),
+    }
     if staff or a.published_at:
         ctx.update(_context_report(a))
     if staff:
@@ -157,16 +208,27 @@ def _post(request: AuthedRequest, course: Course, a: Assessment) -> HttpResponse
     try:
         if action == "window":
             phase = request.POST.get("phase", "")
-            services.window_set(actor=user, course=course, assessment_id=a.pk, phase=phase,
-                                opens_at=_when(request.POST.get("opens_at", ""), course, "opens"),
-                                closes_at=_when(request.POST.get("closes_at", ""), course, "closes"))  # fmt: skip
+            services.window_set(
+                actor=user,
+                course=course,
+                assessment_id=a.pk,
+                phase=phase,
+                opens_at=_when(request.POST.get("opens_at", ""), course, "opens"),
+                closes_at=_when(request.POST.get("closes_at", ""), course, "closes"),
+            )
             messages.success(request, f"The {phase} form's window is saved.")
         elif action == "import":
             f = request.FILES.get("file")
             if f is None:
                 raise DomainError("Choose a CSV file.", field="file")
-            imp = services.import_preview(actor=user, course=course, assessment_id=a.pk, phase=request.POST.get("phase", ""),
-                                          filename=f.name or "upload.csv", data=f.read(services.MAX_UPLOAD + 1))  # fmt: skip
+            imp = services.import_preview(
+                actor=user,
+                course=course,
+                assessment_id=a.pk,
+                phase=request.POST.get("phase", ""),
+                filename=f.name or "upload.csv",
+                data=f.read(services.MAX_UPLOAD + 1),
+            )
             suffix = f"?import={imp.pk}#import"
         elif action == "commit":
             imp = services.import_commit(
@@ -224,11 +286,22 @@ def take(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseB
     if request.method == "POST":
         try:
             if request.POST.get("action") == "start":
-                services.form_start(actor=user, course=course, assessment_id=a.pk, phase=phase,
-                                    consent=request.POST.get("consent") == "on", no_research=request.POST.get("no_research") == "on")  # fmt: skip
+                services.form_start(
+                    actor=user,
+                    course=course,
+                    assessment_id=a.pk,
+                    phase=phase,
+                    consent=request.POST.get("consent") == "on",
+                    no_research=request.POST.get("no_research") == "on",
+                )
             else:
-                r = services.form_submit(actor=user, course=course, assessment_id=a.pk, phase=phase,
-                                         answers=services.answers_from_post(questions, request.POST))  # fmt: skip
+                r = services.form_submit(
+                    actor=user,
+                    course=course,
+                    assessment_id=a.pk,
+                    phase=phase,
+                    answers=services.answers_from_post(questions, request.POST),
+                )
                 messages.success(
                     request,
                     f"Recorded: {r.total:g} of {sum(q.points for q in questions):g} points.",
@@ -244,8 +317,18 @@ def take(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseB
         else None
     )
     started = response is not None and response.status == Response.Status.STARTED
-    return render(request, "assessments/take.html", {
-        "course": course, "a": a, "phase": phase, "response": response, "started": started,
-        "deadline": services.deadline_of(response) if started and response else None,
-        "questions": [(q, list(range(max(len(q.parts), 1)))) for q in questions], "Kind": Question.Kind,
-        "participant": participant})  # fmt: skip
+    return render(
+        request,
+        "assessments/take.html",
+        {
+            "course": course,
+            "a": a,
+            "phase": phase,
+            "response": response,
+            "started": started,
+            "deadline": services.deadline_of(response) if started and response else None,
+            "questions": [(q, list(range(max(len(q.parts), 1)))) for q in questions],
+            "Kind": Question.Kind,
+            "participant": participant,
+        },
+    )

@@ -29,12 +29,24 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
             defaults={"title": spec["title"], "assignment": assignment},
         )
         for pos, q in enumerate(spec["questions"], start=1):
-            Question.objects.update_or_create(question_set=qs, key=q["key"], defaults={
-                "position": pos, "kind": q["kind"], "prompt": q["prompt"], "goal": q.get("goal", ""),
-                "points": q.get("points", 1), "params": q.get("params", {}), "parts": q.get("parts", []),
-                "rel_tol": q.get("rel_tol", 0.02), "abs_tol": q.get("abs_tol", 0.0), "partial": q.get("partial", []),
-                "rubric": q.get("rubric", "mean"), "options": q.get("options", []),
-            })  # fmt: skip
+            Question.objects.update_or_create(
+                question_set=qs,
+                key=q["key"],
+                defaults={
+                    "position": pos,
+                    "kind": q["kind"],
+                    "prompt": q["prompt"],
+                    "goal": q.get("goal", ""),
+                    "points": q.get("points", 1),
+                    "params": q.get("params", {}),
+                    "parts": q.get("parts", []),
+                    "rel_tol": q.get("rel_tol", 0.02),
+                    "abs_tol": q.get("abs_tol", 0.0),
+                    "partial": q.get("partial", []),
+                    "rubric": q.get("rubric", "mean"),
+                    "options": q.get("options", []),
+                },
+            )
     return qs
 
 

@@ -147,7 +147,8 @@ def answers_import(
             student = by_email.get(email) or by_sid.get(sid)
             if student is None:
                 report.problems.append(
-                    f"row {n}: no student of this course with email {email or '—'} or SID {sid or '—'} (row skipped)"
+                    f"row {n}: no student of this course with email {email or '—'} or SID "
+                    f"{sid or '—'} (row skipped)"
                 )
                 continue
             if student.pk in seen:

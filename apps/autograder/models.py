@@ -22,8 +22,14 @@ class QuestionSet(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="question_sets")
     key = models.SlugField(max_length=60, help_text="e.g. mlsysim-quiz, a1-numbers")
     title = models.CharField(max_length=200)
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                   help_text="Answers are accepted until the student's effective deadline for it.")  # fmt: skip
+    assignment = models.ForeignKey(
+        Assignment,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Answers are accepted until the student's effective deadline for it.",
+    )
     released_at = models.DateTimeField(
         null=True, blank=True, help_text="When students may see keys and worked solutions."
     )
@@ -75,8 +81,11 @@ class Question(models.Model):
         default="mean",
         help_text="'mean' of parts, or 'two_part' (2 both, 1 one or both within the partial band).",
     )
-    options = models.JSONField(default=list, blank=True,
-                               help_text='[{"label": "a", "text": "...", "correct": false, "misconception": "..."}]')  # fmt: skip
+    options = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='[{"label": "a", "text": "...", "correct": false, "misconception": "..."}]',
+    )
 
     class Meta:
         ordering = ("question_set_id", "position")

@@ -90,9 +90,12 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
         try:
             with transaction.atomic():
                 grading_pass = GradingPass.objects.create(
-                    run=run, number=number, chunks_total=len(parts),
-                    expected=len(students) * n_questions, created_by=actor,
-                )  # fmt: skip
+                    run=run,
+                    number=number,
+                    chunks_total=len(parts),
+                    expected=len(students) * n_questions,
+                    created_by=actor,
+                )
         except IntegrityError:  # another re-grade got there first: it is the one
             return run
         PassChunk.objects.bulk_create(
@@ -107,9 +110,12 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
         run.finished_at = None
         run.save(update_fields=["expected", "chunk_size", "status", "finished_at"])
         audit_record(
-            actor=actor, action="grading.pass_queued", course=question_set.course, obj=run,
+            actor=actor,
+            action="grading.pass_queued",
+            course=question_set.course,
+            obj=run,
             after={"pass": number, "expected": grading_pass.expected, "key_version": version[:12]},
-        )  # fmt: skip
+        )
         if not parts:  # no students: nothing to grade, the pass is complete at once
             _finish(grading_pass)
         else:
@@ -149,8 +155,10 @@ def _finish(grading_pass: GradingPass) -> None:
     before the switch still finds them); passes older than that are dropped."""
     now = timezone.now()
     previous = (
-        GradingRun.objects.filter(pk=grading_pass.run_id).values_list("current_pass_id", flat=True).first()
-    )  # fmt: skip
+        GradingRun.objects.filter(pk=grading_pass.run_id)
+        .values_list("current_pass_id", flat=True)
+        .first()
+    )
     GradingPass.objects.filter(pk=grading_pass.pk).update(
         status=GradingPass.Status.DONE, finished_at=now
     )
@@ -180,11 +188,23 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         run = grading_pass.run
         rows = grade_students(run.question_set, list(chunk.student_ids))
         Grade.objects.bulk_create(
-            [Grade(run=run, grading_pass=grading_pass, student_id=r["student_id"], question_id=r["question_id"],
-                   score=round(r["fraction"] * r["points"], 6), max_points=r["points"], detail=r["detail"]) for r in rows],
-            update_conflicts=True, unique_fields=["grading_pass", "student", "question"],
-            update_fields=["score", "max_points", "detail"], batch_size=2000,
-        )  # fmt: skip
+            [
+                Grade(
+                    run=run,
+                    grading_pass=grading_pass,
+                    student_id=r["student_id"],
+                    question_id=r["question_id"],
+                    score=round(r["fraction"] * r["points"], 6),
+                    max_points=r["points"],
+                    detail=r["detail"],
+                )
+                for r in rows
+            ],
+            update_conflicts=True,
+            unique_fields=["grading_pass", "student", "question"],
+            update_fields=["score", "max_points", "detail"],
+            batch_size=2000,
+        )
         chunk.status = PassChunk.Status.DONE
         chunk.attempts = F("attempts") + 1
         chunk.finished_at = timezone.now()
@@ -247,8 +267,10 @@ def progress(run: GradingRun) -> dict[str, object]:
         and newest.status == GradingPass.Status.QUEUED
         and timezone.now() - newest.created_at > STALE_QUEUE
     ):
-        note = ("No worker has taken this pass for over a minute. Start one: `make worker` (or "
-                "`celery -A courseops worker`) beside the web server.")  # fmt: skip
+        note = (
+            "No worker has taken this pass for over a minute. Start one: `make worker` (or "
+            "`celery -A courseops worker`) beside the web server."
+        )
     return {
         "run": run.pk,
         "status": newest.status if newest else run.status,

@@ -99,10 +99,14 @@ SECONDARY = {"two_part": "both within the partial band", "two_part_ratio": "same
 
 
 def score_two_part_rules(
-    credits_a: np.ndarray, credits_b: np.ndarray, *, rubric: str = "two_part",
-    values: tuple[np.ndarray, np.ndarray] | None = None, keys: tuple[np.ndarray, np.ndarray] | None = None,
+    credits_a: np.ndarray,
+    credits_b: np.ndarray,
+    *,
+    rubric: str = "two_part",
+    values: tuple[np.ndarray, np.ndarray] | None = None,
+    keys: tuple[np.ndarray, np.ndarray] | None = None,
     ratio_tol: float = 0.1,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray]:
     """A 2-point, two-part item (the quiz's Q6 and Q7): the fraction of its points for each
     answer, and the rule that gave it ("both parts", "one part", the rubric's secondary rule,
     or "none")."""
@@ -116,8 +120,15 @@ def score_two_part_rules(
     else:
         secondary = (credits_a > 0) & (credits_b > 0) & ~both & ~one
     fraction = np.where(both, 1.0, np.where(one | secondary, 0.5, 0.0))
-    rule = np.where(both, "both parts", np.where(one, "one part",
-                                                 np.where(secondary, SECONDARY.get(rubric, SECONDARY["two_part"]), "none")))  # fmt: skip
+    rule = np.where(
+        both,
+        "both parts",
+        np.where(
+            one,
+            "one part",
+            np.where(secondary, SECONDARY.get(rubric, SECONDARY["two_part"]), "none"),
+        ),
+    )
     return fraction, rule
 
 
@@ -141,7 +152,8 @@ def seed_for(course: str, assignment: str, question: str, student: str) -> int:
 
 
 def draw_params(spec: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """spec: {name: value} fixed, {name: {"range": [lo, hi], "step": s}} or {name: {"choice": [...]}}.
+    """spec: {name: value} fixed, {name: {"range": [lo, hi], "step": s}} or {name: {"choice":
+    [...]}}.
     Each name draws from its own stream of the seed, so adding a parameter never changes the
     values of the others."""
     out: dict[str, Any] = {}
@@ -174,8 +186,18 @@ def _calc_functions() -> dict[str, Any]:
         return lambda **kw: evaluate(name, kw).value
 
     funcs: dict[str, Any] = {name.replace("-", "_"): value_of(name) for name in all_formulas()}
-    funcs.update({"ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt, "log2": math.log2, "min": min, "max": max,
-                  "abs": abs, "round": round})  # fmt: skip
+    funcs.update(
+        {
+            "ceil": math.ceil,
+            "floor": math.floor,
+            "sqrt": math.sqrt,
+            "log2": math.log2,
+            "min": min,
+            "max": max,
+            "abs": abs,
+            "round": round,
+        }
+    )
     return funcs
 
 

@@ -99,8 +99,16 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
         s.wrong = wrong[qid].most_common(3)
         q = s.question
         if q.kind == Question.Kind.CHOICE:
-            s.distractors = [{"label": o["label"], "text": o["text"], "correct": bool(o.get("correct")), "count": chosen[qid].get(o["label"], 0),
-                              "misconception": o.get("misconception", "")} for o in q.options]  # fmt: skip
+            s.distractors = [
+                {
+                    "label": o["label"],
+                    "text": o["text"],
+                    "correct": bool(o.get("correct")),
+                    "count": chosen[qid].get(o["label"], 0),
+                    "misconception": o.get("misconception", ""),
+                }
+                for o in q.options
+            ]
     ordered = [stats[q.pk] for q in sorted(questions.values(), key=lambda q: q.position)]
     return ordered, misconceptions.most_common()
 
@@ -108,10 +116,22 @@ def item_analysis(run: GradingRun) -> tuple[list[ItemStats], list[tuple[str, int
 def secondary_credit(run: GradingRun, limit: int = 500) -> list[dict[str, Any]]:
     """Every grade of the run's visible pass that earned credit by a rubric's secondary rule (no
     part right), for staff to review: who, which question, the answers, the rule (one query)."""
-    rows = (visible_grades(run).filter(detail__secondary=True).select_related("student", "question")
-            .order_by("question__position", "student__full_name")[:limit])  # fmt: skip
-    return [{"student": g.student, "question": g.question.key, "score": g.score, "rule": g.detail.get("rule", ""),
-             "answers": " · ".join(p.get("raw", "") or "—" for p in g.detail.get("parts", []))} for g in rows]  # fmt: skip
+    rows = (
+        visible_grades(run)
+        .filter(detail__secondary=True)
+        .select_related("student", "question")
+        .order_by("question__position", "student__full_name")[:limit]
+    )
+    return [
+        {
+            "student": g.student,
+            "question": g.question.key,
+            "score": g.score,
+            "rule": g.detail.get("rule", ""),
+            "answers": " · ".join(p.get("raw", "") or "—" for p in g.detail.get("parts", [])),
+        }
+        for g in rows
+    ]
 
 
 def gradescope_csv(run: GradingRun) -> str:
@@ -149,24 +169,31 @@ def histogram_svg(scores: list[float], max_points: float, *, title: str) -> str:
     w, h, left, bottom = 560, 240, 40, 34
     bw = (w - left - 10) / (top + 1)
     peak = max(bins.values(), default=1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" aria-label="{escape(title)}" class="histogram" font-family="system-ui, sans-serif" font-size="11">',
-             f"<title>{escape(title)}</title>"]  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
+        f'aria-label="{escape(title)}" class="histogram" font-family="system-ui, sans-serif" '
+        'font-size="11">',
+        f"<title>{escape(title)}</title>",
+    ]
     for k in range(top + 1):
         c = bins.get(k, 0)
         bh = (h - bottom - 20) * c / peak
         x = left + k * bw
         parts.append(
-            f'<rect x="{x + 2:.1f}" y="{h - bottom - bh:.1f}" width="{bw - 4:.1f}" height="{bh:.1f}" fill="#2957c4"><title>{k} points: {c} students</title></rect>'
+            f'<rect x="{x + 2:.1f}" y="{h - bottom - bh:.1f}" width="{bw - 4:.1f}" '
+            f'height="{bh:.1f}" fill="#2957c4"><title>{k} points: {c} students</title></rect>'
         )
         parts.append(
             f'<text x="{x + bw / 2:.1f}" y="{h - bottom + 14}" text-anchor="middle">{k}</text>'
         )
         if c:
             parts.append(
-                f'<text x="{x + bw / 2:.1f}" y="{h - bottom - bh - 3:.1f}" text-anchor="middle">{c}</text>'
+                f'<text x="{x + bw / 2:.1f}" y="{h - bottom - bh - 3:.1f}" '
+                f'text-anchor="middle">{c}</text>'
             )
     parts.append(
-        f'<text x="{left + (w - left) / 2:.1f}" y="{h - 4}" text-anchor="middle">Total score (points)</text>'
+        f'<text x="{left + (w - left) / 2:.1f}" y="{h - 4}" text-anchor="middle">Total score '
+        "(points)</text>"
     )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -56,8 +56,11 @@ def instance_for(q: Question, student: User) -> Instance:
     qs = q.question_set
     seed = rules.seed_for(qs.course.code, qs.key, q.key, str(student.pk))
     params = rules.draw_params(q.params, seed)
-    inst, _ = Instance.objects.get_or_create(question=q, student=student,
-                                             defaults={"seed": seed, "params": params, "keys": _keys_for(q, params)})  # fmt: skip
+    inst, _ = Instance.objects.get_or_create(
+        question=q,
+        student=student,
+        defaults={"seed": seed, "params": params, "keys": _keys_for(q, params)},
+    )
     return inst
 
 
@@ -161,8 +164,13 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
                 source=source,
             )
         )
-    Answer.objects.bulk_create(objs, update_conflicts=True, unique_fields=["question", "student", "part"],
-                               update_fields=["raw", "value", "status", "source", "submitted_at"], batch_size=5000)  # fmt: skip
+    Answer.objects.bulk_create(
+        objs,
+        update_conflicts=True,
+        unique_fields=["question", "student", "part"],
+        update_fields=["raw", "value", "status", "source", "submitted_at"],
+        batch_size=5000,
+    )
     return len(objs)
 
 
@@ -170,8 +178,12 @@ def _store(question: Question, student: User, answers: dict[int, str], source: s
     out = []
     for part, raw in answers.items():
         p = _parse(question, part, raw)
-        a, _ = Answer.objects.update_or_create(question=question, student=student, part=part,
-                                               defaults={"raw": p.raw[:500], "value": p.value, "status": p.status, "source": source})  # fmt: skip
+        a, _ = Answer.objects.update_or_create(
+            question=question,
+            student=student,
+            part=part,
+            defaults={"raw": p.raw[:500], "value": p.value, "status": p.status, "source": source},
+        )
         out.append(a)
     return out
 
@@ -213,8 +225,19 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             credit = rules.score_choice(chosen, correct)
             misconceptions = {o["label"].lower(): o.get("misconception", "") for o in q.options}
             for s, c, ch in zip(student_ids, credit, chosen, strict=True):
-                out.append({"student_id": s, "question_id": q.pk, "fraction": float(c), "points": q.points,
-                            "detail": {"chosen": ch, "correct": sorted(correct), "misconception": "" if c else misconceptions.get(ch, "")}})  # fmt: skip
+                out.append(
+                    {
+                        "student_id": s,
+                        "question_id": q.pk,
+                        "fraction": float(c),
+                        "points": q.points,
+                        "detail": {
+                            "chosen": ch,
+                            "correct": sorted(correct),
+                            "misconception": "" if c else misconceptions.get(ch, ""),
+                        },
+                    }
+                )
             continue
         if _has_draws(q):
             insts = {
@@ -236,10 +259,18 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             )
         credits, flags = [], []
         for p in range(len(q.parts)):
-            vals = np.array([
-                (got.value if (got := answers.get((q.pk, s), {}).get(p)) is not None and got.value is not None else np.nan)
-                for s in student_ids
-            ], dtype=np.float64)  # fmt: skip
+            vals = np.array(
+                [
+                    (
+                        got.value
+                        if (got := answers.get((q.pk, s), {}).get(p)) is not None
+                        and got.value is not None
+                        else np.nan
+                    )
+                    for s in student_ids
+                ],
+                dtype=np.float64,
+            )
             implausible = vals > bounds[:, p]
             if np.isnan(keys[:, p]).all():  # a measurement: credit for a plausible answer
                 credit = np.where(~np.isnan(vals) & ~implausible, 1.0, 0.0)
@@ -247,11 +278,30 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 credit = rules.score_numeric(vals, keys[:, p], _bands(q))
             flags.append(implausible)
             credits.append(credit)
-        all_vals = [np.array([(got.value if (got := answers.get((q.pk, s), {}).get(p)) is not None and got.value is not None
-                               else np.nan) for s in student_ids], dtype=np.float64) for p in range(len(q.parts))]  # fmt: skip
+        all_vals = [
+            np.array(
+                [
+                    (
+                        got.value
+                        if (got := answers.get((q.pk, s), {}).get(p)) is not None
+                        and got.value is not None
+                        else np.nan
+                    )
+                    for s in student_ids
+                ],
+                dtype=np.float64,
+            )
+            for p in range(len(q.parts))
+        ]
         if q.rubric in rules.SECONDARY and len(credits) == 2:
-            fraction, rule = rules.score_two_part_rules(credits[0], credits[1], rubric=q.rubric, ratio_tol=q.rel_tol,
-                                                        values=(all_vals[0], all_vals[1]), keys=(keys[:, 0], keys[:, 1]))  # fmt: skip
+            fraction, rule = rules.score_two_part_rules(
+                credits[0],
+                credits[1],
+                rubric=q.rubric,
+                ratio_tol=q.rel_tol,
+                values=(all_vals[0], all_vals[1]),
+                keys=(keys[:, 0], keys[:, 1]),
+            )
         else:
             fraction, rule = np.mean(credits, axis=0), np.full(len(student_ids), "")
         for i, s in enumerate(student_ids):
@@ -277,8 +327,15 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             )
             if trap:
                 detail["misconception"] = trap
-            out.append({"student_id": s, "question_id": q.pk, "fraction": float(fraction[i]), "points": q.points,
-                        "detail": detail})  # fmt: skip
+            out.append(
+                {
+                    "student_id": s,
+                    "question_id": q.pk,
+                    "fraction": float(fraction[i]),
+                    "points": q.points,
+                    "detail": detail,
+                }
+            )
     return out
 
 
@@ -369,23 +426,41 @@ def score_raw(
             for i, (c, ch) in enumerate(
                 zip(rules.score_choice(chosen, correct), chosen, strict=True)
             ):
-                out[i][q.key] = {"points": float(c) * q.points, "fraction": float(c), "chosen": ch,
-                                 "misconception": "" if c else misconceptions.get(ch, "")}  # fmt: skip
+                out[i][q.key] = {
+                    "points": float(c) * q.points,
+                    "fraction": float(c),
+                    "chosen": ch,
+                    "misconception": "" if c else misconceptions.get(ch, ""),
+                }
             continue
         keys = np.array(fixed_keys(q), dtype=np.float64)
-        values = [np.array([_raw_value(q, part, r.get(q.key) or []) for r in rows], dtype=np.float64)
-                  for part in range(len(q.parts))]  # fmt: skip
+        values = [
+            np.array([_raw_value(q, part, r.get(q.key) or []) for r in rows], dtype=np.float64)
+            for part in range(len(q.parts))
+        ]
         credits = [
             rules.score_numeric(values[p], np.full(len(rows), keys[p]), _bands(q))
             for p in range(len(q.parts))
         ]
         if q.rubric in rules.SECONDARY and len(credits) == 2:
-            fraction, rule = rules.score_two_part_rules(credits[0], credits[1], rubric=q.rubric, ratio_tol=q.rel_tol,
-                                                        values=(values[0], values[1]), keys=(np.full(len(rows), keys[0]), np.full(len(rows), keys[1])))  # fmt: skip
+            fraction, rule = rules.score_two_part_rules(
+                credits[0],
+                credits[1],
+                rubric=q.rubric,
+                ratio_tol=q.rel_tol,
+                values=(values[0], values[1]),
+                keys=(np.full(len(rows), keys[0]), np.full(len(rows), keys[1])),
+            )
         else:
             fraction, rule = np.mean(credits, axis=0), np.full(len(rows), "")
         for i in range(len(rows)):
-            out[i][q.key] = {"points": float(fraction[i]) * q.points, "fraction": float(fraction[i]), "rule": str(rule[i]),
-                             "secondary": str(rule[i]) == rules.SECONDARY.get(q.rubric),
-                             "misconception": traps_hit(q, [float(v[i]) for v in values], [float(c[i]) for c in credits])}  # fmt: skip
+            out[i][q.key] = {
+                "points": float(fraction[i]) * q.points,
+                "fraction": float(fraction[i]),
+                "rule": str(rule[i]),
+                "secondary": str(rule[i]) == rules.SECONDARY.get(q.rubric),
+                "misconception": traps_hit(
+                    q, [float(v[i]) for v in values], [float(c[i]) for c in credits]
+                ),
+            }
     return out

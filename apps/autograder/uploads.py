@@ -42,12 +42,17 @@ def _queue(upload: AnswerUpload) -> None:
 
     def failed(exc: BaseException) -> None:
         AnswerUpload.objects.filter(pk=upload.pk).update(
-            status=AnswerUpload.Status.FAILED, error="The task queue did not answer; upload again.",
+            status=AnswerUpload.Status.FAILED,
+            error="The task queue did not answer; upload again.",
             finished_at=timezone.now(),
-        )  # fmt: skip
+        )
 
-    enqueue_on_commit(lambda: answers_intake.delay(upload.pk), what="reading the answers file",
-                      critical=True, on_failure=failed)  # fmt: skip
+    enqueue_on_commit(
+        lambda: answers_intake.delay(upload.pk),
+        what="reading the answers file",
+        critical=True,
+        on_failure=failed,
+    )
 
 
 def upload_create(
@@ -57,17 +62,29 @@ def upload_create(
     if not is_staff(actor, question_set.course):
         raise NotAllowed("Only the course staff upload answers.")
     if len(data) > MAX_UPLOAD_BYTES:
-        raise DomainError(f"The file is {len(data) / 1e6:,.1f} MB; the most is {MAX_UPLOAD_BYTES / 1e6:,.0f} MB.", field="file")  # fmt: skip
+        raise DomainError(
+            f"The file is {len(data) / 1e6:,.1f} MB; the most is {MAX_UPLOAD_BYTES / 1e6:,.0f} MB.",
+            field="file",
+        )
     if not data.strip():
         raise DomainError("The file is empty.", field="file")
     status = AnswerUpload.Status.COMMITTING if commit else AnswerUpload.Status.PREVIEWING
     with transaction.atomic():
         upload = AnswerUpload.objects.create(
-            question_set=question_set, uploaded_by=actor, filename=filename[:200], data=data,
-            rows=_data_rows(data), status=status,
-        )  # fmt: skip
-        audit_record(actor=actor, action="answers.uploaded", course=question_set.course, obj=upload,
-                     after={"filename": upload.filename, "bytes": len(data), "commit": commit})  # fmt: skip
+            question_set=question_set,
+            uploaded_by=actor,
+            filename=filename[:200],
+            data=data,
+            rows=_data_rows(data),
+            status=status,
+        )
+        audit_record(
+            actor=actor,
+            action="answers.uploaded",
+            course=question_set.course,
+            obj=upload,
+            after={"filename": upload.filename, "bytes": len(data), "commit": commit},
+        )
         _queue(upload)
     return upload
 
@@ -88,7 +105,10 @@ def upload_commit(*, actor: User, question_set: QuestionSet, upload_id: int) -> 
         if upload.status in {AnswerUpload.Status.COMMITTING, AnswerUpload.Status.COMMITTED}:
             return upload
         if upload.status != AnswerUpload.Status.PREVIEWED:
-            raise Conflict(f"The preview is not ready ({upload.get_status_display().lower()}); wait for it, then confirm.")  # fmt: skip
+            raise Conflict(
+                f"The preview is not ready ({upload.get_status_display().lower()}); wait for it, "
+                "then confirm."
+            )
         upload.status, upload.finished_at = AnswerUpload.Status.COMMITTING, None
         upload.save(update_fields=["status", "finished_at"])
         audit_record(
@@ -114,9 +134,12 @@ def upload_run(upload_id: int) -> str:
     cache.set(key, 0, 3600)
     try:
         report = answers_import(
-            actor=upload.uploaded_by, question_set=upload.question_set, data=bytes(upload.data),
-            commit=commit, progress=lambda n: cache.set(key, n, 3600),
-        )  # fmt: skip
+            actor=upload.uploaded_by,
+            question_set=upload.question_set,
+            data=bytes(upload.data),
+            commit=commit,
+            progress=lambda n: cache.set(key, n, 3600),
+        )
     except DomainError as exc:
         status, fields = AnswerUpload.Status.FAILED, {"error": exc.message}
     else:

@@ -35,7 +35,8 @@ from apps.core.views_helpers import course_for
 class UploadForm(forms.Form):
     file = forms.FileField(
         label="Answers (CSV)",
-        help_text="An Email or SID column, then one column per question: q1, q2 … and q6.1, q6.2 for parts. Google Forms and Gradescope exports work too.",
+        help_text="An Email or SID column, then one column per question: q1, q2 … and q6.1, q6.2 "
+        "for parts. Google Forms and Gradescope exports work too.",
     )
 
 
@@ -110,8 +111,9 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
     here = reverse("autograder:set", kwargs={"code": code, "key": key})
     if request.method == "POST" and request.POST.get("action") == "commit":
         try:
-            upload = uploads.upload_commit(actor=request.user, question_set=qs,
-                                           upload_id=_int(request.POST.get("upload")))  # fmt: skip
+            upload = uploads.upload_commit(
+                actor=request.user, question_set=qs, upload_id=_int(request.POST.get("upload"))
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
             return redirect(here)
@@ -156,10 +158,20 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
                 "rubric": rules.RUBRICS.get(q.rubric, "") if q.kind != Question.Kind.CHOICE else "",
             }
         )
-    return render(request, "autograder/set_staff.html", {
-        "course": course, "qs": qs, "questions": questions, "form": form, "preview": preview, "upload": shown,
-        "runs": GradingRun.objects.filter(question_set=qs), "answers": Answer.objects.filter(question__question_set=qs).count(),
-    })  # fmt: skip
+    return render(
+        request,
+        "autograder/set_staff.html",
+        {
+            "course": course,
+            "qs": qs,
+            "questions": questions,
+            "form": form,
+            "preview": preview,
+            "upload": shown,
+            "runs": GradingRun.objects.filter(question_set=qs),
+            "answers": Answer.objects.filter(question__question_set=qs).count(),
+        },
+    )
 
 
 def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> HttpResponse:
@@ -189,8 +201,17 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
     rows = []
     for q in questions:
         params = _params_for(q, request.user)
-        rows.append({"q": q, "prompt": _prompt(q, params), "parts": [(i, p, mine.get((q.pk, i))) for i, p in enumerate(q.parts)] if q.parts else [(0, {}, mine.get((q.pk, 0)))],
-                     "grade": grades.get(q.pk), "worked": services.worked_solution(q, params) if released and q.parts else None})  # fmt: skip
+        rows.append(
+            {
+                "q": q,
+                "prompt": _prompt(q, params),
+                "parts": [(i, p, mine.get((q.pk, i))) for i, p in enumerate(q.parts)]
+                if q.parts
+                else [(0, {}, mine.get((q.pk, 0)))],
+                "grade": grades.get(q.pk),
+                "worked": services.worked_solution(q, params) if released and q.parts else None,
+            }
+        )
     return render(
         request,
         "autograder/set_student.html",
@@ -243,8 +264,19 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
     items, misconceptions = item_analysis(run)
     max_points = sum(q.points for q in run.question_set.questions.all())
     svg = histogram_svg([r["score"] for r in rows], max_points, title=f"Scores of run {run.pk}")
-    return render(request, "autograder/results.html", {
-        "progress": passes.progress(run), "shown_pass": run.current_pass,
-        "course": course, "run": run, "rows": rows, "items": items, "misconceptions": misconceptions[:8],
-        "histogram": mark_safe(svg), "max_points": max_points, "review": secondary_credit(run),
-    })  # fmt: skip
+    return render(
+        request,
+        "autograder/results.html",
+        {
+            "progress": passes.progress(run),
+            "shown_pass": run.current_pass,
+            "course": course,
+            "run": run,
+            "rows": rows,
+            "items": items,
+            "misconceptions": misconceptions[:8],
+            "histogram": mark_safe(svg),
+            "max_points": max_points,
+            "review": secondary_credit(run),
+        },
+    )

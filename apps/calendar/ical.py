@@ -30,7 +30,12 @@ def _vevent(e: Event, course: Course, stamp: dt.datetime) -> icalendar.Event:
     if e.all_day:
         v.add("dtstart", e.start.astimezone(zone).date())
         end = e.end or e.start
-        v.add("dtend", max(end.astimezone(zone).date(), e.start.astimezone(zone).date() + dt.timedelta(days=1)))  # fmt: skip
+        v.add(
+            "dtend",
+            max(
+                end.astimezone(zone).date(), e.start.astimezone(zone).date() + dt.timedelta(days=1)
+            ),
+        )
     else:
         v.add("dtstart", e.start.astimezone(zone))
         v.add("dtend", (e.end or e.start).astimezone(zone))

@@ -64,9 +64,12 @@ def _claim(course: Course, r: DueReminder) -> Reminder | None:
     try:
         with transaction.atomic():
             return Reminder.objects.create(
-                course=course, user_id=r.user_id, item_uid=r.event.uid,
-                offset_hours=r.offset_hours, due_at=r.event.start,
-            )  # fmt: skip
+                course=course,
+                user_id=r.user_id,
+                item_uid=r.event.uid,
+                offset_hours=r.offset_hours,
+                due_at=r.event.start,
+            )
     except IntegrityError:
         return None
 
@@ -76,8 +79,15 @@ def _message(course: Course, user: User, r: DueReminder) -> EmailMultiAlternativ
     due = format_instant(e.start, course.timezone)
     url = settings.SITE_URL.rstrip("/") + (e.path or f"/c/{course.code}/calendar/")
     calendar_url = f"{settings.SITE_URL.rstrip('/')}/c/{course.code}/calendar/"
-    context = {"course": course, "user": user, "event": e, "due": due, "url": url,
-               "hours": r.offset_hours, "calendar_url": calendar_url}  # fmt: skip
+    context = {
+        "course": course,
+        "user": user,
+        "event": e,
+        "due": due,
+        "url": url,
+        "hours": r.offset_hours,
+        "calendar_url": calendar_url,
+    }
     subject = f"[{course.code}] Reminder: {e.title} is due {due}"
     text = render_to_string("calendar/email/reminder.txt", context)
     html = render_to_string("calendar/email/reminder.html", context)

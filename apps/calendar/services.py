@@ -129,6 +129,12 @@ def lecture_update(
         if after != before:
             lec.revision += 1
             lec.save()
-            audit_record(actor=actor, action="lecture.updated", course=course, obj=lec,
-                         before=before, after=after)  # fmt: skip
+            audit_record(
+                actor=actor,
+                action="lecture.updated",
+                course=course,
+                obj=lec,
+                before=before,
+                after=after,
+            )
     return lec

@@ -42,12 +42,16 @@ def email_deadline_moved(
                 continue
             new = format_instant(dt.datetime.fromisoformat(str(new_iso)), course.timezone)
             body = (
-                f"Hello {user.get_full_name() or user.email},\n\n"
-                f"The deadline of {what} has moved. It was {old}.\n"
-                f"Your deadline is now {new}{f' ({note})' if note else ''}.\n\n"
-                f"{url}\n— courseops · {course.code}\n"
+                f"Hello {user.get_full_name() or user.email},\n\nThe deadline of {what} has moved. "
+                f"It was {old}.\nYour deadline is now "
+                f"{new}{f' ({note})' if note else ''}.\n\n{url}\n— courseops · {course.code}\n"
             )
-            send_mail(f"[{course.code}] {what}: deadline moved to {new}", body, None,
-                      [user.email], connection=connection)  # fmt: skip
+            send_mail(
+                f"[{course.code}] {what}: deadline moved to {new}",
+                body,
+                None,
+                [user.email],
+                connection=connection,
+            )
             sent += 1
     return sent

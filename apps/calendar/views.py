@@ -64,15 +64,29 @@ def _month_grid(
             by_day.setdefault(day, []).append(e)
             day += dt.timedelta(days=1)
     weeks = pycal.Calendar(firstweekday=0).monthdatescalendar(month.year, month.month)
-    return [[{"date": d, "events": by_day.get(d, []), "other": d.month != month.month,
-              "today": d == today} for d in week] for week in weeks]  # fmt: skip
+    return [
+        [
+            {
+                "date": d,
+                "events": by_day.get(d, []),
+                "other": d.month != month.month,
+                "today": d == today,
+            }
+            for d in week
+        ]
+        for week in weeks
+    ]
 
 
 class RemindersForm(forms.Form):
     kinds = forms.MultipleChoiceField(
-        choices=list(REMINDER_KINDS.items()), required=False, widget=forms.CheckboxSelectMultiple,
-        label="E-mail me before", help_text="Reminders go out 48 h and 6 h before each of your own deadlines (the course's policy).",
-    )  # fmt: skip
+        choices=list(REMINDER_KINDS.items()),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="E-mail me before",
+        help_text="Reminders go out 48 h and 6 h before each of your own deadlines (the course's "
+        "policy).",
+    )
 
 
 @login_required
@@ -88,23 +102,34 @@ def calendar_page(request: AuthedRequest, code: str) -> HttpResponse:
     settings_row = calendar_settings_get(user=request.user, course=course)
     off = set(settings_row.reminders_off) if settings_row else set()
     context: dict[str, Any] = {
-        "course": course, "view": view, "staff": is_staff(request.user, course),
+        "course": course,
+        "view": view,
+        "staff": is_staff(request.user, course),
         "settings": settings_row,
-        "feed_url": request.build_absolute_uri(reverse("calendar:feed", kwargs={"token": settings_row.feed_token}))
-        if settings_row and settings_row.feed_token else "",
-        "reminders_form": RemindersForm(initial={"kinds": [k for k in REMINDER_KINDS if k not in off]}),
+        "feed_url": request.build_absolute_uri(
+            reverse("calendar:feed", kwargs={"token": settings_row.feed_token})
+        )
+        if settings_row and settings_row.feed_token
+        else "",
+        "reminders_form": RemindersForm(
+            initial={"kinds": [k for k in REMINDER_KINDS if k not in off]}
+        ),
         "reminder_hours": course.reminder_hours,
         "office_hours": [e for e in events if e.kind == "office-hours"][:1],
         "now": timezone.now(),
-    }  # fmt: skip
+    }
     if view == "month":
         month = _month_arg(request.GET.get("month"), events, today, tz)
         prev_month = (month - dt.timedelta(days=1)).replace(day=1)
         next_month = (month + dt.timedelta(days=32)).replace(day=1)
         shown = [e for e in events if e.kind != "office-hours"]
-        context |= {"month": month, "weeks": _month_grid(month, shown, tz, today),
-                    "prev_month": f"{prev_month:%Y-%m}", "next_month": f"{next_month:%Y-%m}",
-                    "weekdays": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]}  # fmt: skip
+        context |= {
+            "month": month,
+            "weeks": _month_grid(month, shown, tz, today),
+            "prev_month": f"{prev_month:%Y-%m}",
+            "next_month": f"{next_month:%Y-%m}",
+            "weekdays": ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"],
+        }
     else:
         context["events"] = [e for e in events if e.kind != "office-hours"]
     return render(request, "calendar/calendar.html", context)
@@ -119,7 +144,11 @@ def _calendar_post(request: AuthedRequest, course: Any) -> HttpResponse:
             messages.success(request, "Your calendar feed is ready: copy its address below.")
         elif action == "feed-rotate":
             services.calendar_feed_rotate(actor=request.user, course=course)
-            messages.success(request, "New feed address made; the old one no longer works. Subscribe again with the new one.")  # fmt: skip
+            messages.success(
+                request,
+                "New feed address made; the old one no longer works. Subscribe again with the new "
+                "one.",
+            )
         elif action == "feed-revoke":
             services.calendar_feed_revoke(actor=request.user, course=course)
             messages.success(request, "Feed turned off; the old address no longer works.")
@@ -127,8 +156,11 @@ def _calendar_post(request: AuthedRequest, course: Any) -> HttpResponse:
             form = RemindersForm(request.POST)
             if form.is_valid():
                 wanted = set(form.cleaned_data["kinds"])
-                services.reminders_set(actor=request.user, course=course,
-                                       off=[k for k in REMINDER_KINDS if k not in wanted])  # fmt: skip
+                services.reminders_set(
+                    actor=request.user,
+                    course=course,
+                    off=[k for k in REMINDER_KINDS if k not in wanted],
+                )
                 messages.success(request, "Reminder choices saved.")
             else:
                 messages.error(request, "Choose among the listed kinds of reminder.")
@@ -161,9 +193,13 @@ def feed(request: Any, token: str) -> HttpResponse:
 
 class LectureForm(forms.Form):
     title = forms.CharField(max_length=200, help_text="As in the syllabus.")
-    date = forms.DateField(help_text="Course-local date (YYYY-MM-DD); the lecture keeps its time of day.",
-                           widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
-    is_guest = forms.BooleanField(required=False, label="Guest lecture", help_text="Given by a guest speaker.")  # fmt: skip
+    date = forms.DateField(
+        help_text="Course-local date (YYYY-MM-DD); the lecture keeps its time of day.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    is_guest = forms.BooleanField(
+        required=False, label="Guest lecture", help_text="Given by a guest speaker."
+    )
 
 
 @login_required
@@ -180,15 +216,19 @@ def lecture_edit(request: AuthedRequest, code: str, lecture_id: int) -> HttpResp
     form = LectureForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            services.lecture_update(actor=request.user, course=course, lecture_id=lec.pk,
-                                    **form.cleaned_data)  # fmt: skip
+            services.lecture_update(
+                actor=request.user, course=course, lecture_id=lec.pk, **form.cleaned_data
+            )
         except DomainError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
             messages.success(request, f"L{lec.number} saved.")
             return redirect(reverse("calendar:calendar", kwargs={"code": code}) + "?view=list")
-    return render(request, "calendar/edit.html", {"course": course, "form": form,
-                                                  "what": f"L{lec.number}. {lec.title}"})  # fmt: skip
+    return render(
+        request,
+        "calendar/edit.html",
+        {"course": course, "form": form, "what": f"L{lec.number}. {lec.title}"},
+    )
 
 
 class CourseDateTimeInput(forms.DateTimeInput):
@@ -200,9 +240,11 @@ class CourseDateTimeInput(forms.DateTimeInput):
 
 def course_datetime_field(label: str, help_text: str) -> forms.DateTimeField:
     return forms.DateTimeField(
-        label=label, help_text=help_text, widget=CourseDateTimeInput(),
+        label=label,
+        help_text=help_text,
+        widget=CourseDateTimeInput(),
         input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"],
-    )  # fmt: skip
+    )
 
 
 def local_to_utc(value: dt.datetime, tz: Any) -> dt.datetime:
@@ -212,9 +254,16 @@ def local_to_utc(value: dt.datetime, tz: Any) -> dt.datetime:
 
 
 def deadline_edit(
-    request: AuthedRequest, *, course: Any, form: forms.Form, what: str, old_due: dt.datetime,
-    impact_of: Any, save: Any, back: str,
-) -> HttpResponse:  # fmt: skip
+    request: AuthedRequest,
+    *,
+    course: Any,
+    form: forms.Form,
+    what: str,
+    old_due: dt.datetime,
+    impact_of: Any,
+    save: Any,
+    back: str,
+) -> HttpResponse:
     """The edit flow every deadline shares: a move is shown with its impact (who, from when to
     when, moot slack days) and saved only on the second, confirming submit. `impact_of(new_due)`
     and `save(cleaned, new_due, confirm)` come from the app that owns the deadline."""
@@ -230,6 +279,14 @@ def deadline_edit(
             except DomainError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
-                messages.success(request, f"{what} saved." + (" Everyone affected gets an e-mail." if new_due != old_due else ""))  # fmt: skip
+                messages.success(
+                    request,
+                    f"{what} saved."
+                    + (" Everyone affected gets an e-mail." if new_due != old_due else ""),
+                )
                 return redirect(back)
-    return render(request, "calendar/edit.html", {"course": course, "form": form, "what": what, "impact": impact})  # fmt: skip
+    return render(
+        request,
+        "calendar/edit.html",
+        {"course": course, "form": form, "what": what, "impact": impact},
+    )

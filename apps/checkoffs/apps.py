@@ -12,9 +12,25 @@ class CheckoffsConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
         register_nav(NavItem("Checkoffs", "checkoffs:page", order=29))
-        register_panel(Panel(key="checkoffs-mine", title="Checkoffs", template="checkoffs/panels/mine.html",
-                             context=panels.student_context, roles=frozenset({Role.STUDENT}), order=12))  # fmt: skip
-        register_panel(Panel(key="checkoffs-today", title="Checkoffs today", template="checkoffs/panels/today.html",
-                             context=panels.staff_context, roles=STAFF, order=26))  # fmt: skip
+        register_panel(
+            Panel(
+                key="checkoffs-mine",
+                title="Checkoffs",
+                template="checkoffs/panels/mine.html",
+                context=panels.student_context,
+                roles=frozenset({Role.STUDENT}),
+                order=12,
+            )
+        )
+        register_panel(
+            Panel(
+                key="checkoffs-today",
+                title="Checkoffs today",
+                template="checkoffs/panels/today.html",
+                context=panels.staff_context,
+                roles=STAFF,
+                order=26,
+            )
+        )
         register_events("checkoffs", sources.booking_events)
         register_reminders("checkoffs", sources.booking_reminders)

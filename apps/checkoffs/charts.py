@@ -17,8 +17,16 @@ COLOURS = {
     "no-show": ("#ffd9d4", "#b3261e"),
     "booked": ("#dbe6ff", "#2957c4"),
 }
-LEGEND = {"free": "places free", "full": "full", "mine": "your group", "closed": "closed (cut-off)",
-          "booked": "booked", "passed": "passed", "redo": "redo", "no-show": "no-show"}  # fmt: skip
+LEGEND = {
+    "free": "places free",
+    "full": "full",
+    "mine": "your group",
+    "closed": "closed (cut-off)",
+    "booked": "booked",
+    "passed": "passed",
+    "redo": "redo",
+    "no-show": "no-show",
+}
 
 
 @dataclass(frozen=True)
@@ -49,34 +57,52 @@ def grid_svg(columns: list[str], boxes: list[Box], *, title: str, legend: list[s
     def y(minute: int) -> float:
         return top + (minute - first) * per_hour / 60
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" class="slotgrid" '
-           f'aria-labelledby="grid-t grid-d" font-family="system-ui, sans-serif" font-size="12">',
-           f'<title id="grid-t">{escape(title)}</title>',
-           f'<desc id="grid-d">{escape("; ".join(b.title for b in boxes)[:2000])}</desc>']  # fmt: skip
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" class="slotgrid" '
+        f'aria-labelledby="grid-t grid-d" font-family="system-ui, sans-serif" font-size="12">',
+        f'<title id="grid-t">{escape(title)}</title>',
+        f'<desc id="grid-d">{escape("; ".join(b.title for b in boxes)[:2000])}</desc>',
+    ]
     for hour in range(first // 60, last // 60 + 1):
         yy = y(hour * 60)
         out.append(
             f'<line x1="{left - 4}" x2="{width - 4}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#e3e6ec"/>'
         )
-        out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" fill="#5b6475">{hour % 12 or 12}'
-                   f'{"a" if hour < 12 else "p"}</text>')  # fmt: skip
+        out.append(
+            f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end" '
+            f'fill="#5b6475">{hour % 12 or 12}'
+            f"{'a' if hour < 12 else 'p'}</text>"
+        )
     for i, name in enumerate(columns):
         x = left + i * col_w
         out.append(
-            f'<text x="{x + col_w / 2:.1f}" y="20" text-anchor="middle" font-weight="600">{escape(name[:22])}</text>'
+            f'<text x="{x + col_w / 2:.1f}" y="20" text-anchor="middle" '
+            f'font-weight="600">{escape(name[:22])}</text>'
         )
         out.append(f'<line x1="{x}" x2="{x}" y1="{top - 6}" y2="{height - 4}" stroke="#e3e6ec"/>')
     for b in boxes:
         fill, stroke = COLOURS.get(b.state, COLOURS["free"])
         x, y0, y1 = left + b.column * col_w + 3, y(b.start), y(b.end)
         h = max(y1 - y0 - 2, 10)
-        rect = (f'<rect x="{x}" y="{y0 + 1:.1f}" width="{col_w - 6}" height="{h:.1f}" rx="4" fill="{fill}" '
-                f'stroke="{stroke}" class="slot-{escape(b.state)}"><title>{escape(b.title)}</title></rect>')  # fmt: skip
-        text = (f'<text x="{x + 5}" y="{y0 + min(h, 22) / 2 + 5:.1f}" fill="#1c2333">{escape(b.text[:24])}</text>'
-                if h >= 14 else "")  # fmt: skip
+        rect = (
+            f'<rect x="{x}" y="{y0 + 1:.1f}" width="{col_w - 6}" height="{h:.1f}" rx="4" '
+            f'fill="{fill}" stroke="{stroke}" '
+            f'class="slot-{escape(b.state)}"><title>{escape(b.title)}</title></rect>'
+        )
+        text = (
+            f'<text x="{x + 5}" y="{y0 + min(h, 22) / 2 + 5:.1f}" '
+            f'fill="#1c2333">{escape(b.text[:24])}</text>'
+            if h >= 14
+            else ""
+        )
         out.append(f'<a href="{escape(b.href)}">{rect}{text}</a>' if b.href else rect + text)
     out.append("</svg>")
-    keys = "".join(f'<span class="key"><svg class="swatch" viewBox="0 0 12 12" aria-hidden="true"><rect width="12" '
-                   f'height="12" rx="2" fill="{COLOURS[k][0]}" stroke="{COLOURS[k][1]}"/></svg> {escape(LEGEND[k])}</span> '
-                   for k in legend)  # fmt: skip
-    return f'<figure class="slotgrid-wrap">{"".join(out)}<figcaption class="legend small">{keys}</figcaption></figure>'
+    keys = "".join(
+        '<span class="key"><svg class="swatch" viewBox="0 0 12 12" aria-hidden="true"><rect '
+        f'width="12" height="12" rx="2" fill="{COLOURS[k][0]}" stroke="{COLOURS[k][1]}"/></svg> '
+        f"{escape(LEGEND[k])}</span> "
+        for k in legend
+    )
+    caption = f'<figcaption class="legend small">{keys}</figcaption>'
+    return f'<figure class="slotgrid-wrap">{"".join(out)}{caption}</figure>'

@@ -28,14 +28,35 @@ class CheckoffSet(models.Model):
     title = models.CharField(
         max_length=120, help_text="What groups sign up for, e.g. “A1 checkoff”."
     )
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
-                                   help_text="The assignment checked off (assignment checkoffs).")  # fmt: skip
-    event = models.ForeignKey(CourseEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                              help_text="The presentation session, when the set belongs to one.")  # fmt: skip
-    milestone = models.ForeignKey(Milestone, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                  help_text="The milestone the meetings are about (midterm check-in).")  # fmt: skip
-    book_by = models.DateTimeField(null=True, blank=True,
-                                   help_text="Groups without a booking by then are listed for a reminder.")  # fmt: skip
+    assignment = models.ForeignKey(
+        Assignment,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The assignment checked off (assignment checkoffs).",
+    )
+    event = models.ForeignKey(
+        CourseEvent,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The presentation session, when the set belongs to one.",
+    )
+    milestone = models.ForeignKey(
+        Milestone,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The milestone the meetings are about (midterm check-in).",
+    )
+    book_by = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Groups without a booking by then are listed for a reminder.",
+    )
     published_at = models.DateTimeField(
         null=True, blank=True, help_text="Students see and book only published sets."
     )
@@ -63,8 +84,14 @@ class CheckoffSlot(models.Model):
     capacity = models.PositiveSmallIntegerField(
         default=1, help_text="Groups the slot takes at once."
     )
-    staff = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="+", help_text="The staff member who runs it.")  # fmt: skip
+    staff = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The staff member who runs it.",
+    )
     booked = models.PositiveSmallIntegerField(
         default=0, help_text="Bookings that hold a place (kept by the services)."
     )
@@ -74,11 +101,19 @@ class CheckoffSlot(models.Model):
         ordering = ("starts_at", "location", "pk")
         indexes = [models.Index(fields=["set", "starts_at"])]
         constraints = [
-            models.CheckConstraint(condition=Q(ends_at__gt=F("starts_at")), name="checkoff_slot_ends_after"),
-            models.CheckConstraint(condition=Q(capacity__gte=1), name="checkoff_slot_capacity_positive"),
-            models.CheckConstraint(condition=Q(booked__lte=F("capacity")), name="checkoff_slot_never_overbooked"),
-            models.UniqueConstraint(fields=["set", "location", "starts_at"], name="checkoff_slot_once"),
-        ]  # fmt: skip
+            models.CheckConstraint(
+                condition=Q(ends_at__gt=F("starts_at")), name="checkoff_slot_ends_after"
+            ),
+            models.CheckConstraint(
+                condition=Q(capacity__gte=1), name="checkoff_slot_capacity_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(booked__lte=F("capacity")), name="checkoff_slot_never_overbooked"
+            ),
+            models.UniqueConstraint(
+                fields=["set", "location", "starts_at"], name="checkoff_slot_once"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.set} at {self.starts_at:%Y-%m-%d %H:%M} UTC, {self.location}"
@@ -116,26 +151,35 @@ class Booking(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
-    cancelled_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                     related_name="+")  # fmt: skip
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     attendance = models.CharField(max_length=8, choices=Attendance.choices, blank=True, default="")
     outcome = models.CharField(max_length=8, choices=Outcome.choices, blank=True, default="")
     notes = models.TextField(
         blank=True, help_text="Staff notes on the checkoff (shown to the group)."
     )
-    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")  # fmt: skip
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     recorded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("slot__starts_at", "pk")
         constraints = [
-            models.UniqueConstraint(fields=["set", "group"], condition=HOLDS, name="checkoff_one_booking_per_set"),
-            models.UniqueConstraint(fields=["slot", "group"], condition=Q(cancelled_at__isnull=True),
-                                    name="checkoff_no_double_booking"),
-            models.CheckConstraint(condition=~Q(outcome="passed") | Q(attendance="present"),
-                                   name="checkoff_pass_needs_presence"),
-        ]  # fmt: skip
+            models.UniqueConstraint(
+                fields=["set", "group"], condition=HOLDS, name="checkoff_one_booking_per_set"
+            ),
+            models.UniqueConstraint(
+                fields=["slot", "group"],
+                condition=Q(cancelled_at__isnull=True),
+                name="checkoff_no_double_booking",
+            ),
+            models.CheckConstraint(
+                condition=~Q(outcome="passed") | Q(attendance="present"),
+                name="checkoff_pass_needs_presence",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.group} in {self.slot}"

@@ -41,6 +41,10 @@ def student_context(request: HttpRequest, course: Course, role: Role) -> dict[st
 def staff_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     now = timezone.now().astimezone(course.tz)
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    today = CheckoffSlot.objects.filter(set__course=course, starts_at__gte=start, starts_at__lt=start + dt.timedelta(days=1),
-                                        booked__gt=0).aggregate(all=Count("id"), mine=Count("id", filter=Q(staff=cast(User, request.user))))  # fmt: skip
+    today = CheckoffSlot.objects.filter(
+        set__course=course,
+        starts_at__gte=start,
+        starts_at__lt=start + dt.timedelta(days=1),
+        booked__gt=0,
+    ).aggregate(all=Count("id"), mine=Count("id", filter=Q(staff=cast(User, request.user))))
     return {"today_all": today["all"], "today_mine": today["mine"], "date": start.date()}

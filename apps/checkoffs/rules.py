@@ -37,9 +37,11 @@ def slot_label(starts_at: dt.datetime, location: str, tz_name: str) -> str:
 def closed_message(
     starts_at: dt.datetime, location: str, hours: int, tz_name: str, what: str
 ) -> str:
-    return (f"Too late to {what}: changes to {slot_label(starts_at, location, tz_name)} closed at "
-            f"{format_instant(cutoff_at(starts_at, hours), tz_name)} ({hours} h before it starts). "
-            "Ask course staff if something came up.")  # fmt: skip
+    return (
+        f"Too late to {what}: changes to {slot_label(starts_at, location, tz_name)} closed at "
+        f"{format_instant(cutoff_at(starts_at, hours), tz_name)} ({hours} h before it starts). "
+        "Ask course staff if something came up."
+    )
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,16 @@ class Cut:
     ends_at: dt.datetime
 
 
-def cut_day(*, day: dt.date, start: dt.time, end: dt.time, minutes: int, tz_name: str,
-            break_start: dt.time | None = None, break_end: dt.time | None = None) -> list[Cut]:  # fmt: skip
+def cut_day(
+    *,
+    day: dt.date,
+    start: dt.time,
+    end: dt.time,
+    minutes: int,
+    tz_name: str,
+    break_start: dt.time | None = None,
+    break_end: dt.time | None = None,
+) -> list[Cut]:
     """[start, end) on `day` in the course zone, cut into back-to-back `minutes`-long slots; a
     slot that would touch the break [break_start, break_end) is skipped, and the next one starts
     when the break ends. A remainder shorter than a slot is dropped."""

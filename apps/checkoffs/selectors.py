@@ -47,8 +47,12 @@ def unbooked_groups(s: CheckoffSet) -> QuerySet[Group]:
     frees it, so a group sent back to redo is listed again)."""
     holding = Booking.objects.filter(HOLDS, set=s, group=OuterRef("pk"))
     live = GroupMembership.objects.filter(group=OuterRef("pk"), left_at__isnull=True)
-    return (Group.objects.filter(course_id=s.course_id, dissolved_at__isnull=True).filter(Exists(live))
-            .exclude(Exists(holding)).order_by("name"))  # fmt: skip
+    return (
+        Group.objects.filter(course_id=s.course_id, dissolved_at__isnull=True)
+        .filter(Exists(live))
+        .exclude(Exists(holding))
+        .order_by("name")
+    )
 
 
 def group_booking(s: CheckoffSet, group: Group | None) -> Booking | None:
@@ -59,9 +63,12 @@ def group_booking(s: CheckoffSet, group: Group | None) -> Booking | None:
 
 def _held_places(course_id: int, group_id: int) -> QuerySet[Any]:
     return (
-        Booking.objects.filter(HOLDS, group_id=group_id, set__course_id=course_id, set__published_at__isnull=False)
-        .order_by("slot__starts_at").values_list("set_id", "slot__starts_at", "slot__location")
-    )  # fmt: skip
+        Booking.objects.filter(
+            HOLDS, group_id=group_id, set__course_id=course_id, set__published_at__isnull=False
+        )
+        .order_by("slot__starts_at")
+        .values_list("set_id", "slot__starts_at", "slot__location")
+    )
 
 
 def _published_sets(course_id: int, cutoff: dt.datetime) -> QuerySet[CheckoffSet]:

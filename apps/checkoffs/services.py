@@ -52,16 +52,29 @@ def set_get(course: Course, set_id: int) -> CheckoffSet:
 
 
 def staff_members(course: Course) -> list[User]:
-    return [m.user for m in Membership.objects.filter(course=course, role__in=STAFF_ROLES, is_active=True)
-            .select_related("user").order_by("user__full_name")]  # fmt: skip
+    return [
+        m.user
+        for m in Membership.objects.filter(course=course, role__in=STAFF_ROLES, is_active=True)
+        .select_related("user")
+        .order_by("user__full_name")
+    ]
 
 
 # ------------------------------------------------------------------ sets
 
 
-def set_create(*, actor: User, course: Course, kind: str, title: str = "", assignment_id: int | None = None,
-               event_id: int | None = None, milestone_id: int | None = None, book_by: dt.datetime | None = None,
-               publish: bool = False) -> CheckoffSet:  # fmt: skip
+def set_create(
+    *,
+    actor: User,
+    course: Course,
+    kind: str,
+    title: str = "",
+    assignment_id: int | None = None,
+    event_id: int | None = None,
+    milestone_id: int | None = None,
+    book_by: dt.datetime | None = None,
+    publish: bool = False,
+) -> CheckoffSet:
     _require_staff(actor, course)
     if kind not in CheckoffSet.Kind.values:
         raise DomainError(
@@ -128,15 +141,19 @@ class SlotPlan:
     clash: str  # why it cannot be created ("" when it can)
 
 
-def _clashes(course: Course, plans: list[tuple[dt.datetime, dt.datetime]], location: str,
-             staff: User | None) -> list[str]:  # fmt: skip
+def _clashes(
+    course: Course, plans: list[tuple[dt.datetime, dt.datetime]], location: str, staff: User | None
+) -> list[str]:
     """For each planned slot: an existing slot of the course at the same place, or run by the
     same staff member, that overlaps it (named), or ''."""
     if not plans:
         return []
     lo, hi = min(p[0] for p in plans), max(p[1] for p in plans)
-    existing = list(CheckoffSlot.objects.filter(set__course=course, starts_at__lt=hi, ends_at__gt=lo)
-                    .select_related("set", "staff"))  # fmt: skip
+    existing = list(
+        CheckoffSlot.objects.filter(
+            set__course=course, starts_at__lt=hi, ends_at__gt=lo
+        ).select_related("set", "staff")
+    )
     out = []
     for start, end in plans:
         why = ""
@@ -172,15 +189,32 @@ def _check_common(location: str, capacity: int) -> str:
     return location[:120]
 
 
-def slots_plan(*, course: Course, day: dt.date, start: dt.time, end: dt.time, minutes: int, location: str,
-               capacity: int = 1, staff_id: int | None = None, break_start: dt.time | None = None,
-               break_end: dt.time | None = None) -> list[SlotPlan]:  # fmt: skip
+def slots_plan(
+    *,
+    course: Course,
+    day: dt.date,
+    start: dt.time,
+    end: dt.time,
+    minutes: int,
+    location: str,
+    capacity: int = 1,
+    staff_id: int | None = None,
+    break_start: dt.time | None = None,
+    break_end: dt.time | None = None,
+) -> list[SlotPlan]:
     """A day's range cut into slots, each with its clash (if any). Changes nothing."""
     location = _check_common(location, capacity)
     staff = _staff_of(course, staff_id)
     try:
-        cuts = rules.cut_day(day=day, start=start, end=end, minutes=minutes, tz_name=course.timezone,
-                             break_start=break_start, break_end=break_end)  # fmt: skip
+        cuts = rules.cut_day(
+            day=day,
+            start=start,
+            end=end,
+            minutes=minutes,
+            tz_name=course.timezone,
+            break_start=break_start,
+            break_end=break_end,
+        )
     except ValueError as exc:
         text = str(exc)
         raise DomainError(
@@ -199,8 +233,15 @@ def slots_plan(*, course: Course, day: dt.date, start: dt.time, end: dt.time, mi
     ]
 
 
-def single_plan(*, course: Course, starts_at: dt.datetime, ends_at: dt.datetime, location: str, capacity: int = 1,
-                staff_id: int | None = None) -> list[SlotPlan]:  # fmt: skip
+def single_plan(
+    *,
+    course: Course,
+    starts_at: dt.datetime,
+    ends_at: dt.datetime,
+    location: str,
+    capacity: int = 1,
+    staff_id: int | None = None,
+) -> list[SlotPlan]:
     location = _check_common(location, capacity)
     staff = _staff_of(course, staff_id)
     if not rules.plausible(starts_at):
@@ -230,18 +271,39 @@ def slots_create(
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        again = _clashes(course, [(p.starts_at, p.ends_at) for p in plans], plans[0].location if plans else "",
-                         plans[0].staff if plans else None)  # fmt: skip
-        bad = [f"{rules.slot_label(p.starts_at, p.location, course.timezone)}: {why}"
-               for p, why in zip(plans, again, strict=True) if why]  # fmt: skip
+        again = _clashes(
+            course,
+            [(p.starts_at, p.ends_at) for p in plans],
+            plans[0].location if plans else "",
+            plans[0].staff if plans else None,
+        )
+        bad = [
+            f"{rules.slot_label(p.starts_at, p.location, course.timezone)}: {why}"
+            for p, why in zip(plans, again, strict=True)
+            if why
+        ]
         if bad:
-            raise Conflict("Nothing was created; these slots clash: " + "; ".join(bad[:5])
-                           + (f" and {len(bad) - 5} more" if len(bad) > 5 else "") + ".")  # fmt: skip
+            raise Conflict(
+                "Nothing was created; these slots clash: "
+                + "; ".join(bad[:5])
+                + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                + "."
+            )
         try:
             with transaction.atomic():
-                made = CheckoffSlot.objects.bulk_create([CheckoffSlot(set=s, starts_at=p.starts_at, ends_at=p.ends_at,
-                                                                      location=p.location, capacity=p.capacity, staff=p.staff)
-                                                         for p in plans])  # fmt: skip
+                made = CheckoffSlot.objects.bulk_create(
+                    [
+                        CheckoffSlot(
+                            set=s,
+                            starts_at=p.starts_at,
+                            ends_at=p.ends_at,
+                            location=p.location,
+                            capacity=p.capacity,
+                            staff=p.staff,
+                        )
+                        for p in plans
+                    ]
+                )
         except IntegrityError:
             raise Conflict(
                 "Nothing was created: a slot at the same place and time already exists."
@@ -271,8 +333,10 @@ def slot_delete(*, actor: User, course: Course, slot_id: int, confirm: bool = Fa
             raise NotFound("No such slot.")
         held = list(slot.bookings.filter(cancelled_at__isnull=True).select_related("group"))
         if held and not confirm:
-            raise Conflict(f"{_cap(label(slot, course))} is booked by {', '.join(b.group.name for b in held)}; "
-                           "confirm to delete it and e-mail them.")  # fmt: skip
+            raise Conflict(
+                f"{_cap(label(slot, course))} is booked by "
+                f"{', '.join(b.group.name for b in held)}; confirm to delete it and e-mail them."
+            )
         what = {
             "set": slot.set.title,
             "slot": label(slot, course),
@@ -285,8 +349,11 @@ def slot_delete(*, actor: User, course: Course, slot_id: int, confirm: bool = Fa
         if held:
             from apps.checkoffs.tasks import email_slot_removed
 
-            enqueue_on_commit(lambda: email_slot_removed.delay(course.pk, what), what="the e-mails to the booked groups",
-                              critical=False)  # fmt: skip
+            enqueue_on_commit(
+                lambda: email_slot_removed.delay(course.pk, what),
+                what="the e-mails to the booked groups",
+                critical=False,
+            )
     return len(held)
 
 
@@ -305,8 +372,11 @@ def _lock_group(group: Group) -> None:
 
 
 def _slot(course: Course, slot_id: int) -> CheckoffSlot:
-    slot = (CheckoffSlot.objects.select_related("set").filter(set__course=course, pk=slot_id,
-                                                             set__published_at__isnull=False).first())  # fmt: skip
+    slot = (
+        CheckoffSlot.objects.select_related("set")
+        .filter(set__course=course, pk=slot_id, set__published_at__isnull=False)
+        .first()
+    )
     if slot is None:
         raise NotFound("No such slot.")
     return slot
@@ -314,12 +384,23 @@ def _slot(course: Course, slot_id: int) -> CheckoffSlot:
 
 def _check_open(course: Course, slot: CheckoffSlot, now: dt.datetime, what: str) -> None:
     if not rules.is_open(slot.starts_at, course.checkoff_cutoff_hours, now):
-        raise Conflict(rules.closed_message(slot.starts_at, slot.location, course.checkoff_cutoff_hours,
-                                            course.timezone, what))  # fmt: skip
+        raise Conflict(
+            rules.closed_message(
+                slot.starts_at, slot.location, course.checkoff_cutoff_hours, course.timezone, what
+            )
+        )
 
 
-def book(*, actor: User, course: Course, slot_id: int, move: bool = False, now: dt.datetime | None = None,
-         for_group: Group | None = None, notify: bool = True) -> Booking:  # fmt: skip
+def book(
+    *,
+    actor: User,
+    course: Course,
+    slot_id: int,
+    move: bool = False,
+    now: dt.datetime | None = None,
+    for_group: Group | None = None,
+    notify: bool = True,
+) -> Booking:
     """Book the slot for the actor's whole group; with `move`, give up the group's place in the
     same set at the same time. Refused after the cut-off, when full, or when the group already
     holds a place in the set (without `move`). Staff may book `for_group`, past the cut-off."""
@@ -343,8 +424,10 @@ def book(*, actor: User, course: Course, slot_id: int, move: bool = False, now: 
             if current.slot_id == slot.pk:
                 raise Conflict(f"Your group already holds {label(slot, course)}.")
             if not move:
-                raise Conflict(f"Your group already holds {label(current.slot, course)} for {slot.set.title}; "
-                               "move to this slot instead, or cancel that one first.")  # fmt: skip
+                raise Conflict(
+                    f"Your group already holds {label(current.slot, course)} for {slot.set.title}; "
+                    "move to this slot instead, or cancel that one first."
+                )
             if for_group is None:
                 _check_open(course, current.slot, now, "move")
         ids = sorted({slot.pk} | ({current.slot_id} if current else set()))
@@ -356,8 +439,10 @@ def book(*, actor: User, course: Course, slot_id: int, move: bool = False, now: 
         if target is None:
             raise NotFound("That slot was just removed.")
         if target.booked >= target.capacity:
-            raise Conflict(f"{_cap(label(target, course))} is full ({target.booked} of {target.capacity} "
-                           f"place{'s' if target.capacity != 1 else ''} taken); pick another slot.")  # fmt: skip
+            raise Conflict(
+                f"{_cap(label(target, course))} is full ({target.booked} of {target.capacity} "
+                f"place{'s' if target.capacity != 1 else ''} taken); pick another slot."
+            )
         if current is not None:
             current.cancelled_at, current.cancelled_by = now, actor
             current.save(update_fields=["cancelled_at", "cancelled_by"])
@@ -372,8 +457,14 @@ def book(*, actor: User, course: Course, slot_id: int, move: bool = False, now: 
             raise Conflict(
                 f"{_cap(label(target, course))} could not be booked; reload and try again."
             ) from None
-        audit_record(actor=actor, action="checkoffs.move" if current else "checkoffs.book", course=course, obj=booking,
-                     before={"slot": current.slot_id} if current else None, after={"slot": target.pk})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="checkoffs.move" if current else "checkoffs.book",
+            course=course,
+            obj=booking,
+            before={"slot": current.slot_id} if current else None,
+            after={"slot": target.pk},
+        )
         if notify:
             from apps.checkoffs.tasks import email_booking
 
@@ -406,13 +497,23 @@ def cancel(*, actor: User, course: Course, slot_id: int, now: dt.datetime | None
         audit_record(actor=actor, action="checkoffs.cancel", course=course, obj=booking)
         from apps.checkoffs.tasks import email_booking
 
-        enqueue_on_commit(lambda: email_booking.delay(booking.pk, "cancelled"), what="the cancellation e-mails",
-                          critical=False)  # fmt: skip
+        enqueue_on_commit(
+            lambda: email_booking.delay(booking.pk, "cancelled"),
+            what="the cancellation e-mails",
+            critical=False,
+        )
     return booking
 
 
-def record(*, actor: User, course: Course, booking_id: int, attendance: str, outcome: str = "",
-           notes: str = "") -> Booking:  # fmt: skip
+def record(
+    *,
+    actor: User,
+    course: Course,
+    booking_id: int,
+    attendance: str,
+    outcome: str = "",
+    notes: str = "",
+) -> Booking:
     """Staff mark attendance and the outcome. Passing needs the group present; a redo frees the
     group to book again (the page and e-mail say so)."""
     _require_staff(actor, course)
@@ -425,8 +526,11 @@ def record(*, actor: User, course: Course, booking_id: int, attendance: str, out
             "A group passes only when present; mark it present first.", field="outcome"
         )
     with transaction.atomic():
-        b = (Booking.objects.select_for_update().filter(set__course=course, pk=booking_id, cancelled_at__isnull=True)
-             .first())  # fmt: skip
+        b = (
+            Booking.objects.select_for_update()
+            .filter(set__course=course, pk=booking_id, cancelled_at__isnull=True)
+            .first()
+        )
         if b is None:
             raise NotFound("No such booking.")
         before = {"attendance": b.attendance, "outcome": b.outcome}
@@ -438,10 +542,18 @@ def record(*, actor: User, course: Course, booking_id: int, attendance: str, out
                     update_fields=["attendance", "outcome", "notes", "recorded_by", "recorded_at"]
                 )
         except IntegrityError:
-            raise Conflict(f"{b.group.name} has booked again since the redo; cancel that booking before changing "
-                           "this outcome.") from None  # fmt: skip
-        audit_record(actor=actor, action="checkoffs.record", course=course, obj=b, before=before,
-                     after={"attendance": attendance, "outcome": outcome})  # fmt: skip
+            raise Conflict(
+                f"{b.group.name} has booked again since the redo; cancel that booking before "
+                "changing this outcome."
+            ) from None
+        audit_record(
+            actor=actor,
+            action="checkoffs.record",
+            course=course,
+            obj=b,
+            before=before,
+            after={"attendance": attendance, "outcome": outcome},
+        )
         if outcome == Booking.Outcome.REDO and before["outcome"] != outcome:
             from apps.checkoffs.tasks import email_booking
 
@@ -451,8 +563,14 @@ def record(*, actor: User, course: Course, booking_id: int, attendance: str, out
     return b
 
 
-def remind(*, actor: User, course: Course, set_id: int, group_ids: list[int] | None = None,
-           now: dt.datetime | None = None) -> int:  # fmt: skip
+def remind(
+    *,
+    actor: User,
+    course: Course,
+    set_id: int,
+    group_ids: list[int] | None = None,
+    now: dt.datetime | None = None,
+) -> int:
     """E-mail the groups of a published set that hold no place in it (all, or the ones named).
     Refused within 10 minutes of the last reminder, so a double click sends one e-mail."""
     _require_staff(actor, course)
@@ -462,8 +580,10 @@ def remind(*, actor: User, course: Course, set_id: int, group_ids: list[int] | N
         if not s.published_at:
             raise Conflict("Publish the sign-up before reminding groups to book.")
         if s.reminded_at and now - s.reminded_at < REMIND_AGAIN_AFTER:
-            raise Conflict(f"Reminders went out {int((now - s.reminded_at).total_seconds() // 60)} min ago; wait "
-                           f"{int(REMIND_AGAIN_AFTER.total_seconds() // 60)} minutes between reminders.")  # fmt: skip
+            raise Conflict(
+                f"Reminders went out {int((now - s.reminded_at).total_seconds() // 60)} min ago; "
+                f"wait {int(REMIND_AGAIN_AFTER.total_seconds() // 60)} minutes between reminders."
+            )
         groups = unbooked_groups(s)
         if group_ids:
             groups = groups.filter(pk__in=group_ids)

@@ -25,17 +25,33 @@ M = TypeVar("M", bound=Model)
 def booking_event(b: Booking, course: Course, description: str = "") -> Event:
     s, slot = b.set, b.slot
     who = f" with {slot.staff.get_full_name()}" if slot.staff_id and slot.staff else ""
-    return Event(uid=uid("checkoff", b.pk, course.code), kind="checkoff", code=s.title, title=f"{s.title}: {b.group.name}",
-                 start=slot.starts_at, end=slot.ends_at, location=slot.location,
-                 description=description or f"Your group's {s.title.lower()}{who}. Be there a few minutes early.",
-                 path=f"/c/{course.code}/checkoffs/?set={s.pk}", reminder_kind="duty")  # fmt: skip
+    return Event(
+        uid=uid("checkoff", b.pk, course.code),
+        kind="checkoff",
+        code=s.title,
+        title=f"{s.title}: {b.group.name}",
+        start=slot.starts_at,
+        end=slot.ends_at,
+        location=slot.location,
+        description=description
+        or f"Your group's {s.title.lower()}{who}. Be there a few minutes early.",
+        path=f"/c/{course.code}/checkoffs/?set={s.pk}",
+        reminder_kind="duty",
+    )
 
 
 def book_by_event(s: CheckoffSet, course: Course) -> Event:
     """Only for sets with a book-by date (callers filter on it)."""
-    return Event(uid=uid("checkoff-book-by", s.pk, course.code), kind="checkoff", code=s.title,
-                 title=f"Book a slot: {s.title}", start=s.book_by or s.created_at, description="Your group has not booked a slot yet.",
-                 path=f"/c/{course.code}/checkoffs/?set={s.pk}", reminder_kind="duty")  # fmt: skip
+    return Event(
+        uid=uid("checkoff-book-by", s.pk, course.code),
+        kind="checkoff",
+        code=s.title,
+        title=f"Book a slot: {s.title}",
+        start=s.book_by or s.created_at,
+        description="Your group has not booked a slot yet.",
+        path=f"/c/{course.code}/checkoffs/?set={s.pk}",
+        reminder_kind="duty",
+    )
 
 
 def _window(
@@ -61,12 +77,22 @@ def booking_events(query: EventQuery) -> Iterable[Event]:
     gid = current_group_id(course=course, user=query.user, memo=query.memo)
     if gid is None:  # no group: no bookings, nothing to book
         return []
-    booked = _window(base.filter(HOLDS, group_id=gid, set__published_at__isnull=False), "slot__starts_at",
-                     query.start, query.end)  # fmt: skip
+    booked = _window(
+        base.filter(HOLDS, group_id=gid, set__published_at__isnull=False),
+        "slot__starts_at",
+        query.start,
+        query.end,
+    )
     out = [] if query.deadlines_only else [booking_event(b, course) for b in booked]
     sets, held = group_signups(course=course, group_id=gid, memo=query.memo)
-    out += [book_by_event(s, course) for s in sets if s.book_by and s.pk not in held
-            and (query.start is None or s.book_by >= query.start) and (query.end is None or s.book_by < query.end)]  # fmt: skip
+    out += [
+        book_by_event(s, course)
+        for s in sets
+        if s.book_by
+        and s.pk not in held
+        and (query.start is None or s.book_by >= query.start)
+        and (query.end is None or s.book_by < query.end)
+    ]
     return out
 
 
@@ -74,9 +100,15 @@ def booking_reminders(
     course: Course, start: dt.datetime, end: dt.datetime
 ) -> Iterable[tuple[int, Event]]:
     out: list[tuple[int, Event]] = []
-    bookings = list(Booking.objects.filter(HOLDS, set__course=course, set__published_at__isnull=False,
-                                           slot__starts_at__gte=start, slot__starts_at__lt=end)
-                    .select_related("set", "slot", "slot__staff", "group"))  # fmt: skip
+    bookings = list(
+        Booking.objects.filter(
+            HOLDS,
+            set__course=course,
+            set__published_at__isnull=False,
+            slot__starts_at__gte=start,
+            slot__starts_at__lt=end,
+        ).select_related("set", "slot", "slot__staff", "group")
+    )
     members: dict[int, list[int]] = {}
     for gid, user_id in GroupMembership.objects.filter(
         group_id__in=[b.group_id for b in bookings], left_at__isnull=True

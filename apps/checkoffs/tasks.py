@@ -21,8 +21,9 @@ from apps.groups.models import Group, GroupMembership
 
 def _emails(group_ids: list[int]) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
-    for gid, email in GroupMembership.objects.filter(group_id__in=group_ids, left_at__isnull=True).values_list(
-            "group_id", "user__email"):  # fmt: skip
+    for gid, email in GroupMembership.objects.filter(
+        group_id__in=group_ids, left_at__isnull=True
+    ).values_list("group_id", "user__email"):
         out.setdefault(gid, []).append(email)
     return out
 
@@ -31,8 +32,11 @@ def _emails(group_ids: list[int]) -> dict[int, list[str]]:
 def email_booking(booking_id: int, kind: str) -> int:
     """One e-mail to each current member of the booking's group. Booked and moved carry the
     event as an .ics file; its UID is the feed's, so importing it never makes a duplicate."""
-    b = Booking.objects.select_related("set__course", "slot", "slot__staff", "group", "booked_by").filter(
-        pk=booking_id).first()  # fmt: skip
+    b = (
+        Booking.objects.select_related("set__course", "slot", "slot__staff", "group", "booked_by")
+        .filter(pk=booking_id)
+        .first()
+    )
     if b is None:
         return 0
     course: Course = b.set.course
@@ -44,15 +48,28 @@ def email_booking(booking_id: int, kind: str) -> int:
     who = b.booked_by.get_full_name() if b.booked_by else "A member of your group"
     url = f"{settings.SITE_URL}/c/{course.code}/checkoffs/?set={b.set_id}"
     subject, body = {
-        "booked": (f"{b.set.title}: {when}", f"{who} booked {b.set.title} for {b.group.name}: {when}, {slot.location}. "
-                   f"Any member can move or cancel it until {cutoff}."),
-        "moved": (f"{b.set.title} moved: {when}", f"{who} moved {b.group.name}'s {b.set.title} to {when}, "
-                  f"{slot.location}. Any member can move or cancel it until {cutoff}."),
-        "cancelled": (f"{b.set.title} cancelled", f"{b.cancelled_by.get_full_name() if b.cancelled_by else 'Someone'} "
-                      f"cancelled {b.group.name}'s {b.set.title} ({when}, {slot.location}). Book another slot."),
-        "redo": (f"{b.set.title}: please book again", f"The checkoff on {when} needs a redo"
-                 + (f": {b.notes}" if b.notes else ".") + " Your group can book another slot now."),
-    }[kind]  # fmt: skip
+        "booked": (
+            f"{b.set.title}: {when}",
+            f"{who} booked {b.set.title} for {b.group.name}: {when}, {slot.location}. "
+            f"Any member can move or cancel it until {cutoff}.",
+        ),
+        "moved": (
+            f"{b.set.title} moved: {when}",
+            f"{who} moved {b.group.name}'s {b.set.title} to {when}, "
+            f"{slot.location}. Any member can move or cancel it until {cutoff}.",
+        ),
+        "cancelled": (
+            f"{b.set.title} cancelled",
+            f"{b.cancelled_by.get_full_name() if b.cancelled_by else 'Someone'} cancelled "
+            f"{b.group.name}'s {b.set.title} ({when}, {slot.location}). Book another slot.",
+        ),
+        "redo": (
+            f"{b.set.title}: please book again",
+            f"The checkoff on {when} needs a redo"
+            + (f": {b.notes}" if b.notes else ".")
+            + " Your group can book another slot now.",
+        ),
+    }[kind]
     attach = kind in ("booked", "moved")
     ics = (
         feed_calendar(course=course, title=b.set.title, events=[booking_event(b, course)])
@@ -81,8 +98,10 @@ def email_slot_removed(course_id: int, what: dict[str, Any]) -> int:
     if course is None:
         return 0
     emails = [e for v in _emails(list(what.get("groups", []))).values() for e in v]
-    body = (f"Course staff removed {what['slot']} of {what['set']}, which your group had booked. Please book another "
-            f"slot: {settings.SITE_URL}/c/{course.code}/checkoffs/")  # fmt: skip
+    body = (
+        f"Course staff removed {what['slot']} of {what['set']}, which your group had booked. "
+        f"Please book another slot: {settings.SITE_URL}/c/{course.code}/checkoffs/"
+    )
     send_mass_mail(
         [(f"[{course.code}] {what['set']}: your slot was removed", body, None, [e]) for e in emails]
     )
@@ -97,9 +116,17 @@ def email_unbooked(set_id: int, group_ids: list[int]) -> int:
     course = s.course
     names = dict(Group.objects.filter(pk__in=group_ids).values_list("pk", "name"))
     by = f" by {format_instant(s.book_by, course.timezone)}" if s.book_by else ""
-    messages = [(f"[{course.code}] Book a slot: {s.title}",
-                 f"{names.get(gid, 'Your group')} has not booked a slot for {s.title} yet. Any member can book one for "
-                 f"the whole group{by}: {settings.SITE_URL}/c/{course.code}/checkoffs/?set={s.pk}", None, [email])
-                for gid, emails in _emails(group_ids).items() for email in emails]  # fmt: skip
+    messages = [
+        (
+            f"[{course.code}] Book a slot: {s.title}",
+            f"{names.get(gid, 'Your group')} has not booked a slot for {s.title} yet. Any member "
+            f"can book one for the whole group{by}: "
+            f"{settings.SITE_URL}/c/{course.code}/checkoffs/?set={s.pk}",
+            None,
+            [email],
+        )
+        for gid, emails in _emails(group_ids).items()
+        for email in emails
+    ]
     send_mass_mail(messages)
     return len(messages)

@@ -86,8 +86,10 @@ def _week_start(
     first slot; else this week."""
     day = _date(asked)
     if day is None and s is not None:
-        nxt = (s.slots.filter(starts_at__gte=now).order_by("starts_at").first()
-               or s.slots.order_by("starts_at").first())  # fmt: skip
+        nxt = (
+            s.slots.filter(starts_at__gte=now).order_by("starts_at").first()
+            or s.slots.order_by("starts_at").first()
+        )
         day = _local(nxt.starts_at, course).date() if nxt else None
     day = day or _local(now, course).date()
     return day - dt.timedelta(days=day.weekday())
@@ -102,8 +104,10 @@ def _week_bounds(course: Course, monday: dt.date) -> tuple[dt.datetime, dt.datet
 def _slot_days(
     course: Course, slots: list[CheckoffSlot]
 ) -> list[tuple[dt.date, list[CheckoffSlot]]]:
-    return [(day, list(group)) for day, group in
-            itertools.groupby(slots, key=lambda x: _local(x.starts_at, course).date())]  # fmt: skip
+    return [
+        (day, list(group))
+        for day, group in itertools.groupby(slots, key=lambda x: _local(x.starts_at, course).date())
+    ]
 
 
 @login_required
@@ -123,13 +127,28 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
     now = timezone.now()
     group = group_for_student(course=course, user=user)
     sets = list(selectors.set_list(user=user, course=course))
-    mine = {b.set_id: b for b in Booking.objects.filter(HOLDS, set__in=sets, group=group).select_related("slot", "slot__staff")} if group else {}  # fmt: skip
+    mine = (
+        {
+            b.set_id: b
+            for b in Booking.objects.filter(HOLDS, set__in=sets, group=group).select_related(
+                "slot", "slot__staff"
+            )
+        }
+        if group
+        else {}
+    )
     chosen = next((s for s in sets if s.pk == _int(request.GET.get("set"))), None) or next(
         (s for s in sets if s.pk not in mine), sets[0] if sets else None
     )
     hours = course.checkoff_cutoff_hours
-    ctx: dict[str, Any] = {"course": course, "group": group, "now": now, "cutoff_hours": hours,
-                           "sets": [(s, mine.get(s.pk)) for s in sets], "chosen": chosen}  # fmt: skip
+    ctx: dict[str, Any] = {
+        "course": course,
+        "group": group,
+        "now": now,
+        "cutoff_hours": hours,
+        "sets": [(s, mine.get(s.pk)) for s in sets],
+        "chosen": chosen,
+    }
     if chosen is not None:
         monday = _week_start(course, chosen, request.GET.get("week"), now)
         lo, hi = _week_bounds(course, monday)
@@ -149,12 +168,22 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
                 return "closed"
             return "free" if x.free else "full"
 
-        boxes = [charts.Box(days.index(_local(x.starts_at, course).date()), _minutes(x.starts_at, course),
-                            _minutes(x.ends_at, course), f"{format_clock(x.starts_at, course.timezone)} · "
-                            + {"mine": "yours", "full": "full", "closed": "closed"}.get(state(x), f"{x.free} free"), state(x),
-                            f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.free} of {x.capacity} free",
-                            "?" + urlencode({**base, "confirm": x.pk}) + "#confirm")
-                 for x in slots]  # fmt: skip
+        boxes = [
+            charts.Box(
+                days.index(_local(x.starts_at, course).date()),
+                _minutes(x.starts_at, course),
+                _minutes(x.ends_at, course),
+                f"{format_clock(x.starts_at, course.timezone)} · "
+                + {"mine": "yours", "full": "full", "closed": "closed"}.get(
+                    state(x), f"{x.free} free"
+                ),
+                state(x),
+                f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.free} of "
+                f"{x.capacity} free",
+                "?" + urlencode({**base, "confirm": x.pk}) + "#confirm",
+            )
+            for x in slots
+        ]
         asked = _int(request.GET.get("confirm")) or 0
         confirm = next((x for x in slots if x.pk == asked), None)
         if confirm is None and asked:
@@ -162,16 +191,33 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
                 selectors.slot_list(user=user, course=course).filter(set=chosen, pk=asked).first()
             )
         ctx.update(
-            held=held, monday=monday, prev_week=(monday - dt.timedelta(days=7)).isoformat(),
-            next_week=(monday + dt.timedelta(days=7)).isoformat(), base=urlencode(base),
-            grid=mark_safe(charts.grid_svg([f"{d:%a %b} {d.day}" for d in days], boxes, title=f"{chosen.title}: slots the week of {monday:%b} {monday.day}",
-                                           legend=["free", "full", "mine", "closed"])),
+            held=held,
+            monday=monday,
+            prev_week=(monday - dt.timedelta(days=7)).isoformat(),
+            next_week=(monday + dt.timedelta(days=7)).isoformat(),
+            base=urlencode(base),
+            grid=mark_safe(
+                charts.grid_svg(
+                    [f"{d:%a %b} {d.day}" for d in days],
+                    boxes,
+                    title=f"{chosen.title}: slots the week of {monday:%b} {monday.day}",
+                    legend=["free", "full", "mine", "closed"],
+                )
+            ),
             days=[(d, [(x, state(x)) for x in xs]) for d, xs in _slot_days(course, slots)],
-            confirm=confirm, confirm_state=state(confirm) if confirm else "",
+            confirm=confirm,
+            confirm_state=state(confirm) if confirm else "",
             held_open=bool(held and rules.is_open(held.slot.starts_at, hours, now)),
             held_cutoff=rules.cutoff_at(held.slot.starts_at, hours) if held else None,
-            history=list(Booking.objects.filter(set=chosen, group=group).exclude(HOLDS).select_related("slot").order_by("-created_at")[:10]) if group else [],
-        )  # fmt: skip
+            history=list(
+                Booking.objects.filter(set=chosen, group=group)
+                .exclude(HOLDS)
+                .select_related("slot")
+                .order_by("-created_at")[:10]
+            )
+            if group
+            else [],
+        )
     return render(request, "checkoffs/student.html", ctx)
 
 
@@ -188,9 +234,12 @@ def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
     try:
         if action in ("book", "move"):
             b = services.book(actor=user, course=course, slot_id=slot_id, move=action == "move")
-            messages.success(request, f"{'Moved' if action == 'move' else 'Booked'}: {b.set.title}, "
-                             f"{format_instant(b.slot.starts_at, course.timezone)}, {b.slot.location}. Your group is "
-                             "e-mailed a confirmation with a calendar file.")  # fmt: skip
+            messages.success(
+                request,
+                f"{'Moved' if action == 'move' else 'Booked'}: {b.set.title}, "
+                f"{format_instant(b.slot.starts_at, course.timezone)}, {b.slot.location}. Your "
+                "group is e-mailed a confirmation with a calendar file.",
+            )
         elif action == "cancel":
             b = services.cancel(actor=user, course=course, slot_id=slot_id)
             messages.success(request, f"Cancelled your group's {b.set.title} booking.")
@@ -214,18 +263,30 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
         .distinct()
         .count()
     )
-    sets = list(selectors.set_list(user=user, course=course).annotate(
-        n_slots=Count("slots", distinct=True), n_booked=Count("bookings", filter=HOLDS_FROM_SET, distinct=True)))  # fmt: skip
+    sets = list(
+        selectors.set_list(user=user, course=course).annotate(
+            n_slots=Count("slots", distinct=True),
+            n_booked=Count("bookings", filter=HOLDS_FROM_SET, distinct=True),
+        )
+    )
     chosen = next(
         (s for s in sets if s.pk == _int(request.GET.get("set"))), sets[-1] if sets else None
     )
     ctx: dict[str, Any] = {
-        "course": course, "sets": sets, "chosen": chosen, "live_groups": live_groups, "now": now,
-        "kinds": CheckoffSet.Kind.choices, "assignments": Assignment.objects.filter(course=course).order_by("due_at"),
-        "sessions": CourseEvent.objects.filter(course=course, kind__in=["session", "meeting"]).order_by("starts_at"),
+        "course": course,
+        "sets": sets,
+        "chosen": chosen,
+        "live_groups": live_groups,
+        "now": now,
+        "kinds": CheckoffSet.Kind.choices,
+        "assignments": Assignment.objects.filter(course=course).order_by("due_at"),
+        "sessions": CourseEvent.objects.filter(
+            course=course, kind__in=["session", "meeting"]
+        ).order_by("starts_at"),
         "milestones": Milestone.objects.filter(course=course).order_by("due_at"),
-        "staff_members": services.staff_members(course), "get": request.GET,
-    }  # fmt: skip
+        "staff_members": services.staff_members(course),
+        "get": request.GET,
+    }
     if chosen is not None:
         monday = _week_start(course, chosen, request.GET.get("week"), now)
         lo, hi = _week_bounds(course, monday)
@@ -236,12 +297,19 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
         )
         days = sorted({_local(x.starts_at, course).date() for x in week})
         base = {"set": chosen.pk}
-        boxes = [charts.Box(days.index(_local(x.starts_at, course).date()), _minutes(x.starts_at, course),
-                            _minutes(x.ends_at, course), f"{format_clock(x.starts_at, course.timezone)} · {x.booked}/{x.capacity}",
-                            "full" if not x.free else ("booked" if x.booked else "free"),
-                            f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.booked} of {x.capacity} booked"
-                            + (f", {x.staff.get_full_name()}" if x.staff else ""), f"?{urlencode({**base, 'slots_from': x.starts_at.date().isoformat()})}#slots")
-                 for x in week]  # fmt: skip
+        boxes = [
+            charts.Box(
+                days.index(_local(x.starts_at, course).date()),
+                _minutes(x.starts_at, course),
+                _minutes(x.ends_at, course),
+                f"{format_clock(x.starts_at, course.timezone)} · {x.booked}/{x.capacity}",
+                "full" if not x.free else ("booked" if x.booked else "free"),
+                f"{format_instant(x.starts_at, course.timezone)}, {x.location}: {x.booked} of "
+                f"{x.capacity} booked" + (f", {x.staff.get_full_name()}" if x.staff else ""),
+                f"?{urlencode({**base, 'slots_from': x.starts_at.date().isoformat()})}#slots",
+            )
+            for x in week
+        ]
         slots_qs = (
             CheckoffSlot.objects.filter(set=chosen)
             .select_related("staff")
@@ -262,16 +330,28 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
             )
         unbooked = selectors.unbooked_groups(chosen)
         ctx.update(
-            monday=monday, prev_week=(monday - dt.timedelta(days=7)).isoformat(), next_week=(monday + dt.timedelta(days=7)).isoformat(),
-            grid=mark_safe(charts.grid_svg([f"{d:%a %b} {d.day}" for d in days], boxes, title=f"{chosen.title}: the week of {monday:%b} {monday.day}",
-                                           legend=["free", "booked", "full"])),
-            slots_page=slots_page, slot_rows=[(x, held.get(x.pk, [])) for x in slots_page],
-            unbooked_page=Paginator(unbooked, PAGE).get_page(request.GET.get("upage")), unbooked_total=unbooked.count(),
+            monday=monday,
+            prev_week=(monday - dt.timedelta(days=7)).isoformat(),
+            next_week=(monday + dt.timedelta(days=7)).isoformat(),
+            grid=mark_safe(
+                charts.grid_svg(
+                    [f"{d:%a %b} {d.day}" for d in days],
+                    boxes,
+                    title=f"{chosen.title}: the week of {monday:%b} {monday.day}",
+                    legend=["free", "booked", "full"],
+                )
+            ),
+            slots_page=slots_page,
+            slot_rows=[(x, held.get(x.pk, [])) for x in slots_page],
+            unbooked_page=Paginator(unbooked, PAGE).get_page(request.GET.get("upage")),
+            unbooked_total=unbooked.count(),
             book_by_passed=bool(chosen.book_by and chosen.book_by < now),
-            delete=CheckoffSlot.objects.filter(set=chosen, pk=_int(request.GET.get("delete")) or 0).first(),
+            delete=CheckoffSlot.objects.filter(
+                set=chosen, pk=_int(request.GET.get("delete")) or 0
+            ).first(),
             plan=_plan_from(request, course) if request.GET.get("plan") else None,
             default_location=course.location,
-        )  # fmt: skip
+        )
         if ctx["delete"] is not None:
             ctx["delete_groups"] = [
                 b.group.name
@@ -288,11 +368,18 @@ def _plan_args(data: Any, course: Course) -> dict[str, Any]:
         raise DomainError(
             f"Give the day as a date between {rules.FIRST_YEAR} and {rules.LAST_YEAR}.", field="day"
         )
-    return {"course": course, "day": day, "start": _time(data.get("start"), "start"), "end": _time(data.get("end"), "end"),
-            "minutes": _int(data.get("minutes")) or 0, "location": data.get("location", ""),
-            "capacity": _int(data.get("capacity")) or 1, "staff_id": _int(data.get("staff")),
-            "break_start": _time(data.get("break_start"), "break start", required=False),
-            "break_end": _time(data.get("break_end"), "break end", required=False)}  # fmt: skip
+    return {
+        "course": course,
+        "day": day,
+        "start": _time(data.get("start"), "start"),
+        "end": _time(data.get("end"), "end"),
+        "minutes": _int(data.get("minutes")) or 0,
+        "location": data.get("location", ""),
+        "capacity": _int(data.get("capacity")) or 1,
+        "staff_id": _int(data.get("staff")),
+        "break_start": _time(data.get("break_start"), "break start", required=False),
+        "break_end": _time(data.get("break_end"), "break end", required=False),
+    }
 
 
 def _plan_from(request: AuthedRequest, course: Course) -> dict[str, Any]:
@@ -322,10 +409,16 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 )
             except (ValueError, OverflowError):
                 raise DomainError("Give “book by” as a date and time, or leave it empty.") from None
-            s = services.set_create(actor=user, course=course, kind=request.POST.get("kind", ""),
-                                    title=request.POST.get("title", ""), assignment_id=_int(request.POST.get("assignment")),
-                                    event_id=_int(request.POST.get("event")), milestone_id=_int(request.POST.get("milestone")),
-                                    book_by=when)  # fmt: skip
+            s = services.set_create(
+                actor=user,
+                course=course,
+                kind=request.POST.get("kind", ""),
+                title=request.POST.get("title", ""),
+                assignment_id=_int(request.POST.get("assignment")),
+                event_id=_int(request.POST.get("event")),
+                milestone_id=_int(request.POST.get("milestone")),
+                book_by=when,
+            )
             sid = s.pk
             messages.success(request, f"“{s.title}” created. Add slots, then publish it.")
         elif action in ("publish", "unpublish"):
@@ -334,7 +427,8 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
             )
             messages.success(
                 request,
-                f"“{s.title}” is {'published: students can book' if s.published_at else 'hidden from students'}.",
+                f"“{s.title}” is "
+                f"{'published: students can book' if s.published_at else 'hidden from students'}.",
             )
         elif action == "create_slots":
             plans = services.slots_plan(**_plan_args(request.POST, course))
@@ -353,17 +447,26 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
             minutes = _int(request.POST.get("minutes")) or 0
             if not 5 <= minutes <= 480:
                 raise DomainError("A slot lasts between 5 and 480 minutes.", field="minutes")
-            plans = services.single_plan(course=course, starts_at=start, ends_at=start + dt.timedelta(minutes=minutes),
-                                         location=request.POST.get("location", ""), capacity=_int(request.POST.get("capacity")) or 1,
-                                         staff_id=_int(request.POST.get("staff")))  # fmt: skip
+            plans = services.single_plan(
+                course=course,
+                starts_at=start,
+                ends_at=start + dt.timedelta(minutes=minutes),
+                location=request.POST.get("location", ""),
+                capacity=_int(request.POST.get("capacity")) or 1,
+                staff_id=_int(request.POST.get("staff")),
+            )
             if plans[0].clash:
                 raise DomainError(f"Not created: {plans[0].clash}.")
             services.slots_create(actor=user, course=course, set_id=sid, plans=plans)
             messages.success(request, f"Slot created: {format_instant(start, course.timezone)}.")
             anchor = "#slots"
         elif action == "delete_slot":
-            n = services.slot_delete(actor=user, course=course, slot_id=_int(request.POST.get("slot")) or 0,
-                                     confirm=request.POST.get("confirm") == "yes")  # fmt: skip
+            n = services.slot_delete(
+                actor=user,
+                course=course,
+                slot_id=_int(request.POST.get("slot")) or 0,
+                confirm=request.POST.get("confirm") == "yes",
+            )
             messages.success(
                 request,
                 f"Slot deleted; {n} group(s) e-mailed to book again." if n else "Slot deleted.",
@@ -394,18 +497,25 @@ def schedule(request: AuthedRequest, code: str) -> HttpResponseBase:
         return redirect(f"/c/{course.code}/checkoffs/schedule/")
     if request.method == "POST":
         try:
-            b = services.record(actor=user, course=course, booking_id=_int(request.POST.get("booking")) or 0,
-                                attendance=request.POST.get("attendance", ""), outcome=request.POST.get("outcome", ""),
-                                notes=request.POST.get("notes", ""))  # fmt: skip
-            messages.success(request, f"{b.group.name}: {b.get_attendance_display().lower()}"
-                             + (f", {b.get_outcome_display().lower()}" if b.outcome else "")
-                             + (" — the group is e-mailed and can book again." if b.outcome == "redo" else "."))  # fmt: skip
+            b = services.record(
+                actor=user,
+                course=course,
+                booking_id=_int(request.POST.get("booking")) or 0,
+                attendance=request.POST.get("attendance", ""),
+                outcome=request.POST.get("outcome", ""),
+                notes=request.POST.get("notes", ""),
+            )
+            messages.success(
+                request,
+                f"{b.group.name}: {b.get_attendance_display().lower()}"
+                + (f", {b.get_outcome_display().lower()}" if b.outcome else "")
+                + (" — the group is e-mailed and can book again." if b.outcome == "redo" else "."),
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
         keep = {k: request.POST.get(k) for k in ("date", "by", "set") if request.POST.get(k)}
-        return redirect(
-            f"/c/{course.code}/checkoffs/schedule/?{urlencode(keep)}#b{request.POST.get('booking', '')}"
-        )
+        anchor = f"#b{request.POST.get('booking', '')}"
+        return redirect(f"/c/{course.code}/checkoffs/schedule/?{urlencode(keep)}{anchor}")
     now = timezone.now()
     day = _date(request.GET.get("date")) or _local(now, course).date()
     by = "staff" if request.GET.get("by") == "staff" else "room"
@@ -425,11 +535,27 @@ def schedule(request: AuthedRequest, code: str) -> HttpResponseBase:
     ):
         bookings.setdefault(b.slot_id, []).append(b)
     if request.GET.get("format") == "csv":
-        rows = ([x.set.title, format_instant(x.starts_at, course.timezone), x.location,
-                 x.staff.get_full_name() if x.staff else "", b.group.name, b.attendance, b.outcome, b.notes]
-                for x in slots for b in bookings.get(x.pk, []))  # fmt: skip
-        return csv_response(f"{course.code}-checkoffs-{day}.csv", itertools.chain(
-            [["set", "starts", "place", "staff", "group", "attendance", "outcome", "notes"]], rows))  # fmt: skip
+        rows = (
+            [
+                x.set.title,
+                format_instant(x.starts_at, course.timezone),
+                x.location,
+                x.staff.get_full_name() if x.staff else "",
+                b.group.name,
+                b.attendance,
+                b.outcome,
+                b.notes,
+            ]
+            for x in slots
+            for b in bookings.get(x.pk, [])
+        )
+        return csv_response(
+            f"{course.code}-checkoffs-{day}.csv",
+            itertools.chain(
+                [["set", "starts", "place", "staff", "group", "attendance", "outcome", "notes"]],
+                rows,
+            ),
+        )
 
     def column(x: CheckoffSlot) -> str:
         return (
@@ -447,19 +573,45 @@ def schedule(request: AuthedRequest, code: str) -> HttpResponseBase:
             (k for k in ("no-show", "redo", "booked", "present", "passed") if k in worst), "booked"
         ).replace("present", "booked")
 
-    boxes = [charts.Box(columns.index(column(x)), _minutes(x.starts_at, course), _minutes(x.ends_at, course),
-                        f"{format_clock(x.starts_at, course.timezone)} · " + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "free"),
-                        state(x), f"{format_instant(x.starts_at, course.timezone)}, {x.location}, {x.set.title}: "
-                        + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "not booked"), f"#s{x.pk}")
-             for x in slots]  # fmt: skip
+    boxes = [
+        charts.Box(
+            columns.index(column(x)),
+            _minutes(x.starts_at, course),
+            _minutes(x.ends_at, course),
+            f"{format_clock(x.starts_at, course.timezone)} · "
+            + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "free"),
+            state(x),
+            f"{format_instant(x.starts_at, course.timezone)}, {x.location}, {x.set.title}: "
+            + (", ".join(b.group.name for b in bookings.get(x.pk, [])) or "not booked"),
+            f"#s{x.pk}",
+        )
+        for x in slots
+    ]
     groups_by_column = [
         (c, [(x, bookings.get(x.pk, [])) for x in slots if column(x) == c]) for c in columns
     ]
-    ctx = {"course": course, "day": day, "by": by, "grid": mark_safe(charts.grid_svg(columns, boxes, title=f"Checkoffs on {day:%a %b} {day.day}",
-                                                                                      legend=["free", "booked", "passed", "redo", "no-show"])),
-           "columns": groups_by_column, "prev": (day - dt.timedelta(days=1)).isoformat(), "next": (day + dt.timedelta(days=1)).isoformat(),
-           "sets": selectors.set_list(user=user, course=course), "set_id": set_id, "mine": bool(request.GET.get("mine")),
-           "attendance": Booking.Attendance.choices, "outcomes": Booking.Outcome.choices, "total": sum(len(v) for v in bookings.values())}  # fmt: skip
+    ctx = {
+        "course": course,
+        "day": day,
+        "by": by,
+        "grid": mark_safe(
+            charts.grid_svg(
+                columns,
+                boxes,
+                title=f"Checkoffs on {day:%a %b} {day.day}",
+                legend=["free", "booked", "passed", "redo", "no-show"],
+            )
+        ),
+        "columns": groups_by_column,
+        "prev": (day - dt.timedelta(days=1)).isoformat(),
+        "next": (day + dt.timedelta(days=1)).isoformat(),
+        "sets": selectors.set_list(user=user, course=course),
+        "set_id": set_id,
+        "mine": bool(request.GET.get("mine")),
+        "attendance": Booking.Attendance.choices,
+        "outcomes": Booking.Outcome.choices,
+        "total": sum(len(v) for v in bookings.values()),
+    }
     return render(request, "checkoffs/schedule.html", ctx)
 
 
@@ -468,15 +620,20 @@ def schedule(request: AuthedRequest, code: str) -> HttpResponseBase:
 
 @login_required
 def outcomes(request: AuthedRequest, code: str) -> HttpResponseBase:
-    """Groups × sets, each cell the group's latest booking in the set (time, attendance, outcome)."""
+    """Groups × sets, each cell the group's latest booking in the set.
+
+    A cell shows the booking's time, attendance and outcome.
+    """
     course = course_for(request, code, staff=True)
     user: User = request.user
     sets = list(selectors.set_list(user=user, course=course))
     q = request.GET.get("q", "").strip()
     groups = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
     if q:
-        groups = groups.filter(Q(name__icontains=q) | Q(memberships__user__full_name__icontains=q,
-                                                        memberships__left_at__isnull=True)).distinct()  # fmt: skip
+        groups = groups.filter(
+            Q(name__icontains=q)
+            | Q(memberships__user__full_name__icontains=q, memberships__left_at__isnull=True)
+        ).distinct()
     status = request.GET.get("status", "")
     set_id = _int(request.GET.get("set"))
     if status and set_id:
@@ -494,11 +651,39 @@ def outcomes(request: AuthedRequest, code: str) -> HttpResponseBase:
     )
     if request.GET.get("format") == "csv":
         ids = groups.values("pk")
-        lines = ([b.group.name, b.set.title, format_instant(b.slot.starts_at, course.timezone), b.slot.location,
-                 b.attendance, b.outcome, b.notes, format_instant(b.recorded_at, course.timezone) if b.recorded_at else ""]
-                for b in bookings.filter(group_id__in=ids).order_by("group__name", "set_id", "created_at").iterator(chunk_size=500))  # fmt: skip
-        return csv_response(f"{course.code}-checkoff-outcomes.csv", itertools.chain(
-            [["group", "set", "starts", "place", "attendance", "outcome", "notes", "recorded_at"]], lines))  # fmt: skip
+        lines = (
+            [
+                b.group.name,
+                b.set.title,
+                format_instant(b.slot.starts_at, course.timezone),
+                b.slot.location,
+                b.attendance,
+                b.outcome,
+                b.notes,
+                format_instant(b.recorded_at, course.timezone) if b.recorded_at else "",
+            ]
+            for b in bookings.filter(group_id__in=ids)
+            .order_by("group__name", "set_id", "created_at")
+            .iterator(chunk_size=500)
+        )
+        return csv_response(
+            f"{course.code}-checkoff-outcomes.csv",
+            itertools.chain(
+                [
+                    [
+                        "group",
+                        "set",
+                        "starts",
+                        "place",
+                        "attendance",
+                        "outcome",
+                        "notes",
+                        "recorded_at",
+                    ]
+                ],
+                lines,
+            ),
+        )
     page_ = Paginator(groups, PAGE).get_page(request.GET.get("page"))
     latest: dict[tuple[int, int], Booking] = {}
     for b in bookings.filter(group__in=list(page_)):
@@ -515,6 +700,18 @@ def outcomes(request: AuthedRequest, code: str) -> HttpResponseBase:
         {c["set_id"]: c["n"] for c in passed},
     )
     summary = [(s, n_booked.get(s.pk, 0), n_passed.get(s.pk, 0)) for s in sets]
-    return render(request, "checkoffs/outcomes.html", {"course": course, "sets": sets, "rows": rows, "page": page_,
-                                                       "q": q, "status": status, "set_id": set_id, "summary": summary,
-                                                       "total": page_.paginator.count})  # fmt: skip
+    return render(
+        request,
+        "checkoffs/outcomes.html",
+        {
+            "course": course,
+            "sets": sets,
+            "rows": rows,
+            "page": page_,
+            "q": q,
+            "status": status,
+            "set_id": set_id,
+            "summary": summary,
+            "total": page_.paginator.count,
+        },
+    )

@@ -51,8 +51,8 @@ def ssh_config(
 ) -> str:
     blocks = [f"# courseops {b.title}{_span(b)}"]
     blocks += [
-        f"Host {p.node}\n    HostName {p.external_ip}\n    User {user}\n    IdentityFile {identity}\n"
-        "    ServerAliveInterval 60"
+        f"Host {p.node}\n    HostName {p.external_ip}\n    User {user}\n    IdentityFile "
+        f"{identity}\n    ServerAliveInterval 60"
         for p in b.participants
     ]
     return "\n\n".join(blocks) + "\n"
@@ -78,8 +78,11 @@ def launch_script(b: Bundle) -> str:
     for node, env in launch_env(b).items():
         out.append(f"\n# --- on {node} ---")
         out += [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
-        out.append('torchrun --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node="$NPROC_PER_NODE" \\\n'
-                   '  --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" train.py')  # fmt: skip
+        out.append(
+            'torchrun --nnodes="$NNODES" --node_rank="$NODE_RANK" '
+            '--nproc_per_node="$NPROC_PER_NODE" \\\n'
+            '  --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" train.py'
+        )
     return "\n".join(out) + "\n"
 
 
@@ -92,12 +95,20 @@ def firewall_command(b: Bundle) -> str:
     lo, hi = b.master_port, b.master_port + 100
     name = firewall_rule_name(b)
     cmd = [
-        "gcloud", "compute", "firewall-rules", "create", name,
-        f"--project={b.gcp_project}", "--direction=INGRESS", "--action=ALLOW",
-        f"--rules=tcp:22,tcp:{lo}-{hi}", f"--source-ranges={sources}",
+        "gcloud",
+        "compute",
+        "firewall-rules",
+        "create",
+        name,
+        f"--project={b.gcp_project}",
+        "--direction=INGRESS",
+        "--action=ALLOW",
+        f"--rules=tcp:22,tcp:{lo}-{hi}",
+        f"--source-ranges={sources}",
         f"--description=courseops {b.title}{_span(b)}",
-    ]  # fmt: skip
+    ]
     text = " \\\n  ".join(shlex.quote(part) if " " in part or "–" in part else part for part in cmd)
     return f"# Allow the window's nodes to reach each other (SSH + rendezvous ports).\n{text}\n" + (
-        f"# When the window ends: gcloud compute firewall-rules delete {name} --project={b.gcp_project} --quiet\n"
+        f"# When the window ends: gcloud compute firewall-rules delete {name} "
+        f"--project={b.gcp_project} --quiet\n"
     )

@@ -7,17 +7,20 @@ from django import forms
 
 class WindowRequestForm(forms.Form):
     nodes = forms.MultipleChoiceField(
-        widget=forms.CheckboxSelectMultiple, label="Other groups' nodes",
+        widget=forms.CheckboxSelectMultiple,
+        label="Other groups' nodes",
         help_text="Your own node is included as rank 0 (the rendezvous master).",
-    )  # fmt: skip
+    )
     starts_at = forms.DateTimeField(
-        label="Start", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        label="Start",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         help_text="Course time. Must be in the future.",
-    )  # fmt: skip
+    )
     ends_at = forms.DateTimeField(
-        label="End", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        label="End",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         help_text="Course time; the window is [start, end), at most the course's limit (48 h).",
-    )  # fmt: skip
+    )
     purpose = forms.CharField(
         required=False, max_length=300, help_text="What the run is for; the other groups see it."
     )
@@ -37,19 +40,27 @@ class IncidentForm(forms.Form):
         coerce=int, help_text="Your group's node, or one shared with it in a window."
     )
     occurred_at = forms.DateTimeField(
-        label="When it happened", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        label="When it happened",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
         help_text="Course time, as close as you know.",
-    )  # fmt: skip
+    )
     summary = forms.CharField(
         max_length=200, help_text="One line, e.g. 'NCCL timeout on rank 3 after 20 min'."
     )
     job_ids = forms.CharField(
         required=False, max_length=500, label="Job IDs", help_text="Comma separated."
     )
-    logs = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}),
-                           help_text="Paste the lines around the error (at most 1 MB).")  # fmt: skip
-    repro = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="How to reproduce",
-                            help_text="The command and config, briefly.")  # fmt: skip
+    logs = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="Paste the lines around the error (at most 1 MB).",
+    )
+    repro = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="How to reproduce",
+        help_text="The command and config, briefly.",
+    )
 
     def __init__(self, *args: Any, node_choices: list[tuple[int, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -37,9 +37,16 @@ def _nodes_for_group(course: Course, group_id: int) -> set[int]:
 
 
 def incident_report(
-    *, actor: User, course: Course, node_id: int, occurred_at: dt.datetime, summary: str,
-    job_ids: str = "", logs: str = "", repro: str = "",
-) -> Incident:  # fmt: skip
+    *,
+    actor: User,
+    course: Course,
+    node_id: int,
+    occurred_at: dt.datetime,
+    summary: str,
+    job_ids: str = "",
+    logs: str = "",
+    repro: str = "",
+) -> Incident:
     """A student reports on their group's node (or one shared with it); staff on any node."""
     if not is_member(actor, course):
         raise NotAllowed("Only members of the course report incidents.")
@@ -58,11 +65,23 @@ def incident_report(
         raise NotAllowed("You can report only on your group's node or one shared with it.")
     with transaction.atomic():
         incident = Incident.objects.create(
-            course=course, node=node, group_id=gid, reported_by=actor, occurred_at=occurred_at,
-            summary=summary.strip()[:200], job_ids=job_ids[:500], logs=logs, repro=repro,
-        )  # fmt: skip
-        audit_record(actor=actor, action="incident.reported", course=course, obj=incident,
-                     after={"node": node.name, "summary": incident.summary})  # fmt: skip
+            course=course,
+            node=node,
+            group_id=gid,
+            reported_by=actor,
+            occurred_at=occurred_at,
+            summary=summary.strip()[:200],
+            job_ids=job_ids[:500],
+            logs=logs,
+            repro=repro,
+        )
+        audit_record(
+            actor=actor,
+            action="incident.reported",
+            course=course,
+            obj=incident,
+            after={"node": node.name, "summary": incident.summary},
+        )
         from apps.compute.tasks import notify_staff_of_incident
 
         enqueue_on_commit(
@@ -94,6 +113,12 @@ def incident_update(
                 incident.staff_notes + f"\n[{stamp}, {actor}] {note.strip()}"
             ).strip()
         incident.save(update_fields=["status", "staff_notes", "updated_at"])
-        audit_record(actor=actor, action="incident.updated", course=course, obj=incident,
-                     before={"status": before}, after={"status": status, "note": note})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="incident.updated",
+            course=course,
+            obj=incident,
+            before={"status": before},
+            after={"status": status, "note": note},
+        )
     return incident

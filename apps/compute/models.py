@@ -203,8 +203,14 @@ class Incident(models.Model):
 
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="incidents")
     node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="incidents")
-    group = models.ForeignKey("groups.Group", null=True, blank=True, on_delete=models.PROTECT, related_name="incidents",
-                              help_text="The reporter's group; empty when staff report.")  # fmt: skip
+    group = models.ForeignKey(
+        "groups.Group",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="incidents",
+        help_text="The reporter's group; empty when staff report.",
+    )
     reported_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )

@@ -1,7 +1,8 @@
 """Writes for compute: allocation of nodes and IPs to groups.
 
 Each service is one transaction; it first locks the course's nodes, IPs and groups (in a fixed
-order, so two staff cannot deadlock), then reads what is free, and writes an audit event. Partial unique indexes back every "one at a time" rule; an IntegrityError from a race
+order, so two staff cannot deadlock), then reads what is free, and writes an audit event. Partial
+unique indexes back every "one at a time" rule; an IntegrityError from a race
 becomes a Conflict (409).
 """
 
@@ -76,7 +77,8 @@ def _unallocated_groups(course: Course) -> list[Group]:
 def _create(course: Course, group: Group, node: Node, ip: StaticIP) -> Allocation:
     if ip.region != node.region:
         raise DomainError(
-            f"IP {ip.address} is in {ip.region}, but {node.name} is in {node.region}; choose an IP in the node's region."
+            f"IP {ip.address} is in {ip.region}, but {node.name} is in {node.region}; choose an IP "
+            "in the node's region."
         )
     try:
         with transaction.atomic():
@@ -85,7 +87,8 @@ def _create(course: Course, group: Group, node: Node, ip: StaticIP) -> Allocatio
             )
     except IntegrityError:
         raise Conflict(
-            f"{group.name}, {node.name} or {ip.address} was just allocated by someone else; reload and try again."
+            f"{group.name}, {node.name} or {ip.address} was just allocated by someone else; reload "
+            "and try again."
         ) from None
     StaticIP.objects.filter(pk=ip.pk).update(status=StaticIP.Status.IN_USE)
     return alloc
@@ -115,7 +118,8 @@ def allocation_create(
         if size < course.group_min_size and not override_reason.strip():
             raise Conflict(
                 f"{group.name} has {size} member{'s' if size != 1 else ''}, under the minimum of "
-                f"{course.group_min_size}: merge or fill it first, or give a reason to allocate anyway."
+                f"{course.group_min_size}: merge or fill it first, or give a reason to allocate "
+                "anyway."
             )
         node = next((n for n in nodes if node_id is None or n.pk == node_id), None)
         if node is None:
@@ -152,8 +156,17 @@ def allocation_release(*, actor: User, course: Course, allocation_id: int) -> Al
         alloc.ended_at = timezone.now()
         alloc.save(update_fields=["ended_at"])
         StaticIP.objects.filter(pk=alloc.static_ip_id).update(status=StaticIP.Status.RESERVED)
-        audit_record(actor=actor, action="allocation.released", course=course, obj=alloc,
-                     before={"group": alloc.group.name, "node": alloc.node.name, "ip": alloc.static_ip.address})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="allocation.released",
+            course=course,
+            obj=alloc,
+            before={
+                "group": alloc.group.name,
+                "node": alloc.node.name,
+                "ip": alloc.static_ip.address,
+            },
+        )
     return alloc
 
 
@@ -200,12 +213,17 @@ def allocate_all(*, actor: User, course: Course) -> list[Allocation]:
         left = [g.name for g in groups[len(pairs) :]]
         if left:
             raise Conflict(
-                f"Not enough free nodes and IPs: {len(groups)} groups need one, {len(pairs)} available. "
-                f"Left without: {', '.join(left)}. Nothing was allocated."
+                f"Not enough free nodes and IPs: {len(groups)} groups need one, {len(pairs)} "
+                f"available. Left without: {', '.join(left)}. Nothing was allocated."
             )
         created = [_create(course, g, n, i) for g, n, i in pairs]
-        audit_record(actor=actor, action="allocation.allocate_all", course=course, obj=course,
-                     after={"allocated": {g.name: [n.name, i.address] for g, n, i in pairs}})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="allocation.allocate_all",
+            course=course,
+            obj=course,
+            after={"allocated": {g.name: [n.name, i.address] for g, n, i in pairs}},
+        )
     return created
 
 
@@ -277,8 +295,13 @@ def node_save(
             for key, value in data.items():
                 setattr(node, key, value)
         _unique_or_conflict(node.save, "That node name or internal IP")
-        audit_record(actor=actor, action="node.save", course=course, obj=node,
-                     after={k: str(v) for k, v in data.items()})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="node.save",
+            course=course,
+            obj=node,
+            after={k: str(v) for k, v in data.items()},
+        )
     if status is not None and status != node.status:
         node = node_set_status(actor=actor, course=course, node_id=node.pk, status=status)
     return node
@@ -293,6 +316,11 @@ def static_ip_create(*, actor: User, course: Course, data: dict[str, Any]) -> St
     with transaction.atomic():
         ip = StaticIP(course=course, **data)
         _unique_or_conflict(ip.save, f"The address {address}")
-        audit_record(actor=actor, action="static_ip.create", course=course, obj=ip,
-                     after={k: str(v) for k, v in data.items()})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="static_ip.create",
+            course=course,
+            obj=ip,
+            after={k: str(v) for k, v in data.items()},
+        )
     return ip

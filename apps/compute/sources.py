@@ -26,7 +26,12 @@ def window_events(query: EventQuery) -> Iterable[Event]:
     for w in windows:
         nodes = ", ".join(wn.node.name for wn in w.nodes.all())
         yield Event(
-            uid=uid("window", w.pk, code), kind="window",
-            title=f"Multi-node window: {w.requester.name} on {nodes}", start=w.starts_at,
-            end=w.ends_at, description=w.purpose, location=nodes, path=f"/c/{code}/node/",
-        )  # fmt: skip
+            uid=uid("window", w.pk, code),
+            kind="window",
+            title=f"Multi-node window: {w.requester.name} on {nodes}",
+            start=w.starts_at,
+            end=w.ends_at,
+            description=w.purpose,
+            location=nodes,
+            path=f"/c/{code}/node/",
+        )

@@ -40,6 +40,11 @@ def notify_staff_of_incident(incident_id: int) -> int:
         f"Logs: {len(incident.logs):,} characters attached in courseops.\n"
         f"{settings.SITE_URL}/c/{incident.course.code}/incidents/\n"
     )
-    send_mail(f"[{incident.course.code}] Incident #{incident.pk} on {incident.node.name}: {incident.summary}",
-              body, None, to)  # fmt: skip
+    send_mail(
+        f"[{incident.course.code}] Incident #{incident.pk} on {incident.node.name}: "
+        f"{incident.summary}",
+        body,
+        None,
+        to,
+    )
     return len(to)

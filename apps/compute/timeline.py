@@ -26,14 +26,17 @@ def timeline_svg(
 
     row = {n.pk: i for i, n in enumerate(nodes)}
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" class="timeline" '
-        f'aria-labelledby="tl-title" font-family="system-ui, sans-serif" font-size="11">',
-        f'<title id="tl-title">Sharing windows per node, {day0:%b %d} to {(day0 + dt.timedelta(days=days)):%b %d} ({tz})</title>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" '
+        'class="timeline" aria-labelledby="tl-title" font-family="system-ui, sans-serif" '
+        'font-size="11">',
+        f'<title id="tl-title">Sharing windows per node, {day0:%b %d} to '
+        f"{(day0 + dt.timedelta(days=days)):%b %d} ({tz})</title>",
     ]
     for d in range(days + 1):
         t = day0 + dt.timedelta(days=d)
         parts.append(
-            f'<line x1="{x(t):.1f}" y1="{TOP - 6}" x2="{x(t):.1f}" y2="{height - 20}" stroke="{"#c9d1e3" if t.weekday() == 0 else "#eef"}"/>'
+            f'<line x1="{x(t):.1f}" y1="{TOP - 6}" x2="{x(t):.1f}" y2="{height - 20}" '
+            f'stroke="{"#c9d1e3" if t.weekday() == 0 else "#eef"}"/>'
         )
         if d < days and (days <= 14 or d % 2 == 0):
             parts.append(f'<text x="{x(t) + 2:.1f}" y="{TOP - 10}">{t:%a %d}</text>')
@@ -45,7 +48,8 @@ def timeline_svg(
         )
     now_x = x(start)
     parts.append(
-        f'<line x1="{now_x:.1f}" y1="{TOP - 6}" x2="{now_x:.1f}" y2="{height - 20}" stroke="#c0392b" stroke-dasharray="3 2"/>'
+        f'<line x1="{now_x:.1f}" y1="{TOP - 6}" x2="{now_x:.1f}" y2="{height - 20}" '
+        f'stroke="#c0392b" stroke-dasharray="3 2"/>'
     )
     end = day0 + dt.timedelta(days=days)
     for w in windows:
@@ -61,16 +65,21 @@ def timeline_svg(
             dash = "" if approved else ' stroke="#2957c4" stroke-dasharray="3 2"'
             label = f"#{w.pk} {w.requester.name} ({w.get_status_display().lower()})"
             parts.append(
-                f'<rect class="window {w.status}" x="{x0:.1f}" y="{y}" width="{max(2.0, x1 - x0):.1f}" height="{ROW - 8}" '
+                f'<rect class="window {w.status}" x="{x0:.1f}" y="{y}" '
+                f'width="{max(2.0, x1 - x0):.1f}" height="{ROW - 8}" '
                 f'rx="3" fill="{fill}"{dash}>'
-                f"<title>{escape(label)}: {w.starts_at.astimezone(zone):%a %b %d %H:%M} – {w.ends_at.astimezone(zone):%a %b %d %H:%M %Z}</title></rect>"
+                f"<title>{escape(label)}: {w.starts_at.astimezone(zone):%a %b %d %H:%M} – "
+                f"{w.ends_at.astimezone(zone):%a %b %d %H:%M %Z}</title></rect>"
             )
             if x1 - x0 > 60:
                 parts.append(
-                    f'<text x="{x0 + 4:.1f}" y="{y + 13}" fill="{"#fff" if approved else "#183069"}">#{w.pk} {escape(w.requester.name)}</text>'
+                    f'<text x="{x0 + 4:.1f}" y="{y + 13}" '
+                    f'fill="{"#fff" if approved else "#183069"}">#{w.pk} '
+                    f"{escape(w.requester.name)}</text>"
                 )
     parts.append(
-        f'<text x="{LEFT}" y="{height - 6}" fill="#5b6475">solid = approved, dashed = awaiting approval, red line = now</text>'
+        f'<text x="{LEFT}" y="{height - 6}" fill="#5b6475">solid = approved, dashed = awaiting '
+        f"approval, red line = now</text>"
     )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -53,15 +53,17 @@ def _download(bundle: access.Bundle, kind: str) -> HttpResponse:
 def _membership_with_group(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
     return (
         GroupMembership.objects.filter(course_id=course_id, user_id=user_id, left_at__isnull=True)
-        .select_related("group").order_by("pk")[:1]
-    )  # fmt: skip
+        .select_related("group")
+        .order_by("pk")[:1]
+    )
 
 
 def _active_allocations(course_id: int) -> QuerySet[Allocation]:
     return (
         Allocation.objects.filter(course_id=course_id, ended_at__isnull=True)
-        .select_related("node", "static_ip", "group").order_by("node__name")
-    )  # fmt: skip
+        .select_related("node", "static_ip", "group")
+        .order_by("node__name")
+    )
 
 
 @login_required
@@ -92,10 +94,14 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
         if valid:
             try:
                 w = windows.window_request(
-                    actor=request.user, course=course, node_ids=[int(n) for n in form.cleaned_data["nodes"]],
-                    starts_at=form.cleaned_data["starts_at"], ends_at=form.cleaned_data["ends_at"],
-                    purpose=form.cleaned_data["purpose"], master_port=form.cleaned_data["master_port"] or 29500,
-                )  # fmt: skip
+                    actor=request.user,
+                    course=course,
+                    node_ids=[int(n) for n in form.cleaned_data["nodes"]],
+                    starts_at=form.cleaned_data["starts_at"],
+                    ends_at=form.cleaned_data["ends_at"],
+                    purpose=form.cleaned_data["purpose"],
+                    master_port=form.cleaned_data["master_port"] or 29500,
+                )
             except DomainError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
@@ -104,11 +110,19 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
                     f"Window #{w.pk} requested; the other groups see it on their node page.",
                 )
                 return redirect("compute:mine", code=code)
-    return render(request, "compute/my_node.html", {
-        "course": course, "group": group, "allocation": allocation, "form": form,
-        "windows": window_list(user=request.user, course=course, group_id=gid), "group_id": gid,
-        "files": FILES,
-    })  # fmt: skip
+    return render(
+        request,
+        "compute/my_node.html",
+        {
+            "course": course,
+            "group": group,
+            "allocation": allocation,
+            "form": form,
+            "windows": window_list(user=request.user, course=course, group_id=gid),
+            "group_id": gid,
+            "files": FILES,
+        },
+    )
 
 
 @login_required
@@ -211,8 +225,20 @@ def _timeline_span(request: AuthedRequest, course: Course) -> Span:
             )
             if d
         ]
-        lasts = [d for d in (Assignment.objects.filter(course=course).order_by("-due_at").values_list("due_at", flat=True).first(),
-                             Milestone.objects.filter(course=course).order_by("-due_at").values_list("due_at", flat=True).first()) if d]  # fmt: skip
+        lasts = [
+            d
+            for d in (
+                Assignment.objects.filter(course=course)
+                .order_by("-due_at")
+                .values_list("due_at", flat=True)
+                .first(),
+                Milestone.objects.filter(course=course)
+                .order_by("-due_at")
+                .values_list("due_at", flat=True)
+                .first(),
+            )
+            if d
+        ]
         start = (
             min(firsts, default=today)
             .astimezone(zone)
@@ -228,8 +254,13 @@ def _timeline_span(request: AuthedRequest, course: Course) -> Span:
     except ValueError:
         start = today
     step = dt.timedelta(days=days)
-    return Span(choice, start, days, f"?range={choice}&from={(start - step).date().isoformat()}",
-                f"?range={choice}&from={(start + step).date().isoformat()}")  # fmt: skip
+    return Span(
+        choice,
+        start,
+        days,
+        f"?range={choice}&from={(start - step).date().isoformat()}",
+        f"?range={choice}&from={(start + step).date().isoformat()}",
+    )
 
 
 @login_required
@@ -253,15 +284,29 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
     all_windows = list(window_list(user=request.user, course=course))
     shown = [w for w in all_windows if w.starts_at < span.end and w.ends_at > span.start]
     svg = timeline_svg(nodes, shown, start=span.start, days=span.days, tz=course.timezone)
-    return render(request, "compute/board.html", {
-        "course": course, "rows": [(n, live.get(n.pk)) for n in nodes], "waiting": waiting,
-        "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
-        "timeline": mark_safe(svg), "span": span,
-        "outside": [w for w in all_windows if w not in shown and w.ends_at > timezone.now() - dt.timedelta(days=1)
-                    and w.status in (SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED)],
-        "statuses": Node.Status.choices,
-        "history": Allocation.objects.filter(course=course).select_related("group", "node", "static_ip")[:30],
-    })  # fmt: skip
+    return render(
+        request,
+        "compute/board.html",
+        {
+            "course": course,
+            "rows": [(n, live.get(n.pk)) for n in nodes],
+            "waiting": waiting,
+            "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
+            "timeline": mark_safe(svg),
+            "span": span,
+            "outside": [
+                w
+                for w in all_windows
+                if w not in shown
+                and w.ends_at > timezone.now() - dt.timedelta(days=1)
+                and w.status in (SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED)
+            ],
+            "statuses": Node.Status.choices,
+            "history": Allocation.objects.filter(course=course).select_related(
+                "group", "node", "static_ip"
+            )[:30],
+        },
+    )
 
 
 @login_required
@@ -280,14 +325,19 @@ def board_action(request: AuthedRequest, code: str) -> HttpResponse:
                 else "No group at the minimum size is waiting.",
             )
             if short:
-                messages.warning(request, "Left out, under the minimum of "
-                                 f"{course.group_min_size}: " + ", ".join(f"{g.name} ({n})" for g, n in short)
-                                 + ". Merge them on the groups board, or allocate one with a reason.")  # fmt: skip
+                messages.warning(
+                    request,
+                    f"Left out, under the minimum of {course.group_min_size}: "
+                    + ", ".join(f"{g.name} ({n})" for g, n in short)
+                    + ". Merge them on the groups board, or allocate one with a reason.",
+                )
         elif action == "allocate":
             a = services.allocation_create(
-                actor=request.user, course=course, group_id=int(request.POST["group"]),
+                actor=request.user,
+                course=course,
+                group_id=int(request.POST["group"]),
                 override_reason=request.POST.get("override_reason", ""),
-            )  # fmt: skip
+            )
             messages.success(
                 request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
             )
@@ -335,10 +385,16 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
             valid = form.is_valid()
         if valid:
             try:
-                i = incident_report(actor=request.user, course=course, node_id=form.cleaned_data["node"],
-                                    occurred_at=form.cleaned_data["occurred_at"], summary=form.cleaned_data["summary"],
-                                    job_ids=form.cleaned_data["job_ids"], logs=form.cleaned_data["logs"],
-                                    repro=form.cleaned_data["repro"])  # fmt: skip
+                i = incident_report(
+                    actor=request.user,
+                    course=course,
+                    node_id=form.cleaned_data["node"],
+                    occurred_at=form.cleaned_data["occurred_at"],
+                    summary=form.cleaned_data["summary"],
+                    job_ids=form.cleaned_data["job_ids"],
+                    logs=form.cleaned_data["logs"],
+                    repro=form.cleaned_data["repro"],
+                )
             except DomainError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
@@ -350,10 +406,19 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
     status = request.GET.get("status", "")
     if status in Incident.Status.values:
         qs = qs.filter(status=status)
-    return render(request, "compute/incidents.html", {
-        "course": course, "form": form, "incidents": qs[:100], "staff": staff, "status": status,
-        "statuses": Incident.Status.choices, "can_report": bool(choices),
-    })  # fmt: skip
+    return render(
+        request,
+        "compute/incidents.html",
+        {
+            "course": course,
+            "form": form,
+            "incidents": qs[:100],
+            "staff": staff,
+            "status": status,
+            "statuses": Incident.Status.choices,
+            "can_report": bool(choices),
+        },
+    )
 
 
 @login_required
@@ -363,8 +428,13 @@ def incident_action(request: AuthedRequest, code: str, incident_id: int) -> Http
 
     course = course_for(request, code, staff=True)
     try:
-        i = incident_update(actor=request.user, course=course, incident_id=incident_id,
-                            status=request.POST.get("status", ""), note=request.POST.get("note", ""))  # fmt: skip
+        i = incident_update(
+            actor=request.user,
+            course=course,
+            incident_id=incident_id,
+            status=request.POST.get("status", ""),
+            note=request.POST.get("note", ""),
+        )
     except DomainError as exc:
         messages.error(request, exc.message)
     else:

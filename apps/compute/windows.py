@@ -33,8 +33,10 @@ def _group_of(user: User, course: Course) -> int | None:
 
 def _describe(wn: WindowNode, tz: str) -> str:
     w = wn.window
-    return (f"{wn.node.name} is already shared in window #{w.pk} of {w.requester.name} "
-            f"({format_instant(w.starts_at, tz)} – {format_instant(w.ends_at, tz)})")  # fmt: skip
+    return (
+        f"{wn.node.name} is already shared in window #{w.pk} of {w.requester.name} "
+        f"({format_instant(w.starts_at, tz)} – {format_instant(w.ends_at, tz)})"
+    )
 
 
 def _conflict_for(window: SharingWindow) -> WindowNode | None:
@@ -52,9 +54,15 @@ def _conflict_for(window: SharingWindow) -> WindowNode | None:
 
 
 def window_request(
-    *, actor: User, course: Course, node_ids: list[int], starts_at: dt.datetime, ends_at: dt.datetime,
-    purpose: str = "", master_port: int = 29500,
-) -> SharingWindow:  # fmt: skip
+    *,
+    actor: User,
+    course: Course,
+    node_ids: list[int],
+    starts_at: dt.datetime,
+    ends_at: dt.datetime,
+    purpose: str = "",
+    master_port: int = 29500,
+) -> SharingWindow:
     """A student asks to use other groups' nodes with their own group's node for [start, end)."""
     if not is_student(actor, course):
         raise NotAllowed("Sharing windows are requested by a student for their group.")
@@ -87,17 +95,46 @@ def window_request(
             raise DomainError(
                 "Some chosen nodes are not held by another group of this course.", field="node_ids"
             )
-        window = SharingWindow.objects.create(course=course, requester_id=group_id, starts_at=starts_at, ends_at=ends_at,
-                                              purpose=purpose[:300], master_port=master_port, created_by=actor)  # fmt: skip
+        window = SharingWindow.objects.create(
+            course=course,
+            requester_id=group_id,
+            starts_at=starts_at,
+            ends_at=ends_at,
+            purpose=purpose[:300],
+            master_port=master_port,
+            created_by=actor,
+        )
         now = timezone.now()
-        WindowNode.objects.create(window=window, node=own.node, owner_id=group_id, rank=0, approved_at=now,
-                                  approved_by=actor, starts_at=starts_at, ends_at=ends_at)  # fmt: skip
+        WindowNode.objects.create(
+            window=window,
+            node=own.node,
+            owner_id=group_id,
+            rank=0,
+            approved_at=now,
+            approved_by=actor,
+            starts_at=starts_at,
+            ends_at=ends_at,
+        )
         for rank, a in enumerate(sorted(wanted, key=lambda a: a.node.name), start=1):
-            WindowNode.objects.create(window=window, node=a.node, owner=a.group, rank=rank,
-                                      starts_at=starts_at, ends_at=ends_at)  # fmt: skip
-        audit_record(actor=actor, action="window.requested", course=course, obj=window,
-                     after={"nodes": [own.node.name] + [a.node.name for a in wanted],
-                            "starts_at": starts_at.isoformat(), "ends_at": ends_at.isoformat()})  # fmt: skip
+            WindowNode.objects.create(
+                window=window,
+                node=a.node,
+                owner=a.group,
+                rank=rank,
+                starts_at=starts_at,
+                ends_at=ends_at,
+            )
+        audit_record(
+            actor=actor,
+            action="window.requested",
+            course=course,
+            obj=window,
+            after={
+                "nodes": [own.node.name] + [a.node.name for a in wanted],
+                "starts_at": starts_at.isoformat(),
+                "ends_at": ends_at.isoformat(),
+            },
+        )
     return window
 
 
@@ -125,12 +162,14 @@ def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWin
             mine = _group_of(actor, course)
             if mine is None or not window.nodes.filter(owner_id=mine).exists():
                 raise NotAllowed(
-                    "Only a member of a group whose node is requested, or course staff, can approve."
+                    "Only a member of a group whose node is requested, or course staff, can "
+                    "approve."
                 )
             pending = pending.filter(owner_id=mine)
         if window.status != SharingWindow.Status.REQUESTED:
             raise Conflict(
-                f"This window is {window.get_status_display().lower()}; only requested windows can be approved."
+                f"This window is {window.get_status_display().lower()}; only requested windows can "
+                "be approved."
             )
         if window.starts_at <= timezone.now():
             raise Conflict("This window has already started; request a new one.")
@@ -155,8 +194,13 @@ def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWin
             window.status = SharingWindow.Status.APPROVED
             window.decided_at, window.decided_by = now, actor
             window.save(update_fields=["status", "decided_at", "decided_by"])
-        audit_record(actor=actor, action="window.approved" if window.status == "approved" else "window.node_approved",
-                     course=course, obj=window, after={"status": window.status})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="window.approved" if window.status == "approved" else "window.node_approved",
+            course=course,
+            obj=window,
+            after={"status": window.status},
+        )
     return window
 
 

@@ -23,8 +23,14 @@ class QuestionProposal(models.Model):
     proposer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
-    group = models.ForeignKey("groups.Group", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                              help_text="Set when the whole group proposes it (every member is credited).")  # fmt: skip
+    group = models.ForeignKey(
+        "groups.Group",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Set when the whole group proposes it (every member is credited).",
+    )
     authors = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="+", help_text="Who is credited."
     )
@@ -42,11 +48,17 @@ class QuestionProposal(models.Model):
     options = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=10, choices=STATUSES, default="proposed")
     staff_comment = models.TextField(blank=True)
-    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+")  # fmt: skip
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    question = models.OneToOneField("autograder.Question", null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="proposal")  # fmt: skip
+    question = models.OneToOneField(
+        "autograder.Question",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="proposal",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -59,8 +71,11 @@ class QuestionProposal(models.Model):
     @property
     def options_text(self) -> str:
         """The options as the form writes them (the inverse of rules.options_from_text)."""
-        return "\n".join(f"{'*' if o.get('correct') else ''}{o.get('label', '')}) {o.get('text', '')}"
-                         + (f" | {o['misconception']}" if o.get("misconception") else "") for o in self.options)  # fmt: skip
+        return "\n".join(
+            f"{'*' if o.get('correct') else ''}{o.get('label', '')}) {o.get('text', '')}"
+            + (f" | {o['misconception']}" if o.get("misconception") else "")
+            for o in self.options
+        )
 
     @property
     def rel_tol_percent(self) -> float:

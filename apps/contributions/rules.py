@@ -55,8 +55,15 @@ def parse_params(text: str) -> tuple[dict[str, Any], list[str]]:
     return spec, problems
 
 
-def check(*, kind: str, prompt: str, params_text: str, answer: str, rel_tol: float,
-          options: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]:  # fmt: skip
+def check(
+    *,
+    kind: str,
+    prompt: str,
+    params_text: str,
+    answer: str,
+    rel_tol: float,
+    options: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]:
     """(params spec, samples [{params, key}], problems by field)."""
     problems: dict[str, str] = {}
     spec, bad = parse_params(params_text)
@@ -67,7 +74,8 @@ def check(*, kind: str, prompt: str, params_text: str, answer: str, rel_tol: flo
     missing = sorted(set(re.findall(rf"\{{({NAME})\}}", prompt)) - set(spec))
     if missing and "params" not in problems:
         problems["prompt"] = (
-            f"The question shows {', '.join('{' + m + '}' for m in missing)}, which no parameter defines."
+            f"The question shows {', '.join('{' + m + '}' for m in missing)}, which no parameter "
+            "defines."
         )
     samples: list[dict[str, Any]] = []
     if kind == "numeric":
@@ -116,6 +124,12 @@ def options_from_text(text: str) -> list[dict[str, Any]]:
         line = line.lstrip("*").strip()
         label, _, rest = line.partition(")")
         body, _, misconception = rest.partition("|")
-        out.append({"label": label.strip().lower(), "text": body.strip(), "correct": correct,
-                    "misconception": misconception.strip()})  # fmt: skip
+        out.append(
+            {
+                "label": label.strip().lower(),
+                "text": body.strip(),
+                "correct": correct,
+                "misconception": misconception.strip(),
+            }
+        )
     return out

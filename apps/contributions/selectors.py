@@ -21,6 +21,7 @@ def proposal_list(*, user: User, course: Course) -> QuerySet[QuestionProposal]:
 
 def accepted_per_student(course: Course) -> Counter[int]:
     """How many accepted questions credit each student (for the enhancements component)."""
-    rows = QuestionProposal.authors.through.objects.filter(questionproposal__course=course,
-                                                          questionproposal__status="accepted").values_list("user_id", flat=True)  # fmt: skip
+    rows = QuestionProposal.authors.through.objects.filter(
+        questionproposal__course=course, questionproposal__status="accepted"
+    ).values_list("user_id", flat=True)
     return Counter(rows)

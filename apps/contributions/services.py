@@ -32,15 +32,26 @@ class ProposalProblems(DomainError):
 
 
 def _checked(data: dict[str, Any]) -> dict[str, Any]:
-    spec, _, problems = rules.check(kind=data["kind"], prompt=data["prompt"], params_text=data.get("params_text", ""),
-                                    answer=data.get("answer", ""), rel_tol=float(data.get("rel_tol", 0.02)),
-                                    options=data.get("options", []))  # fmt: skip
+    spec, _, problems = rules.check(
+        kind=data["kind"],
+        prompt=data["prompt"],
+        params_text=data.get("params_text", ""),
+        answer=data.get("answer", ""),
+        rel_tol=float(data.get("rel_tol", 0.02)),
+        options=data.get("options", []),
+    )
     if problems:
         raise ProposalProblems(problems)
-    return {"kind": data["kind"], "prompt": data["prompt"].strip(), "params_text": data.get("params_text", "").strip(),
-            "params": spec, "answer": data.get("answer", "").strip() if data["kind"] == "numeric" else "",
-            "unit": data.get("unit", "").strip()[:20], "rel_tol": float(data.get("rel_tol", 0.02)),
-            "options": data.get("options", []) if data["kind"] == "choice" else []}  # fmt: skip
+    return {
+        "kind": data["kind"],
+        "prompt": data["prompt"].strip(),
+        "params_text": data.get("params_text", "").strip(),
+        "params": spec,
+        "answer": data.get("answer", "").strip() if data["kind"] == "numeric" else "",
+        "unit": data.get("unit", "").strip()[:20],
+        "rel_tol": float(data.get("rel_tol", 0.02)),
+        "options": data.get("options", []) if data["kind"] == "choice" else [],
+    }
 
 
 def proposal_submit(
@@ -54,8 +65,15 @@ def proposal_submit(
     group = group_for_student(user=actor, course=course) if as_group else None
     if as_group and group is None:
         raise Conflict("You are in no group: propose it as yourself.")
-    authors = (sorted(GroupMembership.objects.filter(group=group, left_at__isnull=True).values_list("user_id", flat=True))
-               if group else [actor.pk])  # fmt: skip
+    authors = (
+        sorted(
+            GroupMembership.objects.filter(group=group, left_at__isnull=True).values_list(
+                "user_id", flat=True
+            )
+        )
+        if group
+        else [actor.pk]
+    )
     with transaction.atomic():
         p = QuestionProposal.objects.create(course=course, proposer=actor, group=group, **fields)
         p.authors.set(authors)
@@ -124,10 +142,20 @@ def proposal_review(
         before = p.status
         if decision == "accept":
             # The proposal is checked again: the calculator may have changed since it was written.
-            _checked({"kind": p.kind, "prompt": p.prompt, "params_text": p.params_text, "answer": p.answer,
-                      "rel_tol": p.rel_tol, "options": p.options, "unit": p.unit})  # fmt: skip
-            qs, _ = QuestionSet.objects.get_or_create(course=course, key=SET_KEY,
-                                                      defaults={"title": "Student-contributed questions"})  # fmt: skip
+            _checked(
+                {
+                    "kind": p.kind,
+                    "prompt": p.prompt,
+                    "params_text": p.params_text,
+                    "answer": p.answer,
+                    "rel_tol": p.rel_tol,
+                    "options": p.options,
+                    "unit": p.unit,
+                }
+            )
+            qs, _ = QuestionSet.objects.get_or_create(
+                course=course, key=SET_KEY, defaults={"title": "Student-contributed questions"}
+            )
             position = (qs.questions.aggregate(m=Max("position"))["m"] or 0) + 1
             kind = Question.Kind.NUMERIC if p.kind == "numeric" else Question.Kind.CHOICE
             parts = (
@@ -135,12 +163,27 @@ def proposal_review(
                 if p.kind == "numeric"
                 else []
             )
-            p.question = Question.objects.create(question_set=qs, key=f"c{p.pk}", position=position, kind=kind,
-                                                 prompt=p.prompt, params=p.params, parts=parts, rel_tol=p.rel_tol,
-                                                 options=p.options, goal="")  # fmt: skip
+            p.question = Question.objects.create(
+                question_set=qs,
+                key=f"c{p.pk}",
+                position=position,
+                kind=kind,
+                prompt=p.prompt,
+                params=p.params,
+                parts=parts,
+                rel_tol=p.rel_tol,
+                options=p.options,
+                goal="",
+            )
         p.status = {"accept": "accepted", "changes": "changes", "reject": "rejected"}[decision]
         p.staff_comment, p.reviewed_by, p.reviewed_at = comment.strip(), actor, timezone.now()
         p.save()
-        audit_record(actor=actor, action=f"contribution.{p.status}", course=course, obj=p, before={"status": before},
-                     after={"status": p.status, "question": p.question_id})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action=f"contribution.{p.status}",
+            course=course,
+            obj=p,
+            before={"status": before},
+            after={"status": p.status, "question": p.question_id},
+        )
     return p

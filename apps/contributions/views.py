@@ -32,14 +32,26 @@ def form_data(post: Any) -> dict[str, Any]:
         rel = float(post.get("rel_tol_percent", "2") or 2) / 100
     except ValueError:
         rel = -1.0
-    return {"kind": post.get("kind", "numeric"), "prompt": post.get("prompt", ""), "params_text": post.get("params_text", ""),
-            "answer": post.get("answer", ""), "unit": post.get("unit", ""), "rel_tol": rel,
-            "options": rules.options_from_text(post.get("options_text", ""))}  # fmt: skip
+    return {
+        "kind": post.get("kind", "numeric"),
+        "prompt": post.get("prompt", ""),
+        "params_text": post.get("params_text", ""),
+        "answer": post.get("answer", ""),
+        "unit": post.get("unit", ""),
+        "rel_tol": rel,
+        "options": rules.options_from_text(post.get("options_text", "")),
+    }
 
 
 def _samples(p: QuestionProposal) -> list[dict[str, Any]]:
-    _, samples, _ = rules.check(kind=p.kind, prompt=p.prompt, params_text=p.params_text, answer=p.answer,
-                                rel_tol=p.rel_tol, options=p.options)  # fmt: skip
+    _, samples, _ = rules.check(
+        kind=p.kind,
+        prompt=p.prompt,
+        params_text=p.params_text,
+        answer=p.answer,
+        rel_tol=p.rel_tol,
+        options=p.options,
+    )
     return samples
 
 
@@ -52,16 +64,27 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
         action = request.POST.get("action", "")
         try:
             if staff and action == "review":
-                p = services.proposal_review(actor=request.user, course=course, proposal_id=_int(request.POST.get("proposal")) or 0,
-                                             decision=request.POST.get("decision", ""), comment=request.POST.get("comment", ""))  # fmt: skip
+                p = services.proposal_review(
+                    actor=request.user,
+                    course=course,
+                    proposal_id=_int(request.POST.get("proposal")) or 0,
+                    decision=request.POST.get("decision", ""),
+                    comment=request.POST.get("comment", ""),
+                )
                 messages.success(request, f"Proposal #{p.pk}: {p.get_status_display().lower()}.")
                 return redirect(request.get_full_path())
             if not staff and action in ("check", "propose", "edit"):
                 data = form_data(request.POST)
                 ctx["draft"] = request.POST
                 if action == "check":
-                    _, samples, problems = rules.check(kind=data["kind"], prompt=data["prompt"], params_text=data["params_text"],
-                                                       answer=data["answer"], rel_tol=data["rel_tol"], options=data["options"])  # fmt: skip
+                    _, samples, problems = rules.check(
+                        kind=data["kind"],
+                        prompt=data["prompt"],
+                        params_text=data["params_text"],
+                        answer=data["answer"],
+                        rel_tol=data["rel_tol"],
+                        options=data["options"],
+                    )
                     ctx |= {"samples": samples, "problems": problems}
                 elif action == "edit":
                     services.proposal_update(
@@ -93,13 +116,25 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
         if request.GET.get("format") == "csv":
             credits = selectors.accepted_per_student(course)
             people = User.objects.filter(pk__in=credits).order_by("full_name", "email")
-            return csv_response(f"{course.code}-contributions.csv", itertools.chain(
-                [["email", "name", "accepted questions"]], ([u.email, u.full_name, credits[u.pk]] for u in people)))  # fmt: skip
+            return csv_response(
+                f"{course.code}-contributions.csv",
+                itertools.chain(
+                    [["email", "name", "accepted questions"]],
+                    ([u.email, u.full_name, credits[u.pk]] for u in people),
+                ),
+            )
         status = request.GET.get("status", "proposed")
         shown = proposals.filter(status=status) if status else proposals
         page_ = Paginator(shown.prefetch_related("authors"), PAGE).get_page(request.GET.get("page"))
-        ctx |= {"page": page_, "status": status, "rows": [(p, _samples(p) if p.status == "proposed" else []) for p in page_],
-                "counts": {s: proposals.filter(status=s).count() for s in ("proposed", "changes", "accepted", "rejected")}}  # fmt: skip
+        ctx |= {
+            "page": page_,
+            "status": status,
+            "rows": [(p, _samples(p) if p.status == "proposed" else []) for p in page_],
+            "counts": {
+                s: proposals.filter(status=s).count()
+                for s in ("proposed", "changes", "accepted", "rejected")
+            },
+        }
         return render(request, "contributions/staff.html", ctx)
     mine = [p for p in proposals.prefetch_related("authors") if request.user in p.authors.all()]
     accepted = list(proposals.filter(status="accepted").prefetch_related("authors"))[:100]

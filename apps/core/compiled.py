@@ -11,7 +11,8 @@ objects, `values_list` tuples) exactly as the queryset would give them.
 Rules for `build`: it uses only its arguments (no captured variables, no `timezone.now()`
 inside: those would be built into the SQL once; a closure is refused), the same shape for every
 call under one `key` (put anything that changes the SQL text, such as an optional filter, into
-the key) and every argument reaching the SQL as one parameter, unchanged: `field=value` and `field__in`-free lookups on integer, text and datetime
+the key) and every argument reaching the SQL as one parameter, unchanged: `field=value` and
+`field__in`-free lookups on integer, text and datetime
 columns. A placeholder that is transformed, inlined or repeated is refused when the query is first
 built (ImproperlyConfigured), so a wrong use fails in the tests, not with wrong rows.
 """

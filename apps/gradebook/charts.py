@@ -11,9 +11,12 @@ def distributions_svg(rows: list[tuple[str, list[float | None], float]]) -> str:
     cw, ch, cols = 250, 165, 3
     n_rows = -(-len(rows) // cols)
     w, h = cw * cols, ch * n_rows
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="chart" '
-           f'aria-label="Score distribution per component" font-family="system-ui, sans-serif" font-size="10">',
-           "<title>Score distribution per component</title>"]  # fmt: skip
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="chart" '
+        'aria-label="Score distribution per component" font-family="system-ui, sans-serif" '
+        'font-size="10">',
+        "<title>Score distribution per component</title>",
+    ]
     for i, (name, scores, threshold) in enumerate(rows):
         x0, y0 = (i % cols) * cw, (i // cols) * ch
         known = [s for s in scores if s is not None]
@@ -30,16 +33,21 @@ def distributions_svg(rows: list[tuple[str, list[float | None], float]]) -> str:
         out.append(f'<text x="{x0 + 12}" y="{y0 + 26}" fill="#555">{escape(counts)}</text>')
         for b, count in enumerate(bins):
             bh = (bottom - top) * count / peak
-            out.append(f'<rect x="{left + b * bw + 1:.1f}" y="{bottom - bh:.1f}" width="{bw - 2:.1f}" '
-                       f'height="{bh:.1f}" fill="#2957c4"><title>{escape(name)}: {count} between '
-                       f'{b * 10} and {b * 10 + 10} %</title></rect>')  # fmt: skip
+            out.append(
+                f'<rect x="{left + b * bw + 1:.1f}" y="{bottom - bh:.1f}" width="{bw - 2:.1f}" '
+                f'height="{bh:.1f}" fill="#2957c4"><title>{escape(name)}: {count} between '
+                f"{b * 10} and {b * 10 + 10} %</title></rect>"
+            )
         out.extend(
-            f'<text x="{left + tick / 10 * bw:.1f}" y="{bottom + 12}" text-anchor="middle">{tick}</text>'
+            f'<text x="{left + tick / 10 * bw:.1f}" y="{bottom + 12}" '
+            f'text-anchor="middle">{tick}</text>'
             for tick in (0, 50, 100)
         )
         if threshold > 0:
             tx = left + threshold / 10 * bw
-            out.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{top}" y2="{bottom}" stroke="#b3261e" '
-                       f'stroke-width="2"><title>satisfactory from {threshold:g} %</title></line>')  # fmt: skip
+            out.append(
+                f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{top}" y2="{bottom}" stroke="#b3261e" '
+                f'stroke-width="2"><title>satisfactory from {threshold:g} %</title></line>'
+            )
     out.append("</svg>")
     return "\n".join(out)

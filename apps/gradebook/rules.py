@@ -19,9 +19,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 STANDARD_CUTOFFS: tuple[tuple[str, float], ...] = (
-    ("A+", 97), ("A", 93), ("A-", 90), ("B+", 87), ("B", 83), ("B-", 80),
-    ("C+", 77), ("C", 73), ("C-", 70), ("D+", 67), ("D", 63), ("D-", 60),
-)  # fmt: skip
+    ("A+", 97),
+    ("A", 93),
+    ("A-", 90),
+    ("B+", 87),
+    ("B", 83),
+    ("B-", 80),
+    ("C+", 77),
+    ("C", 73),
+    ("C-", 70),
+    ("D+", 67),
+    ("D", 63),
+    ("D-", 60),
+)
 EPS = 1e-9  # scores are stored with 2 decimals; compare with a hair of slack
 
 
@@ -173,7 +183,8 @@ def needed_for(
         return WhatIf(
             target,
             None,
-            f"Not while {grade.failing[0]}: any unsatisfactory component is an F; that score has to rise first.",
+            f"Not while {grade.failing[0]}: any unsatisfactory component is an F; that score has "
+            "to rise first.",
         )
     remaining = [c for c in leaves(components) if grade.percents.get(c.key) is None]
     if not remaining:

@@ -67,10 +67,15 @@ def components_of(course: Course) -> list[GradingComponent]:
 def rule_components(components: list[GradingComponent]) -> list[rules.Component]:
     keys = {c.pk: c.key for c in components}
     return [
-        rules.Component(c.key, c.name, float(c.weight), float(c.satisfactory_threshold),
-                        keys.get(c.parent_id) if c.parent_id else None)
+        rules.Component(
+            c.key,
+            c.name,
+            float(c.weight),
+            float(c.satisfactory_threshold),
+            keys.get(c.parent_id) if c.parent_id else None,
+        )
         for c in components
-    ]  # fmt: skip
+    ]
 
 
 def leaf_components(components: list[GradingComponent]) -> list[GradingComponent]:
@@ -160,11 +165,30 @@ def gradebook_rows(
         grade = rules.course_grade(spec, {k: cell.percent for k, cell in cells.items()}, cutoffs)
         f = frozen.get(u.pk)
         if f is not None:
-            row = Row(u, group_name.get(u.pk, ""), cells, grade, f.status, f.letter or None,
-                      f.total, f.reason, frozen=True, percents=f.percents)  # fmt: skip
+            row = Row(
+                u,
+                group_name.get(u.pk, ""),
+                cells,
+                grade,
+                f.status,
+                f.letter or None,
+                f.total,
+                f.reason,
+                frozen=True,
+                percents=f.percents,
+            )
         else:
-            row = Row(u, group_name.get(u.pk, ""), cells, grade, grade.status, grade.letter,
-                      grade.total, grade.reason, percents=grade.percents)  # fmt: skip
+            row = Row(
+                u,
+                group_name.get(u.pk, ""),
+                cells,
+                grade,
+                grade.status,
+                grade.letter,
+                grade.total,
+                grade.reason,
+                percents=grade.percents,
+            )
         out.append(row)
     return out
 
@@ -185,8 +209,14 @@ def filter_rows(
     first unless another order is asked for."""
     if q:
         needle = q.lower()
-        rows = [r for r in rows if needle in " ".join(
-            (r.student.full_name, r.student.email, r.student.sid or "", r.group)).lower()]  # fmt: skip
+        rows = [
+            r
+            for r in rows
+            if needle
+            in " ".join(
+                (r.student.full_name, r.student.email, r.student.sid or "", r.group)
+            ).lower()
+        ]
     if status == "at-risk":
         rows = [r for r in rows if r.at_risk]
     elif status in ("incomplete", "fail", "final"):
@@ -196,8 +226,10 @@ def filter_rows(
     if sort in ("-total", "total"):
         known = [r for r in rows if r.total is not None or r.grade.to_date is not None]
         rest = [r for r in rows if r.total is None and r.grade.to_date is None]
-        known.sort(key=lambda r: r.total if r.total is not None else r.grade.to_date or 0,
-                   reverse=sort == "-total")  # fmt: skip
+        known.sort(
+            key=lambda r: r.total if r.total is not None else r.grade.to_date or 0,
+            reverse=sort == "-total",
+        )
         return known + rest
     if sort == "group":
         return sorted(rows, key=lambda r: (r.group == "", r.group, r.student.full_name))
@@ -220,15 +252,31 @@ def export_rows(course: Course, rows: list[Row], shape: str) -> Iterator[list[An
 
     if shape == "canvas":
         tops = [c for c in components if c.parent_id is None]
-        yield ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-               *[f"{c.name} (%)" for c in tops], "Course total (%)", "Final letter"]  # fmt: skip
+        yield [
+            "Student",
+            "ID",
+            "SIS User ID",
+            "SIS Login ID",
+            "Section",
+            *[f"{c.name} (%)" for c in tops],
+            "Course total (%)",
+            "Final letter",
+        ]
         for r in rows:
             name = r.student.full_name.split()
             sortable = (
                 f"{name[-1]}, {' '.join(name[:-1])}" if len(name) > 1 else r.student.full_name
             )
-            yield [sortable, "", r.student.sid or "", r.student.email, course.code,
-                   *[pct(r.percents.get(c.key)) for c in tops], pct(r.total), r.letter or ""]  # fmt: skip
+            yield [
+                sortable,
+                "",
+                r.student.sid or "",
+                r.student.email,
+                course.code,
+                *[pct(r.percents.get(c.key)) for c in tops],
+                pct(r.total),
+                r.letter or "",
+            ]
         return
     yield [
         "email",
@@ -242,5 +290,14 @@ def export_rows(course: Course, rows: list[Row], shape: str) -> Iterator[list[An
         "reason",
     ]
     for r in rows:
-        yield [r.student.email, r.student.full_name, r.student.sid or "", r.group,
-               *[pct(r.cells[c.key].percent) for c in leaves], pct(r.total), r.status, r.letter or "", r.reason]  # fmt: skip
+        yield [
+            r.student.email,
+            r.student.full_name,
+            r.student.sid or "",
+            r.group,
+            *[pct(r.cells[c.key].percent) for c in leaves],
+            pct(r.total),
+            r.status,
+            r.letter or "",
+            r.reason,
+        ]

@@ -92,17 +92,26 @@ def components_update(
             changed, ["weight", "satisfactory_threshold", "source"]
         )
         if changed:
-            audit_record(actor=actor, action="gradebook.components_changed", course=course,
-                         before={c.key: before[c.key] for c in changed},
-                         after={c.key: _component_json(c) for c in changed})  # fmt: skip
+            audit_record(
+                actor=actor,
+                action="gradebook.components_changed",
+                course=course,
+                before={c.key: before[c.key] for c in changed},
+                after={c.key: _component_json(c) for c in changed},
+            )
         if cutoffs is not None:
             new = [[letter, float(minimum)] for letter, minimum in cutoffs]
             old = [[x, float(y)] for x, y in selectors.cutoffs_of(course)]
             if new != old:
                 course.letter_cutoffs = new
                 Course.objects.filter(pk=course.pk).update(letter_cutoffs=new)
-                audit_record(actor=actor, action="gradebook.cutoffs_changed", course=course,
-                             before={"cutoffs": old}, after={"cutoffs": new})  # fmt: skip
+                audit_record(
+                    actor=actor,
+                    action="gradebook.cutoffs_changed",
+                    course=course,
+                    before={"cutoffs": old},
+                    after={"cutoffs": new},
+                )
     return components
 
 
@@ -136,8 +145,14 @@ def _target_id(c: ScoreChange) -> str:
     return f"{c.component.key}:group:{c.group.pk if c.group is not None else ''}"
 
 
-def scores_apply(*, actor: User, course: Course, changes: Iterable[ScoreChange], action: str = "gradebook.score_set",
-                 note: str = "") -> dict[str, int]:  # fmt: skip
+def scores_apply(
+    *,
+    actor: User,
+    course: Course,
+    changes: Iterable[ScoreChange],
+    action: str = "gradebook.score_set",
+    note: str = "",
+) -> dict[str, int]:
     """Set or clear each score, all in one transaction, with one audit row per score that
     changes (old → new). Returns counts: set, cleared, unchanged."""
     _require_staff(actor, course)
@@ -176,8 +191,17 @@ def scores_apply(*, actor: User, course: Course, changes: Iterable[ScoreChange],
                     delete.append(e.pk)
                 counts["cleared"] += 1
             elif e is None:
-                create.append(ScoreEntry(course=course, component=c.component, student=c.student, group=c.group,
-                                         percent=Decimal(str(new)), note=c.note[:300], updated_by=actor))  # fmt: skip
+                create.append(
+                    ScoreEntry(
+                        course=course,
+                        component=c.component,
+                        student=c.student,
+                        group=c.group,
+                        percent=Decimal(str(new)),
+                        note=c.note[:300],
+                        updated_by=actor,
+                    )
+                )
                 counts["set"] += 1
             else:
                 e.percent, e.note, e.updated_by, e.updated_at = (
@@ -188,9 +212,19 @@ def scores_apply(*, actor: User, course: Course, changes: Iterable[ScoreChange],
                 )
                 update.append(e)
                 counts["set"] += 1
-            audits.append(AuditEvent(actor=actor, course=course, action=action, object_type="gradebook.score",
-                                     object_id=_target_id(c), object_repr=f"{c.component.name} · {c.who}"[:200],
-                                     before={"percent": old}, after={"percent": new, "note": c.note}, note=note))  # fmt: skip
+            audits.append(
+                AuditEvent(
+                    actor=actor,
+                    course=course,
+                    action=action,
+                    object_type="gradebook.score",
+                    object_id=_target_id(c),
+                    object_repr=f"{c.component.name} · {c.who}"[:200],
+                    before={"percent": old},
+                    after={"percent": new, "note": c.note},
+                    note=note,
+                )
+            )
         ScoreEntry.objects.filter(pk__in=delete).delete()
         ScoreEntry.objects.bulk_create(create, batch_size=1000)
         ScoreEntry.objects.bulk_update(
@@ -236,12 +270,19 @@ def score_change(
             raise DomainError("There is no such group in this course.", field="group")
         return ScoreChange(component, value, note, group=group)
     people = selectors.students_of(course)
-    student = (people.filter(pk=student_id) if student_id else
-               people.filter(email__iexact=student_email.strip()) if student_email.strip() else people.none()).first()  # fmt: skip
+    student = (
+        people.filter(pk=student_id)
+        if student_id
+        else people.filter(email__iexact=student_email.strip())
+        if student_email.strip()
+        else people.none()
+    ).first()
     if student is None:
         what = student_email or student_id
-        raise DomainError(f"{what!s} is not a student of this course." if what else "Name a student or a group.",
-                          field="student")  # fmt: skip
+        raise DomainError(
+            f"{what!s} is not a student of this course." if what else "Name a student or a group.",
+            field="student",
+        )
     return ScoreChange(component, value, note, student=student)
 
 
@@ -250,8 +291,12 @@ def score_history(*, course: Course, student_id: int, group_id: int | None) -> l
     q = Q(object_id__endswith=f":student:{student_id}")
     if group_id:
         q |= Q(object_id__endswith=f":group:{group_id}")
-    return list(AuditEvent.objects.filter(course=course, object_type="gradebook.score").filter(q)
-                .select_related("actor").order_by("-created_at", "-pk")[:100])  # fmt: skip
+    return list(
+        AuditEvent.objects.filter(course=course, object_type="gradebook.score")
+        .filter(q)
+        .select_related("actor")
+        .order_by("-created_at", "-pk")[:100]
+    )
 
 
 # --- imports -------------------------------------------------------------------------------
@@ -281,7 +326,11 @@ def import_plan(*, course: Course, data: bytes) -> ImportPreview:
         {u.email.lower(): u for u in people.filter(email__in=_ci(people, emails))} if emails else {}
     )
     by_sid = {u.sid: u for u in people.filter(sid__in=sids)} if sids else {}
-    by_group = {g.name.lower(): g for g in Group.objects.filter(course=course, dissolved_at__isnull=True)} if names else {}  # fmt: skip
+    by_group = (
+        {g.name.lower(): g for g in Group.objects.filter(course=course, dissolved_at__isnull=True)}
+        if names
+        else {}
+    )
     components = {c.key: c for c in selectors.components_of(course)}
     existing = {
         (e.component_id, e.student_id, e.group_id): e
@@ -297,8 +346,11 @@ def import_plan(*, course: Course, data: bytes) -> ImportPreview:
         else:
             target["group"] = by_group.get(r.who.lower())
         if not any(target.values()):
-            what = {"email": "no student of this course has this e-mail",
-                    "sid": "no student of this course has this SID", "group": "no group of this course has this name"}[r.kind]  # fmt: skip
+            what = {
+                "email": "no student of this course has this e-mail",
+                "sid": "no student of this course has this SID",
+                "group": "no group of this course has this name",
+            }[r.kind]
             out.problems.append(imports.Problem(r.row, r.column_of_who, f"{r.who!r}: {what}"))
             continue
         student, group = target.get("student"), target.get("group")
@@ -306,8 +358,13 @@ def import_plan(*, course: Course, data: bytes) -> ImportPreview:
         for key, value, column in r.scores:
             dup = ("group" if group is not None else "student", holder_pk, key)
             if dup in seen:
-                out.problems.append(imports.Problem(
-                    r.row, column, f"a second score for the same {dup[0]} (the first is on row {seen[dup]})"))  # fmt: skip
+                out.problems.append(
+                    imports.Problem(
+                        r.row,
+                        column,
+                        f"a second score for the same {dup[0]} (the first is on row {seen[dup]})",
+                    )
+                )
                 continue
             seen[dup] = r.row
             c = components[key]
@@ -327,13 +384,16 @@ def _ci(people: Any, emails: set[str]) -> Any:
     return people.annotate(e=Lower("email")).filter(e__in=emails).values("email")
 
 
-def import_upload(*, actor: User, course: Course, filename: str, data: bytes) -> tuple[ScoreImport, ImportPreview]:  # fmt: skip
+def import_upload(
+    *, actor: User, course: Course, filename: str, data: bytes
+) -> tuple[ScoreImport, ImportPreview]:
     _require_staff(actor, course)
     if len(data) > imports.MAX_BYTES:
         raise DomainError(f"The file is over {imports.MAX_BYTES // 1_000_000} MB.", field="file")
     preview = import_plan(course=course, data=data)
-    record = ScoreImport.objects.create(course=course, filename=(filename or "scores.csv")[:200], content=data,
-                                        uploaded_by=actor)  # fmt: skip
+    record = ScoreImport.objects.create(
+        course=course, filename=(filename or "scores.csv")[:200], content=data, uploaded_by=actor
+    )
     return record, preview
 
 
@@ -355,10 +415,17 @@ def import_commit(*, actor: User, course: Course, import_id: int) -> dict[str, i
             raise Conflict("This file was already imported.")
         plan = import_plan(course=course, data=bytes(record.content))
         if not plan.ok:
-            raise Conflict(f"The file has {len(plan.problems)} problem(s); fix them and upload it again. "
-                           "Nothing was changed.")  # fmt: skip
-        counts = scores_apply(actor=actor, course=course, changes=[c for c, _ in plan.changes],
-                              action="gradebook.score_imported", note=f"import #{record.pk} {record.filename}")  # fmt: skip
+            raise Conflict(
+                f"The file has {len(plan.problems)} problem(s); fix them and upload it again. "
+                "Nothing was changed."
+            )
+        counts = scores_apply(
+            actor=actor,
+            course=course,
+            changes=[c for c, _ in plan.changes],
+            action="gradebook.score_imported",
+            note=f"import #{record.pk} {record.filename}",
+        )
         record.committed_at, record.committed_by = timezone.now(), actor
         record.summary = counts | {"unchanged": counts["unchanged"] + plan.unchanged}
         record.save(update_fields=["committed_at", "committed_by", "summary"])
@@ -389,8 +456,20 @@ def grades_freeze(*, actor: User, course: Course, confirm: bool) -> GradeFreeze:
         rows = selectors.gradebook_rows(course)
         FrozenGrade.objects.filter(course=course).delete()
         FrozenGrade.objects.bulk_create(
-            [FrozenGrade(course=course, student_id=r.student.pk, status=r.status, letter=r.letter or "", total=r.total,
-                         reason=r.reason[:500], percents=r.percents) for r in rows], batch_size=1000)  # fmt: skip
+            [
+                FrozenGrade(
+                    course=course,
+                    student_id=r.student.pk,
+                    status=r.status,
+                    letter=r.letter or "",
+                    total=r.total,
+                    reason=r.reason[:500],
+                    percents=r.percents,
+                )
+                for r in rows
+            ],
+            batch_size=1000,
+        )
         freeze = GradeFreeze.objects.create(course=course, frozen_by=actor)
         counts: dict[str, int] = {}
         for r in rows:
@@ -411,7 +490,12 @@ def grades_unfreeze(*, actor: User, course: Course, confirm: bool) -> None:
         freeze = GradeFreeze.objects.filter(course=course).first()
         if freeze is None:
             raise Conflict("Grades are not frozen.")
-        audit_record(actor=actor, action="gradebook.unfrozen", course=course, obj=freeze,
-                     before={"frozen_at": freeze.frozen_at.isoformat()})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="gradebook.unfrozen",
+            course=course,
+            obj=freeze,
+            before={"frozen_at": freeze.frozen_at.isoformat()},
+        )
         FrozenGrade.objects.filter(course=course).delete()
         freeze.delete()

@@ -195,14 +195,22 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
 def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
     scores = dict(GroupImpact.objects.filter(course=course).values_list("group_id", "percent"))
     wanted = group_of.keys() if students is None else students
-    return {sid: Computed(float(scores[g]), "the group's impact score")
-            for sid in wanted if (g := group_of.get(sid)) is not None and g in scores}  # fmt: skip
+    return {
+        sid: Computed(float(scores[g]), "the group's impact score")
+        for sid in wanted
+        if (g := group_of.get(sid)) is not None and g in scores
+    }
 
 
 def participation(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
     sums = participation_summaries(course, students)
-    return {sid: Computed(s.score, f"attended {s.attended} of {s.held} lectures, {s.contributions} contributions")
-            for sid, s in sums.items() if s.score is not None}  # fmt: skip
+    return {
+        sid: Computed(
+            s.score, f"attended {s.attended} of {s.held} lectures, {s.contributions} contributions"
+        )
+        for sid, s in sums.items()
+        if s.score is not None
+    }
 
 
 SOURCES: dict[str, Source] = {

@@ -32,12 +32,22 @@ PAGE = 50
 
 class ScoreForm(forms.Form):
     component = forms.ChoiceField(help_text="The component (or part) to score.")
-    student = forms.CharField(required=False, max_length=254,
-                              help_text="The student's e-mail. Leave empty to score a whole group.")  # fmt: skip
-    group = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
-                                   help_text="Or a group: the score applies to each member without a score of their own.")  # fmt: skip
-    percent = forms.CharField(required=False, max_length=20,
-                              help_text="85, 85 % or points as 17/20. Empty clears the score.")  # fmt: skip
+    student = forms.CharField(
+        required=False,
+        max_length=254,
+        help_text="The student's e-mail. Leave empty to score a whole group.",
+    )
+    group = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        help_text="Or a group: the score applies to each member without a score of their own.",
+    )
+    percent = forms.CharField(
+        required=False,
+        max_length=20,
+        help_text="85, 85 % or points as 17/20. Empty clears the score.",
+    )
     note = forms.CharField(
         required=False, max_length=300, help_text="Why, for the record (optional)."
     )
@@ -55,8 +65,10 @@ class ScoreForm(forms.Form):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="CSV: an email, sid or group column and one column per component "
-                                     "(its key or name). Blank cells change nothing.")  # fmt: skip
+    file = forms.FileField(
+        help_text="CSV: an email, sid or group column and one column per component "
+        "(its key or name). Blank cells change nothing."
+    )
 
 
 @login_required
@@ -80,9 +92,19 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
     if target:
         scores = {k: c.percent for k, c in row.cells.items()}
         what_if = rules.needed_for(selectors.rule_components(components), scores, target, cutoffs)
-    return render(request, "gradebook/student.html", {
-        "course": course, "row": row, "lines": _lines(components, row), "cutoffs": cutoffs,
-        "target": target, "what_if": what_if, "freeze": selectors.freeze_of(course)})  # fmt: skip
+    return render(
+        request,
+        "gradebook/student.html",
+        {
+            "course": course,
+            "row": row,
+            "lines": _lines(components, row),
+            "cutoffs": cutoffs,
+            "target": target,
+            "what_if": what_if,
+            "freeze": selectors.freeze_of(course),
+        },
+    )
 
 
 def _lines(components: list[Any], row: selectors.Row) -> list[dict[str, Any]]:
@@ -93,8 +115,19 @@ def _lines(components: list[Any], row: selectors.Row) -> list[dict[str, Any]]:
     for c in components:
         cell = row.cells.get(c.key)
         pct = row.percents.get(c.key) if cell is None else cell.percent
-        out.append({"c": c, "percent": pct, "shown": f"{rules.fmt(pct)} %", "cell": cell, "failing": c.key in failing,
-                    "source": "from its parts" if c.pk in parents else SOURCE_HELP.get(c.source, c.source), "is_part": c.parent_id is not None})  # fmt: skip
+        out.append(
+            {
+                "c": c,
+                "percent": pct,
+                "shown": f"{rules.fmt(pct)} %",
+                "cell": cell,
+                "failing": c.key in failing,
+                "source": "from its parts"
+                if c.pk in parents
+                else SOURCE_HELP.get(c.source, c.source),
+                "is_part": c.parent_id is not None,
+            }
+        )
     return out
 
 
@@ -130,13 +163,28 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             )
         ]
     )
-    return render(request, "gradebook/staff.html", {
-        "course": course, "leaves": leaves, "page": page_, "f": f,
-        "rows": [(r, [_cell(c, r.cells[c.key]) for c in leaves]) for r in page_], "total": len(rows), "n": len(all_rows),
-        "at_risk": at_risk[:10], "n_at_risk": len(at_risk), "counts": sorted(counts.items()),
-        "letters": [x for x, _ in selectors.cutoffs_of(course)] + ["F"], "svg": mark_safe(svg),
-        "statuses": selectors.STATUS_FILTERS, "form": ScoreForm(course=course), "freeze": selectors.freeze_of(course),
-        "instructor": is_instructor(request.user, course)})  # fmt: skip
+    return render(
+        request,
+        "gradebook/staff.html",
+        {
+            "course": course,
+            "leaves": leaves,
+            "page": page_,
+            "f": f,
+            "rows": [(r, [_cell(c, r.cells[c.key]) for c in leaves]) for r in page_],
+            "total": len(rows),
+            "n": len(all_rows),
+            "at_risk": at_risk[:10],
+            "n_at_risk": len(at_risk),
+            "counts": sorted(counts.items()),
+            "letters": [x for x, _ in selectors.cutoffs_of(course)] + ["F"],
+            "svg": mark_safe(svg),
+            "statuses": selectors.STATUS_FILTERS,
+            "form": ScoreForm(course=course),
+            "freeze": selectors.freeze_of(course),
+            "instructor": is_instructor(request.user, course),
+        },
+    )
 
 
 def _cell(c: Any, cell: selectors.Cell) -> tuple[str, str, str]:
@@ -159,8 +207,14 @@ def _score_post(request: AuthedRequest, course: Course, *, next_url: str) -> Htt
         return redirect(next_url)
     d = form.cleaned_data
     try:
-        change = services.score_change(course=course, component_key=d["component"], percent=d["percent"],
-                                       note=d["note"], student_email=d["student"], group_id=d["group"])  # fmt: skip
+        change = services.score_change(
+            course=course,
+            component_key=d["component"],
+            percent=d["percent"],
+            note=d["note"],
+            student_email=d["student"],
+            group_id=d["group"],
+        )
         counts = services.scores_apply(actor=request.user, course=course, changes=[change])
     except DomainError as exc:
         messages.error(request, exc.message)
@@ -184,11 +238,23 @@ def student_detail(request: AuthedRequest, code: str, user_id: int) -> HttpRespo
     if not rows:
         raise Http404("No such student in this course.")
     row = rows[0]
-    group = GroupMembership.objects.filter(course=course, user_id=user_id, left_at__isnull=True).values_list("group_id", flat=True).first()  # fmt: skip
-    return render(request, "gradebook/student_detail.html", {
-        "course": course, "row": row, "lines": _lines(components, row), "form": ScoreForm(course=course),
-        "history": services.score_history(course=course, student_id=user_id, group_id=group),
-        "freeze": selectors.freeze_of(course)})  # fmt: skip
+    group = (
+        GroupMembership.objects.filter(course=course, user_id=user_id, left_at__isnull=True)
+        .values_list("group_id", flat=True)
+        .first()
+    )
+    return render(
+        request,
+        "gradebook/student_detail.html",
+        {
+            "course": course,
+            "row": row,
+            "lines": _lines(components, row),
+            "form": ScoreForm(course=course),
+            "history": services.score_history(course=course, student_id=user_id, group_id=group),
+            "freeze": selectors.freeze_of(course),
+        },
+    )
 
 
 @login_required
@@ -220,9 +286,15 @@ def components(request: AuthedRequest, code: str) -> HttpResponseBase:
                 cutoffs, problems = rules.parse_cutoffs(request.POST.get("cutoffs", ""))
                 if problems:
                     raise DomainError("Letter cut-offs: " + " ".join(problems), field="cutoffs")
-                changes = [{"key": c.key, "weight": request.POST.get(f"weight-{c.key}"),
-                            "satisfactory_threshold": request.POST.get(f"threshold-{c.key}"),
-                            "source": request.POST.get(f"source-{c.key}")} for c in comps]  # fmt: skip
+                changes = [
+                    {
+                        "key": c.key,
+                        "weight": request.POST.get(f"weight-{c.key}"),
+                        "satisfactory_threshold": request.POST.get(f"threshold-{c.key}"),
+                        "source": request.POST.get(f"source-{c.key}"),
+                    }
+                    for c in comps
+                ]
                 services.components_update(
                     actor=request.user, course=course, changes=changes, cutoffs=cutoffs
                 )
@@ -232,10 +304,19 @@ def components(request: AuthedRequest, code: str) -> HttpResponseBase:
         return redirect("gradebook:components", code=course.code)
     cutoffs = selectors.cutoffs_of(course)
     parents = {c.parent_id for c in comps if c.parent_id}
-    return render(request, "gradebook/components.html", {
-        "course": course, "components": [(c, c.pk in parents) for c in comps], "instructor": instructor,
-        "cutoffs_text": ", ".join(f"{x} {rules.fmt(y)}" for x, y in cutoffs), "cutoffs": cutoffs,
-        "sources": SOURCE_HELP, "freeze": selectors.freeze_of(course)})  # fmt: skip
+    return render(
+        request,
+        "gradebook/components.html",
+        {
+            "course": course,
+            "components": [(c, c.pk in parents) for c in comps],
+            "instructor": instructor,
+            "cutoffs_text": ", ".join(f"{x} {rules.fmt(y)}" for x, y in cutoffs),
+            "cutoffs": cutoffs,
+            "sources": SOURCE_HELP,
+            "freeze": selectors.freeze_of(course),
+        },
+    )
 
 
 @login_required
@@ -245,8 +326,12 @@ def import_page(request: AuthedRequest, code: str) -> HttpResponseBase:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            record, _ = services.import_upload(actor=request.user, course=course, filename=upload.name,
-                                               data=upload.read(services.imports.MAX_BYTES + 1))  # fmt: skip
+            record, _ = services.import_upload(
+                actor=request.user,
+                course=course,
+                filename=upload.name,
+                data=upload.read(services.imports.MAX_BYTES + 1),
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
             return redirect("gradebook:import", code=course.code)
@@ -255,8 +340,10 @@ def import_page(request: AuthedRequest, code: str) -> HttpResponseBase:
         leaves = selectors.leaf_components(selectors.components_of(course))
         manual = [c.key for c in leaves if c.source == "manual"]
         people = selectors.students_of(course).values_list("email", flat=True)
-        return csv_response(f"{course.code}-scores-template.csv",
-                            itertools.chain([["email", *manual, "note"]], ([e] for e in people.iterator())))  # fmt: skip
+        return csv_response(
+            f"{course.code}-scores-template.csv",
+            itertools.chain([["email", *manual, "note"]], ([e] for e in people.iterator())),
+        )
     leaves = selectors.leaf_components(selectors.components_of(course))
     return render(
         request, "gradebook/import.html", {"course": course, "form": form, "leaves": leaves}
@@ -276,13 +363,24 @@ def import_preview(request: AuthedRequest, code: str, import_id: int) -> HttpRes
         except DomainError as exc:
             messages.error(request, exc.message)
             return redirect("gradebook:import-preview", code=course.code, import_id=record.pk)
-        messages.success(request, f"Imported: {counts['set']} set, {counts['cleared']} cleared, "
-                                  f"{counts['unchanged']} unchanged.")  # fmt: skip
+        messages.success(
+            request,
+            f"Imported: {counts['set']} set, {counts['cleared']} cleared, "
+            f"{counts['unchanged']} unchanged.",
+        )
         return redirect("gradebook:page", code=course.code)
     plan = services.import_plan(course=course, data=bytes(record.content))
-    return render(request, "gradebook/import_preview.html", {
-        "course": course, "record": record, "plan": plan, "changes": plan.changes[:200],
-        "more": max(0, len(plan.changes) - 200)})  # fmt: skip
+    return render(
+        request,
+        "gradebook/import_preview.html",
+        {
+            "course": course,
+            "record": record,
+            "plan": plan,
+            "changes": plan.changes[:200],
+            "more": max(0, len(plan.changes) - 200),
+        },
+    )
 
 
 @login_required

@@ -129,13 +129,21 @@ def group_create(*, actor: User, course: Course, name: str) -> Group:
             raise Conflict(f"There is already a group called {cleaned!r}.", field="name") from None
         group = Group.objects.select_for_update().get(pk=group.pk)
         _add(group, actor)
-        audit_record(actor=actor, action="group.created", course=course, obj=group,
-                     after={"name": group.name, "members": [actor.email]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.created",
+            course=course,
+            obj=group,
+            after={"name": group.name, "members": [actor.email]},
+        )
     return group
 
 
 def group_join(*, actor: User, course: Course, code: str) -> Group:
-    """A student joins with a join code. Locks the group; refuses when full or after the deadline."""
+    """A student joins with a join code.
+
+    Locks the group; refuses when it is full or after the formation deadline.
+    """
     _require_student(actor, course)
     _require_open(course)
     normalized = rules.normalize_join_code(code)
@@ -158,8 +166,13 @@ def group_join(*, actor: User, course: Course, code: str) -> Group:
                 f"You are in {current.group.name}; leave it before joining another group."
             )
         _add(group, actor)
-        audit_record(actor=actor, action="group.joined", course=course, obj=group,
-                     after={"member": actor.email})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.joined",
+            course=course,
+            obj=group,
+            after={"member": actor.email},
+        )
     return group
 
 
@@ -176,8 +189,14 @@ def group_leave(*, actor: User, course: Course) -> Group:
         if _size(group) == 0:
             group.dissolved_at = timezone.now()
             group.save(update_fields=["dissolved_at"])
-        audit_record(actor=actor, action="group.left", course=course, obj=group,
-                     before={"member": actor.email}, after={"dissolved": group.dissolved_at is not None})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.left",
+            course=course,
+            obj=group,
+            before={"member": actor.email},
+            after={"dissolved": group.dissolved_at is not None},
+        )
     return group
 
 
@@ -201,8 +220,14 @@ def group_rename(*, actor: User, group: Group, name: str) -> Group:
             raise Conflict(
                 f"There is already a group called {locked.name!r}.", field="name"
             ) from None
-        audit_record(actor=actor, action="group.renamed", course=course, obj=locked,
-                     before={"name": old}, after={"name": locked.name})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.renamed",
+            course=course,
+            obj=locked,
+            before={"name": old},
+            after={"name": locked.name},
+        )
     return locked
 
 
@@ -257,9 +282,14 @@ def member_move(*, actor: User, course: Course, user_id: int, group_id: int) -> 
         if current is not None:
             _leave(current)
         _add(target, student)
-        audit_record(actor=actor, action="group.member_moved", course=course, obj=target,
-                     before={"group": current.group.name if current else None},
-                     after={"group": target.name, "member": student.email})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.member_moved",
+            course=course,
+            obj=target,
+            before={"group": current.group.name if current else None},
+            after={"group": target.name, "member": student.email},
+        )
     return target
 
 
@@ -273,8 +303,13 @@ def member_remove(*, actor: User, course: Course, user_id: int) -> None:
             raise DomainError(f"{student} is not in a group.")
         Group.objects.select_for_update().get(pk=current.group_id)
         _leave(current)
-        audit_record(actor=actor, action="group.member_removed", course=course, obj=current.group,
-                     before={"member": student.email})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.member_removed",
+            course=course,
+            obj=current.group,
+            before={"member": student.email},
+        )
 
 
 def group_merge(*, actor: User, course: Course, source_id: int, target_id: int) -> Group:
@@ -292,15 +327,22 @@ def group_merge(*, actor: User, course: Course, source_id: int, target_id: int) 
         total = _size(target) + len(moving)
         if total > course.group_max_size:
             raise Conflict(
-                f"Merging would make {target.name} {total} strong; the maximum is {course.group_max_size}."
+                f"Merging would make {target.name} {total} strong; the maximum is "
+                f"{course.group_max_size}."
             )
         for m in moving:
             _leave(m)
             GroupMembership.objects.create(group=target, course=course, user=m.user)
         source.dissolved_at = timezone.now()
         source.save(update_fields=["dissolved_at"])
-        audit_record(actor=actor, action="group.merged", course=course, obj=target,
-                     before={"source": source.name}, after={"moved": [m.user.email for m in moving]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.merged",
+            course=course,
+            obj=target,
+            before={"source": source.name},
+            after={"moved": [m.user.email for m in moving]},
+        )
     return target
 
 
@@ -314,6 +356,11 @@ def group_dissolve(*, actor: User, course: Course, group_id: int) -> int:
             _leave(m)
         group.dissolved_at = timezone.now()
         group.save(update_fields=["dissolved_at"])
-        audit_record(actor=actor, action="group.dissolved", course=course, obj=group,
-                     before={"name": group.name, "members": [m.user.email for m in members]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="group.dissolved",
+            course=course,
+            obj=group,
+            before={"name": group.name, "members": [m.user.email for m in members]},
+        )
     return len(members)

@@ -42,8 +42,11 @@ def my_group(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
     deadline = services.formation_deadline(course)
     is_open = rules.formation_open(now=timezone.now(), deadline=deadline)
-    forms: dict[str, Form] = {"create": CreateGroupForm(prefix="create"), "join": JoinGroupForm(prefix="join"),
-             "rename": RenameGroupForm(prefix="rename")}  # fmt: skip
+    forms: dict[str, Form] = {
+        "create": CreateGroupForm(prefix="create"),
+        "join": JoinGroupForm(prefix="join"),
+        "rename": RenameGroupForm(prefix="rename"),
+    }
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -85,10 +88,17 @@ def my_group(request: AuthedRequest, code: str) -> HttpResponse:
                 target.add_error(exc.field, exc.message)
             else:
                 messages.error(request, exc.message)
-    return render(request, "groups/my_group.html", {
-        "course": course, "group": group_for_student(course=course, user=request.user),
-        "deadline": deadline, "is_open": is_open, "forms": forms,
-    })  # fmt: skip
+    return render(
+        request,
+        "groups/my_group.html",
+        {
+            "course": course,
+            "group": group_for_student(course=course, user=request.user),
+            "deadline": deadline,
+            "is_open": is_open,
+            "forms": forms,
+        },
+    )
 
 
 BOARD_PAGE = 20  # group cards per page
@@ -128,16 +138,36 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
         request.GET.get("upage")
     )
     names: list[tuple[str, int]] = list(sized.values_list("name", *["size"]))
-    return render(request, "groups/board.html", {
-        "course": course, "rows": rows, "page": page, "show": show, "q": q, "group_names": names,
-        "show_choices": [("all", "all"), ("under", "under minimum"), ("ok", "ok"), ("full", "full")],
-        "ungrouped": ungrouped,
-        "counts": {"groups": len(names), "under": sum(1 for _, n in names if n < lo),
-                   "full": sum(1 for _, n in names if n >= hi), "ungrouped": ungrouped.paginator.count},
-        "move_form": MoveForm(), "merge_form": MergeForm(),
-        "create_form": CreateGroupForm(prefix="create"), "history": membership_history(course=course, limit=20),
-        "deadline": services.formation_deadline(course),
-    })  # fmt: skip
+    return render(
+        request,
+        "groups/board.html",
+        {
+            "course": course,
+            "rows": rows,
+            "page": page,
+            "show": show,
+            "q": q,
+            "group_names": names,
+            "show_choices": [
+                ("all", "all"),
+                ("under", "under minimum"),
+                ("ok", "ok"),
+                ("full", "full"),
+            ],
+            "ungrouped": ungrouped,
+            "counts": {
+                "groups": len(names),
+                "under": sum(1 for _, n in names if n < lo),
+                "full": sum(1 for _, n in names if n >= hi),
+                "ungrouped": ungrouped.paginator.count,
+            },
+            "move_form": MoveForm(),
+            "merge_form": MergeForm(),
+            "create_form": CreateGroupForm(prefix="create"),
+            "history": membership_history(course=course, limit=20),
+            "deadline": services.formation_deadline(course),
+        },
+    )
 
 
 @login_required

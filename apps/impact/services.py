@@ -45,7 +45,8 @@ def _student_group(actor: User, course: Course, *, item: ImpactItem | None = Non
     closes = closes_at(course)
     if closes is not None and timezone.now() > closes:
         raise Conflict(
-            f"The impact update closed {format_instant(closes, course.timezone)}; ask staff to add late evidence."
+            f"The impact update closed {format_instant(closes, course.timezone)}; ask staff to add "
+            "late evidence."
         )
     return group
 
@@ -64,10 +65,22 @@ def item_add(
         raise DomainError("The date is in the future.", field="happened_on")
     with transaction.atomic():
         group = _student_group(actor, course)
-        item = ImpactItem.objects.create(course=course, group=group, kind=kind, url=url.strip(), happened_on=happened_on,
-                                         claim=claim.strip()[:300], added_by=actor)  # fmt: skip
-        audit_record(actor=actor, action="impact.item_added", course=course, obj=item,
-                     after={"kind": kind, "url": item.url, "claim": item.claim})  # fmt: skip
+        item = ImpactItem.objects.create(
+            course=course,
+            group=group,
+            kind=kind,
+            url=url.strip(),
+            happened_on=happened_on,
+            claim=claim.strip()[:300],
+            added_by=actor,
+        )
+        audit_record(
+            actor=actor,
+            action="impact.item_added",
+            course=course,
+            obj=item,
+            after={"kind": kind, "url": item.url, "claim": item.claim},
+        )
     return item
 
 
@@ -79,8 +92,13 @@ def item_remove(*, actor: User, course: Course, item_id: int) -> None:
             raise NotFound("No such evidence item.")
         if not staff:
             _student_group(actor, course, item=item)
-        audit_record(actor=actor, action="impact.item_removed", course=course, obj=item,
-                     before={"kind": item.kind, "url": item.url, "claim": item.claim})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="impact.item_removed",
+            course=course,
+            obj=item,
+            before={"kind": item.kind, "url": item.url, "claim": item.claim},
+        )
         item.delete()
 
 
@@ -110,12 +128,20 @@ def item_score(
         item.score = None if value is None else int(value)
         item.staff_note = note.strip()[:300]
         item.save(update_fields=["score", "staff_note"])
-        audit_record(actor=actor, action="impact.item_scored", course=course, obj=item, before=before,
-                     after={"score": item.score, "note": item.staff_note})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="impact.item_scored",
+            course=course,
+            obj=item,
+            before=before,
+            after={"score": item.score, "note": item.staff_note},
+        )
     return item
 
 
-def group_score(*, actor: User, course: Course, group_id: int, percent: float | str | None, note: str = "") -> GroupImpact | None:  # fmt: skip
+def group_score(
+    *, actor: User, course: Course, group_id: int, percent: float | str | None, note: str = ""
+) -> GroupImpact | None:
     """Set (or clear, with None) a group's impact score, which the gradebook's impact component
     reads. Audited with the old and new value."""
     if not is_staff(actor, course):
@@ -137,7 +163,23 @@ def group_score(*, actor: User, course: Course, group_id: int, percent: float | 
             result = None
         else:
             result, _ = GroupImpact.objects.update_or_create(
-                group=group, defaults={"course": course, "percent": value, "note": note.strip()[:300], "scored_by": actor})  # fmt: skip
-        audit_record(actor=actor, action="impact.group_scored", course=course, obj=group, before=before,
-                     after={"percent": float(value) if value is not None else None, "note": note.strip()[:300]})  # fmt: skip
+                group=group,
+                defaults={
+                    "course": course,
+                    "percent": value,
+                    "note": note.strip()[:300],
+                    "scored_by": actor,
+                },
+            )
+        audit_record(
+            actor=actor,
+            action="impact.group_scored",
+            course=course,
+            obj=group,
+            before=before,
+            after={
+                "percent": float(value) if value is not None else None,
+                "note": note.strip()[:300],
+            },
+        )
     return result

@@ -37,8 +37,11 @@ class ItemForm(forms.Form):
         label="Link",
         help_text="https://… — where anyone can see it. The server never opens it.",
     )
-    happened_on = forms.DateField(label="Date", widget=forms.DateInput(attrs={"type": "date"}),
-                                  help_text="When it was merged, released or posted.")  # fmt: skip
+    happened_on = forms.DateField(
+        label="Date",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="When it was merged, released or posted.",
+    )
     claim = forms.CharField(
         max_length=300, help_text="One sentence: what it shows about your project."
     )
@@ -64,8 +67,14 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 return redirect("impact:page", code=course.code)
             if form.is_valid():
                 d = form.cleaned_data
-                services.item_add(actor=request.user, course=course, kind=d["kind"], url=d["url"],
-                                  happened_on=d["happened_on"], claim=d["claim"])  # fmt: skip
+                services.item_add(
+                    actor=request.user,
+                    course=course,
+                    kind=d["kind"],
+                    url=d["url"],
+                    happened_on=d["happened_on"],
+                    claim=d["claim"],
+                )
                 messages.success(request, "Evidence recorded for your group.")
                 return redirect("impact:page", code=course.code)
         except DomainError as exc:
@@ -77,8 +86,19 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
     items = list(selectors.item_list(user=request.user, course=course))
     score = GroupImpact.objects.filter(group=group).first() if group else None
     closes = services.closes_at(course)
-    return render(request, "impact/student.html", {"course": course, "group": group, "items": items, "form": form,
-                                                   "score": score, "closes": closes, "now": timezone.now()})  # fmt: skip
+    return render(
+        request,
+        "impact/student.html",
+        {
+            "course": course,
+            "group": group,
+            "items": items,
+            "form": form,
+            "score": score,
+            "closes": closes,
+            "now": timezone.now(),
+        },
+    )
 
 
 def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
@@ -92,11 +112,21 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             return redirect(request.get_full_path())
         try:
             if action == "item":
-                services.item_score(actor=request.user, course=course, item_id=_int(request.POST.get("item")) or 0,
-                                    score=request.POST.get("score"), note=request.POST.get("note", ""))  # fmt: skip
+                services.item_score(
+                    actor=request.user,
+                    course=course,
+                    item_id=_int(request.POST.get("item")) or 0,
+                    score=request.POST.get("score"),
+                    note=request.POST.get("note", ""),
+                )
             else:
-                services.group_score(actor=request.user, course=course, group_id=_int(request.POST.get("group")) or 0,
-                                     percent=request.POST.get("percent"), note=request.POST.get("note", ""))  # fmt: skip
+                services.group_score(
+                    actor=request.user,
+                    course=course,
+                    group_id=_int(request.POST.get("group")) or 0,
+                    percent=request.POST.get("percent"),
+                    note=request.POST.get("note", ""),
+                )
             messages.success(request, "Saved.")
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -108,12 +138,30 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             Q(name__icontains=q) | Q(impact_items__claim__icontains=q)
         ).distinct()
     if request.GET.get("format") == "csv":
-        rows = (ImpactItem.objects.filter(course=course, group__in=groups).select_related("group")
-                .order_by("group__name", "happened_on").iterator(chunk_size=500))  # fmt: skip
-        return csv_response(f"{course.code}-impact.csv", itertools.chain(
-            [["group", "kind", "url", "date", "claim", "item score", "staff note"]],
-            ([i.group.name, i.kind, i.url, i.happened_on.isoformat(), i.claim, "" if i.score is None else i.score,
-              i.staff_note] for i in rows)))  # fmt: skip
+        rows = (
+            ImpactItem.objects.filter(course=course, group__in=groups)
+            .select_related("group")
+            .order_by("group__name", "happened_on")
+            .iterator(chunk_size=500)
+        )
+        return csv_response(
+            f"{course.code}-impact.csv",
+            itertools.chain(
+                [["group", "kind", "url", "date", "claim", "item score", "staff note"]],
+                (
+                    [
+                        i.group.name,
+                        i.kind,
+                        i.url,
+                        i.happened_on.isoformat(),
+                        i.claim,
+                        "" if i.score is None else i.score,
+                        i.staff_note,
+                    ]
+                    for i in rows
+                ),
+            ),
+        )
     page_ = Paginator(groups, PAGE).get_page(request.GET.get("page"))
     items: dict[int, list[ImpactItem]] = defaultdict(list)
     for item in ImpactItem.objects.filter(group__in=list(page_)).select_related("added_by"):
@@ -125,7 +173,17 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         .annotate(n=Count("id"))
         .values_list("kind", "n")
     )
-    return render(request, "impact/staff.html", {
-        "course": course, "rows": [(g, items.get(g.pk, []), scores.get(g.pk)) for g in page_], "page": page_, "q": q,
-        "kinds": [(label, counts.get(k, 0)) for k, label in KINDS], "closes": services.closes_at(course),
-        "scored": GroupImpact.objects.filter(course=course).count(), "total": page_.paginator.count})  # fmt: skip
+    return render(
+        request,
+        "impact/staff.html",
+        {
+            "course": course,
+            "rows": [(g, items.get(g.pk, []), scores.get(g.pk)) for g in page_],
+            "page": page_,
+            "q": q,
+            "kinds": [(label, counts.get(k, 0)) for k, label in KINDS],
+            "closes": services.closes_at(course),
+            "scored": GroupImpact.objects.filter(course=course).count(),
+            "total": page_.paginator.count,
+        },
+    )

@@ -55,11 +55,19 @@ def tracked_milestones(*, course: Course) -> list[Milestone]:
 def cell(m: Milestone, group: Group, rec: GroupMilestone | None, now: dt.datetime) -> Cell:
     ext = rec.extension_hours if rec else 0
     status = rules.milestone_status(
-        due=m.due_at, extension_hours=ext,
-        submitted_at=rec.submitted_at if rec else None, excused=bool(rec and rec.excused),
-    )  # fmt: skip
-    return Cell(m, group, rec, status, rules.group_due(m.due_at, ext),
-                rules.is_overdue(status=status, due=m.due_at, extension_hours=ext, now=now))  # fmt: skip
+        due=m.due_at,
+        extension_hours=ext,
+        submitted_at=rec.submitted_at if rec else None,
+        excused=bool(rec and rec.excused),
+    )
+    return Cell(
+        m,
+        group,
+        rec,
+        status,
+        rules.group_due(m.due_at, ext),
+        rules.is_overdue(status=status, due=m.due_at, extension_hours=ext, now=now),
+    )
 
 
 def cells_for_groups(
@@ -80,9 +88,11 @@ def cells_for_groups(
 
 def group_of(*, course: Course, user: User) -> Group | None:
     return Group.objects.filter(
-        course=course, memberships__user=user, memberships__left_at__isnull=True,
+        course=course,
+        memberships__user=user,
+        memberships__left_at__isnull=True,
         dissolved_at__isnull=True,
-    ).first()  # fmt: skip
+    ).first()
 
 
 def board_groups(*, course: Course, q: str = "", status: str = "") -> QuerySet[Group]:

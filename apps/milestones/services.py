@@ -31,7 +31,9 @@ def _milestone(course: Course, milestone_id: int, *, tracked: bool = True) -> Mi
     if m is None:
         raise NotFound("No such milestone in this course.", field="milestone")
     if tracked and not m.tracked:
-        raise DomainError(f"{m.name} is a date only; groups record nothing for it.", field="milestone")  # fmt: skip
+        raise DomainError(
+            f"{m.name} is a date only; groups record nothing for it.", field="milestone"
+        )
     return m
 
 
@@ -74,10 +76,20 @@ def milestone_submit(
         }
         rec.link, rec.submitted_at, rec.submitted_by = link, timezone.now(), actor
         rec.save(update_fields=["link", "submitted_at", "submitted_by", "updated_at"])
-        status = rules.milestone_status(due=m.due_at, extension_hours=rec.extension_hours,
-                                        submitted_at=rec.submitted_at, excused=rec.excused)  # fmt: skip
-        audit_record(actor=actor, action="milestone.submitted", course=course, obj=rec,
-                     before=before, after={"link": link, "status": status.value})  # fmt: skip
+        status = rules.milestone_status(
+            due=m.due_at,
+            extension_hours=rec.extension_hours,
+            submitted_at=rec.submitted_at,
+            excused=rec.excused,
+        )
+        audit_record(
+            actor=actor,
+            action="milestone.submitted",
+            course=course,
+            obj=rec,
+            before=before,
+            after={"link": link, "status": status.value},
+        )
     return rec
 
 
@@ -106,8 +118,15 @@ def milestone_extend(
         before = {"extension_hours": rec.extension_hours}
         rec.extension_hours, rec.extension_reason = hours, reason.strip()[:300]
         rec.save(update_fields=["extension_hours", "extension_reason", "updated_at"])
-        audit_record(actor=actor, action="milestone.extended", course=course, obj=rec,
-                     before=before, after={"extension_hours": hours}, note=rec.extension_reason)  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="milestone.extended",
+            course=course,
+            obj=rec,
+            before=before,
+            after={"extension_hours": hours},
+            note=rec.extension_reason,
+        )
     return rec
 
 
@@ -124,8 +143,15 @@ def milestone_excuse(
         before = {"excused": rec.excused}
         rec.excused, rec.excuse_reason = excused, reason.strip()[:300]
         rec.save(update_fields=["excused", "excuse_reason", "updated_at"])
-        audit_record(actor=actor, action="milestone.excused" if excused else "milestone.unexcused",
-                     course=course, obj=rec, before=before, after={"excused": excused}, note=rec.excuse_reason)  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="milestone.excused" if excused else "milestone.unexcused",
+            course=course,
+            obj=rec,
+            before=before,
+            after={"excused": excused},
+            note=rec.excuse_reason,
+        )
     return rec
 
 
@@ -141,26 +167,39 @@ def milestone_move_impact(
         )
     )
     rows = (
-        GroupMembership.objects.filter(course=course, left_at__isnull=True, group__dissolved_at__isnull=True)
-        .select_related("user").order_by("group__name", "user__full_name")
-    )  # fmt: skip
+        GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, group__dissolved_at__isnull=True
+        )
+        .select_related("user")
+        .order_by("group__name", "user__full_name")
+    )
     groups = set()
     for gm in rows:
         hours = ext.get(gm.group_id, 0)
         groups.add(gm.group_id)
-        impact.people.append(PersonMove(
-            gm.user_id, gm.user.get_full_name() or gm.user.email, gm.user.email,
-            rules.group_due(milestone.due_at, hours), rules.group_due(new_due, hours),
-            f"group extension +{hours} h" if hours else "",
-        ))  # fmt: skip
+        impact.people.append(
+            PersonMove(
+                gm.user_id,
+                gm.user.get_full_name() or gm.user.email,
+                gm.user.email,
+                rules.group_due(milestone.due_at, hours),
+                rules.group_due(new_due, hours),
+                f"group extension +{hours} h" if hours else "",
+            )
+        )
     impact.groups = len(groups)
     return impact
 
 
 def milestone_update(
-    *, actor: User, course: Course, milestone_id: int, name: str | None = None,
-    due_at: dt.datetime | None = None, confirm: bool = False,
-) -> tuple[Milestone, MoveImpact | None]:  # fmt: skip
+    *,
+    actor: User,
+    course: Course,
+    milestone_id: int,
+    name: str | None = None,
+    due_at: dt.datetime | None = None,
+    confirm: bool = False,
+) -> tuple[Milestone, MoveImpact | None]:
     """Staff rename or move a milestone. A move needs `confirm` (the caller has shown the
     impact); on confirmation it bumps the revision, audits, and e-mails every affected person
     once after commit. Returns the milestone and the impact of the move (None if not moved)."""
@@ -189,9 +228,16 @@ def milestone_update(
         if after != before:
             m.revision += 1
             m.save()
-            audit_record(actor=actor, action="milestone.updated", course=course, obj=m,
-                         before=before, after=after)  # fmt: skip
+            audit_record(
+                actor=actor,
+                action="milestone.updated",
+                course=course,
+                obj=m,
+                before=before,
+                after=after,
+            )
             if impact is not None:
-                deadline_moved_notify(course=course, impact=impact,
-                                      path=f"/c/{course.code}/milestones/")  # fmt: skip
+                deadline_moved_notify(
+                    course=course, impact=impact, path=f"/c/{course.code}/milestones/"
+                )
     return m, impact

@@ -23,23 +23,41 @@ from apps.milestones import rules
 from apps.milestones.models import GroupMilestone
 
 
-def _event(m: Milestone, course: Course, *, due: dt.datetime, extra: int = 0,
-           status: str = "", note: str = "", staff: bool = False) -> Event:  # fmt: skip
+def _event(
+    m: Milestone,
+    course: Course,
+    *,
+    due: dt.datetime,
+    extra: int = 0,
+    status: str = "",
+    note: str = "",
+    staff: bool = False,
+) -> Event:
     edit = reverse("milestones:milestone-edit", kwargs={"code": course.code, "milestone_id": m.pk})
     description = " · ".join(x for x in (note, m.notes) if x)
     return Event(
-        uid=uid("milestone", m.pk, course.code), kind="milestone", code=m.key, title=m.name,
-        start=due, description=description, path=f"/c/{course.code}/milestones/",
-        sequence=m.revision + extra, reminder_kind="milestone" if m.tracked else "",
-        status=status, edit_path=edit if staff else "",
-    )  # fmt: skip
+        uid=uid("milestone", m.pk, course.code),
+        kind="milestone",
+        code=m.key,
+        title=m.name,
+        start=due,
+        description=description,
+        path=f"/c/{course.code}/milestones/",
+        sequence=m.revision + extra,
+        reminder_kind="milestone" if m.tracked else "",
+        status=status,
+        edit_path=edit if staff else "",
+    )
 
 
 def _group_records(course_id: int, group_id: int) -> QuerySet[Any]:
     return (
-        GroupMilestone.objects.filter(course_id=course_id, group_id=group_id, group__dissolved_at__isnull=True)
-        .order_by().values("milestone_id", "extension_hours", "submitted_at", "excused")
-    )  # fmt: skip
+        GroupMilestone.objects.filter(
+            course_id=course_id, group_id=group_id, group__dissolved_at__isnull=True
+        )
+        .order_by()
+        .values("milestone_id", "extension_hours", "submitted_at", "excused")
+    )
 
 
 def milestone_events(query: EventQuery) -> Iterable[Event]:
@@ -51,22 +69,36 @@ def milestone_events(query: EventQuery) -> Iterable[Event]:
         yield from (_event(m, course, due=m.due_at, staff=True) for m in milestones)
         return
     gid = current_group_id(course=course, user=query.user, memo=query.memo)
-    records: dict[int, dict[str, Any]] = {
-        r["milestone_id"]: dict(r)
-        for r in compiled_query("milestones.group_records", _group_records, course.pk, gid)
-    } if gid is not None else {}  # fmt: skip
+    records: dict[int, dict[str, Any]] = (
+        {
+            r["milestone_id"]: dict(r)
+            for r in compiled_query("milestones.group_records", _group_records, course.pk, gid)
+        }
+        if gid is not None
+        else {}
+    )
     for m in milestones:
         if not m.tracked:
             yield _event(m, course, due=m.due_at)
             continue
         rec = records.get(m.pk, {})
         ext = rec.get("extension_hours") or 0
-        status = rules.milestone_status(due=m.due_at, extension_hours=ext,
-                                        submitted_at=rec.get("submitted_at"), excused=bool(rec.get("excused")))  # fmt: skip
+        status = rules.milestone_status(
+            due=m.due_at,
+            extension_hours=ext,
+            submitted_at=rec.get("submitted_at"),
+            excused=bool(rec.get("excused")),
+        )
         note = f"Your group: {rules.LABELS[status]}" + (f" (extension +{ext} h)" if ext else "")
         # an extension changes the group's event: its SEQUENCE grows with it
-        yield _event(m, course, due=rules.group_due(m.due_at, ext), extra=1 if ext else 0,
-                     status=status.value, note=note)  # fmt: skip
+        yield _event(
+            m,
+            course,
+            due=rules.group_due(m.due_at, ext),
+            extra=1 if ext else 0,
+            status=status.value,
+            note=note,
+        )
 
 
 def milestone_reminders(
@@ -75,8 +107,11 @@ def milestone_reminders(
     """(member, event) for every tracked milestone a group has not recorded nor been excused
     from, due (extension applied) in [start, end). Three queries for the whole course."""
     longest = dt.timedelta(hours=24 * 30)  # extensions are at most 30 days
-    milestones = list(Milestone.objects.filter(course=course, tracked=True,
-                                               due_at__lt=end, due_at__gte=start - longest))  # fmt: skip
+    milestones = list(
+        Milestone.objects.filter(
+            course=course, tracked=True, due_at__lt=end, due_at__gte=start - longest
+        )
+    )
     if not milestones:
         return
     records = {
@@ -84,9 +119,10 @@ def milestone_reminders(
         for r in GroupMilestone.objects.filter(milestone__in=milestones)
     }
     members = list(
-        GroupMembership.objects.filter(course=course, left_at__isnull=True,
-                                       group__dissolved_at__isnull=True).values_list("group_id", "user_id")
-    )  # fmt: skip
+        GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, group__dissolved_at__isnull=True
+        ).values_list("group_id", "user_id")
+    )
     for m in milestones:
         for group_id, user_id in members:
             rec = records.get((group_id, m.pk))

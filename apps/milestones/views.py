@@ -39,17 +39,23 @@ PAGE = 50
 
 class SubmitForm(forms.Form):
     link = forms.URLField(
-        max_length=500, label="Link to your submission", assume_scheme="https",
-        help_text="The full https:// address (Gradescope, Overleaf, Google Docs, GitHub …). Recording it again replaces it; after the deadline it counts as late.",
-    )  # fmt: skip
+        max_length=500,
+        label="Link to your submission",
+        assume_scheme="https",
+        help_text="The full https:// address (Gradescope, Overleaf, Google Docs, GitHub …). "
+        "Recording it again replaces it; after the deadline it counts as late.",
+    )
 
 
 class ExtendForm(forms.Form):
     group = forms.CharField(
         help_text="The group's name, exactly.", widget=forms.TextInput(attrs={"list": "ms-groups"})
     )
-    hours = forms.IntegerField(min_value=0, max_value=services.MAX_EXTENSION_HOURS,
-                               help_text="Hours after the milestone's due time; 0 removes the extension.")  # fmt: skip
+    hours = forms.IntegerField(
+        min_value=0,
+        max_value=services.MAX_EXTENSION_HOURS,
+        help_text="Hours after the milestone's due time; 0 removes the extension.",
+    )
     reason = forms.CharField(max_length=300, help_text="Kept in the audit trail.")
 
 
@@ -64,10 +70,17 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
     cells = cells_for_groups(course=course, groups=[group])[group.pk] if group else []
     now = timezone.now()
     upcoming = [c for c in cells if c.due > now and c.status == rules.Status.NOT_SUBMITTED]
-    return render(request, "milestones/mine.html", {
-        "course": course, "group": group, "cells": cells, "next": upcoming[0] if upcoming else None,
-        "form": SubmitForm(),
-    })  # fmt: skip
+    return render(
+        request,
+        "milestones/mine.html",
+        {
+            "course": course,
+            "group": group,
+            "cells": cells,
+            "next": upcoming[0] if upcoming else None,
+            "form": SubmitForm(),
+        },
+    )
 
 
 def _student_post(request: AuthedRequest, course: Course) -> HttpResponse:
@@ -80,13 +93,21 @@ def _student_post(request: AuthedRequest, course: Course) -> HttpResponse:
         messages.error(request, "Give the full https:// address of your submission.")
     else:
         try:
-            rec = services.milestone_submit(actor=request.user, course=course,
-                                            milestone_id=milestone_id, link=form.cleaned_data["link"])  # fmt: skip
+            rec = services.milestone_submit(
+                actor=request.user,
+                course=course,
+                milestone_id=milestone_id,
+                link=form.cleaned_data["link"],
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
         else:
-            status = rules.milestone_status(due=rec.milestone.due_at, extension_hours=rec.extension_hours,
-                                            submitted_at=rec.submitted_at, excused=rec.excused)  # fmt: skip
+            status = rules.milestone_status(
+                due=rec.milestone.due_at,
+                extension_hours=rec.extension_hours,
+                submitted_at=rec.submitted_at,
+                excused=rec.excused,
+            )
             messages.success(
                 request,
                 f"Recorded {rec.milestone.name} for {rec.group.name}: {rules.LABELS[status]}.",
@@ -104,12 +125,29 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
     page_ = Paginator(groups, PAGE).get_page(request.GET.get("page"))
     cells = cells_for_groups(course=course, groups=page_, milestones=milestones)
     rows = [(g, cells[g.pk]) for g in page_]
-    return render(request, "milestones/board.html", {
-        "course": course, "milestones": milestones, "rows": rows, "page": page_, "q": q, "status": status,
-        "statuses": [("", "all"), ("overdue", "overdue"), ("late", "late"), ("submitted", "submitted"), ("excused", "excused")],
-        "extend_form": ExtendForm(),
-        "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name").values_list("name", flat=True),
-    })  # fmt: skip
+    return render(
+        request,
+        "milestones/board.html",
+        {
+            "course": course,
+            "milestones": milestones,
+            "rows": rows,
+            "page": page_,
+            "q": q,
+            "status": status,
+            "statuses": [
+                ("", "all"),
+                ("overdue", "overdue"),
+                ("late", "late"),
+                ("submitted", "submitted"),
+                ("excused", "excused"),
+            ],
+            "extend_form": ExtendForm(),
+            "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True)
+            .order_by("name")
+            .values_list("name", flat=True),
+        },
+    )
 
 
 def _staff_post(request: AuthedRequest, course: Course) -> HttpResponse:
@@ -120,25 +158,39 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponse:
         milestone_id = 0
     form = ExtendForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give the group's name, the hours and a reason: " + "; ".join(
-            f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items()))  # fmt: skip
+        messages.error(
+            request,
+            "Give the group's name, the hours and a reason: "
+            + "; ".join(f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items()),
+        )
         return redirect("milestones:page", code=course.code)
-    group = Group.objects.filter(course=course, dissolved_at__isnull=True,
-                                 name__iexact=form.cleaned_data["group"].strip()).first()  # fmt: skip
+    group = Group.objects.filter(
+        course=course, dissolved_at__isnull=True, name__iexact=form.cleaned_data["group"].strip()
+    ).first()
     try:
         if group is None:
             raise DomainError(f"No group named {form.cleaned_data['group']!r} in this course.")
         if action == "extend":
-            services.milestone_extend(actor=request.user, course=course, milestone_id=milestone_id,
-                                      group_id=group.pk, hours=form.cleaned_data["hours"],
-                                      reason=form.cleaned_data["reason"])  # fmt: skip
+            services.milestone_extend(
+                actor=request.user,
+                course=course,
+                milestone_id=milestone_id,
+                group_id=group.pk,
+                hours=form.cleaned_data["hours"],
+                reason=form.cleaned_data["reason"],
+            )
             messages.success(
                 request, f"{group.name}: extension of {form.cleaned_data['hours']} h saved."
             )
         elif action in {"excuse", "unexcuse"}:
-            services.milestone_excuse(actor=request.user, course=course, milestone_id=milestone_id,
-                                      group_id=group.pk, excused=action == "excuse",
-                                      reason=form.cleaned_data["reason"])  # fmt: skip
+            services.milestone_excuse(
+                actor=request.user,
+                course=course,
+                milestone_id=milestone_id,
+                group_id=group.pk,
+                excused=action == "excuse",
+                reason=form.cleaned_data["reason"],
+            )
             messages.success(
                 request,
                 f"{group.name}: {'excused' if action == 'excuse' else 'no longer excused'}.",
@@ -176,10 +228,16 @@ def export(request: AuthedRequest, code: str) -> HttpResponseBase:
             ).values():
                 for c in cells:
                     r = c.record
-                    yield [c.group.name, c.milestone.name, c.label, c.due.isoformat(),
-                           r.extension_hours if r else 0, r.link if r else "",
-                           r.submitted_at.isoformat() if r and r.submitted_at else "",
-                           (r.submitted_by.email if r and r.submitted_by else "")]  # fmt: skip
+                    yield [
+                        c.group.name,
+                        c.milestone.name,
+                        c.label,
+                        c.due.isoformat(),
+                        r.extension_hours if r else 0,
+                        r.link if r else "",
+                        r.submitted_at.isoformat() if r and r.submitted_at else "",
+                        (r.submitted_by.email if r and r.submitted_by else ""),
+                    ]
 
     return csv_response(f"{course.code}-milestones.csv", itertools.chain([header], rows()))
 
@@ -208,11 +266,24 @@ def milestone_edit(request: AuthedRequest, code: str, milestone_id: int) -> Http
     )
 
     def save(cleaned: dict[str, Any], new_due: Any, confirm: bool) -> None:
-        services.milestone_update(actor=request.user, course=course, milestone_id=m.pk,
-                                  name=cleaned["name"], due_at=new_due, confirm=confirm)  # fmt: skip
+        services.milestone_update(
+            actor=request.user,
+            course=course,
+            milestone_id=m.pk,
+            name=cleaned["name"],
+            due_at=new_due,
+            confirm=confirm,
+        )
 
     return deadline_edit(
-        request, course=course, form=form, what=m.name, old_due=m.due_at,
-        impact_of=lambda new_due: milestone_move_impact(course=course, milestone=m, new_due=new_due),
-        save=save, back=reverse("calendar:calendar", kwargs={"code": code}) + "?view=list",
-    )  # fmt: skip
+        request,
+        course=course,
+        form=form,
+        what=m.name,
+        old_due=m.due_at,
+        impact_of=lambda new_due: milestone_move_impact(
+            course=course, milestone=m, new_due=new_due
+        ),
+        save=save,
+        back=reverse("calendar:calendar", kwargs={"code": code}) + "?view=list",
+    )

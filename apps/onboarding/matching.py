@@ -60,8 +60,14 @@ class MatchingResult:
 
 def mutual_pairs(p: MatchingProblem) -> list[tuple[int, int]]:
     members = set(p.people)
-    return sorted({(min(a, b), max(a, b)) for a in p.people for b in p.wishes.get(a, frozenset())
-                   if b in members and b != a and a in p.wishes.get(b, frozenset())})  # fmt: skip
+    return sorted(
+        {
+            (min(a, b), max(a, b))
+            for a in p.people
+            for b in p.wishes.get(a, frozenset())
+            if b in members and b != a and a in p.wishes.get(b, frozenset())
+        }
+    )
 
 
 def _units(p: MatchingProblem, *, mutual: bool = True) -> tuple[list[list[int]], int]:
@@ -194,11 +200,23 @@ def _place(
             model.add_hint(used[g], g <= max(start))
         status = solver.solve(model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return status, [sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
-                        for g in range(n_groups)], status == cp_model.OPTIMAL  # fmt: skip
+        return (
+            status,
+            [
+                sorted(x_ for u in range(len(units)) if solver.value(x[u, g]) for x_ in units[u])
+                for g in range(n_groups)
+            ],
+            status == cp_model.OPTIMAL,
+        )
     if start is not None:  # out of time before the first improvement: the start is still valid
-        return status, [sorted(x_ for u in range(len(units)) if start[u] == g for x_ in units[u])
-                        for g in range(n_groups)], False  # fmt: skip
+        return (
+            status,
+            [
+                sorted(x_ for u in range(len(units)) if start[u] == g for x_ in units[u])
+                for g in range(n_groups)
+            ],
+            False,
+        )
     return status, None, False
 
 
@@ -226,22 +244,46 @@ def suggest(p: MatchingProblem) -> MatchingResult:
     if groups is None and status == cp_model.INFEASIBLE:
         big = [u for u in units if len(u) > 1]
         kept = f", keeping {len(big)} set(s) of people together" if big else ""
-        return MatchingResult([], False, f"{n} people cannot be split into groups of {lo}–{hi}{kept} "
-                                         f"(for example 7 is more than one group and less than two).")  # fmt: skip
+        return MatchingResult(
+            [],
+            False,
+            f"{n} people cannot be split into groups of {lo}–{hi}{kept} "
+            f"(for example 7 is more than one group and less than two).",
+        )
     if groups is None:
-        return MatchingResult([], False, f"No split of {n} people into groups of {lo}–{hi} was found in the time "
-                                         "allowed; try again with another seed or fewer people.")  # fmt: skip
+        return MatchingResult(
+            [],
+            False,
+            f"No split of {n} people into groups of {lo}–{hi} was found in the time "
+            "allowed; try again with another seed or fewer people.",
+        )
     groups = sorted((g for g in groups if g), key=lambda g: g[0])
     where = {x_: i for i, g in enumerate(groups) for x_ in g}
     everyone = set(p.people)
-    one_sided = {(a, b) for a in p.people for b in p.wishes.get(a, frozenset())
-                 if b in everyone and a not in p.wishes.get(b, frozenset())}  # fmt: skip
-    shared = sum(len(p.interests.get(a, frozenset()) & p.interests.get(b, frozenset()))
-                 for g in groups for i, a in enumerate(g) for b in g[i + 1:])  # fmt: skip
+    one_sided = {
+        (a, b)
+        for a in p.people
+        for b in p.wishes.get(a, frozenset())
+        if b in everyone and a not in p.wishes.get(b, frozenset())
+    }
+    shared = sum(
+        len(p.interests.get(a, frozenset()) & p.interests.get(b, frozenset()))
+        for g in groups
+        for i, a in enumerate(g)
+        for b in g[i + 1 :]
+    )
     return MatchingResult(
-        groups, True, "", mutual_pairs=len(pairs), mutual_kept=sum(1 for a, b in pairs if where[a] == where[b]),
-        mutual_possible=possible, one_sided_kept=sum(1 for a, b in one_sided if where[a] == where[b]),
-        shared_interests=shared, optimal=optimal, mutual_units_split=sizes_split_units)  # fmt: skip
+        groups,
+        True,
+        "",
+        mutual_pairs=len(pairs),
+        mutual_kept=sum(1 for a, b in pairs if where[a] == where[b]),
+        mutual_possible=possible,
+        one_sided_kept=sum(1 for a, b in one_sided if where[a] == where[b]),
+        shared_interests=shared,
+        optimal=optimal,
+        mutual_units_split=sizes_split_units,
+    )
 
 
 def check(p: MatchingProblem, groups: list[list[int]]) -> list[str]:
@@ -250,8 +292,11 @@ def check(p: MatchingProblem, groups: list[list[int]]) -> list[str]:
     seen = [x for g in groups for x in g]
     if sorted(seen) != sorted(p.people):
         problems.append("not everyone is in exactly one group")
-    problems += [f"group {i + 1} has {len(g)} members, outside {p.min_size}–{p.max_size}"
-                 for i, g in enumerate(groups) if not p.min_size <= len(g) <= p.max_size]  # fmt: skip
+    problems += [
+        f"group {i + 1} has {len(g)} members, outside {p.min_size}–{p.max_size}"
+        for i, g in enumerate(groups)
+        if not p.min_size <= len(g) <= p.max_size
+    ]
     where = {x: i for i, g in enumerate(groups) for x in g}
     for together in p.together:
         if len({where.get(x) for x in together if x in where}) > 1:

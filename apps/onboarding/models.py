@@ -42,8 +42,12 @@ class Question(models.Model):
         default=list, blank=True, help_text="Choices, for one or several choices."
     )
     required = models.BooleanField(default=True)
-    role = models.CharField(max_length=12, blank=True, default="",
-                            help_text="interests or teammates: what group suggestions read from this question.")  # fmt: skip
+    role = models.CharField(
+        max_length=12,
+        blank=True,
+        default="",
+        help_text="interests or teammates: what group suggestions read from this question.",
+    )
 
     class Meta:
         ordering = ("position", "pk")

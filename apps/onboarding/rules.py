@@ -18,8 +18,11 @@ def clean_answers(
     problems: dict[str, str] = {}
     for q in questions:
         value = raw.get(q.key)
-        values = [str(v).strip() for v in value] if isinstance(value, list | tuple) else \
-            ([] if value is None else [str(value).strip()])  # fmt: skip
+        values = (
+            [str(v).strip() for v in value]
+            if isinstance(value, list | tuple)
+            else ([] if value is None else [str(value).strip()])
+        )
         values = [v for v in values if v]
         if not values:
             if q.required:

@@ -79,20 +79,42 @@ def questionnaire_setup(*, actor: User | None, course: Course) -> Questionnaire:
             if formation and formation - dt.timedelta(days=2) > opens
             else opens + dt.timedelta(days=7)
         )
-        q = Questionnaire.objects.create(course=course, opens_at=opens, closes_at=closes,
-                                         intro="Tell us what you want to work on and with whom; we use it for "
-                                               "enrollment and compute decisions and to suggest project groups.")  # fmt: skip
-        Question.objects.bulk_create([Question(questionnaire=q, position=i, key=d["key"], kind=d["kind"], prompt=d["prompt"],
-                                               help=d.get("help", ""), options=d.get("options", []),
-                                               required=d.get("required", True), role=d.get("role", ""))
-                                      for i, d in enumerate(defaults.QUESTIONS)])  # fmt: skip
-        audit_record(actor=actor, action="questionnaire.created", course=course, obj=q,
-                     after={"opens": opens.isoformat(), "closes": closes.isoformat()})  # fmt: skip
+        q = Questionnaire.objects.create(
+            course=course,
+            opens_at=opens,
+            closes_at=closes,
+            intro="Tell us what you want to work on and with whom; we use it for "
+            "enrollment and compute decisions and to suggest project groups.",
+        )
+        Question.objects.bulk_create(
+            [
+                Question(
+                    questionnaire=q,
+                    position=i,
+                    key=d["key"],
+                    kind=d["kind"],
+                    prompt=d["prompt"],
+                    help=d.get("help", ""),
+                    options=d.get("options", []),
+                    required=d.get("required", True),
+                    role=d.get("role", ""),
+                )
+                for i, d in enumerate(defaults.QUESTIONS)
+            ]
+        )
+        audit_record(
+            actor=actor,
+            action="questionnaire.created",
+            course=course,
+            obj=q,
+            after={"opens": opens.isoformat(), "closes": closes.isoformat()},
+        )
     return q
 
 
-def questionnaire_update(*, actor: User, course: Course, opens_at: dt.datetime, closes_at: dt.datetime,
-                         intro: str) -> Questionnaire:  # fmt: skip
+def questionnaire_update(
+    *, actor: User, course: Course, opens_at: dt.datetime, closes_at: dt.datetime, intro: str
+) -> Questionnaire:
     _require_staff(actor, course)
     if closes_at <= opens_at:
         raise DomainError("The questionnaire must close after it opens.", field="closes_at")
@@ -103,13 +125,27 @@ def questionnaire_update(*, actor: User, course: Course, opens_at: dt.datetime, 
         before = {"opens": q.opens_at.isoformat(), "closes": q.closes_at.isoformat()}
         q.opens_at, q.closes_at, q.intro = opens_at, closes_at, intro[:5000]
         q.save(update_fields=["opens_at", "closes_at", "intro"])
-        audit_record(actor=actor, action="questionnaire.changed", course=course, obj=q, before=before,
-                     after={"opens": opens_at.isoformat(), "closes": closes_at.isoformat()})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="questionnaire.changed",
+            course=course,
+            obj=q,
+            before=before,
+            after={"opens": opens_at.isoformat(), "closes": closes_at.isoformat()},
+        )
     return q
 
 
-def question_add(*, actor: User, course: Course, kind: str, prompt: str, options: list[str], required: bool,
-                 help_text: str = "") -> Question:  # fmt: skip
+def question_add(
+    *,
+    actor: User,
+    course: Course,
+    kind: str,
+    prompt: str,
+    options: list[str],
+    required: bool,
+    help_text: str = "",
+) -> Question:
     _require_staff(actor, course)
     if kind not in dict(KINDS):
         raise DomainError("kind is single, multiple, scale, text or teammates.", field="kind")
@@ -127,10 +163,23 @@ def question_add(*, actor: User, course: Course, kind: str, prompt: str, options
         while q.questions.filter(key=key).exists():
             n += 1
             key = f"q{n + 1}"
-        question = Question.objects.create(questionnaire=q, key=key, position=n + 1, kind=kind, prompt=prompt.strip()[:300],
-                                           help=help_text.strip()[:300], options=options, required=required)  # fmt: skip
-        audit_record(actor=actor, action="questionnaire.question_added", course=course, obj=question,
-                     after={"kind": kind, "prompt": question.prompt})  # fmt: skip
+        question = Question.objects.create(
+            questionnaire=q,
+            key=key,
+            position=n + 1,
+            kind=kind,
+            prompt=prompt.strip()[:300],
+            help=help_text.strip()[:300],
+            options=options,
+            required=required,
+        )
+        audit_record(
+            actor=actor,
+            action="questionnaire.question_added",
+            course=course,
+            obj=question,
+            after={"kind": kind, "prompt": question.prompt},
+        )
     return question
 
 
@@ -140,14 +189,21 @@ def question_remove(*, actor: User, course: Course, question_id: int) -> None:
         question = Question.objects.filter(questionnaire__course=course, pk=question_id).first()
         if question is None:
             raise NotFound("No such question.")
-        answered = QuestionnaireResponse.objects.filter(questionnaire=question.questionnaire,
-                                                        answers__has_key=question.key).count()  # fmt: skip
+        answered = QuestionnaireResponse.objects.filter(
+            questionnaire=question.questionnaire, answers__has_key=question.key
+        ).count()
         if answered:
             raise Conflict(
-                f"{answered} student(s) answered this question; it stays so their answers keep their meaning."
+                f"{answered} student(s) answered this question; it stays so their answers keep "
+                "their meaning."
             )
-        audit_record(actor=actor, action="questionnaire.question_removed", course=course, obj=question,
-                     before={"prompt": question.prompt})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="questionnaire.question_removed",
+            course=course,
+            obj=question,
+            before={"prompt": question.prompt},
+        )
         question.delete()
 
 
@@ -164,7 +220,8 @@ def response_save(*, actor: User, course: Course, raw: dict[str, Any]) -> Questi
         raise Conflict(f"The questionnaire opens {format_instant(q.opens_at, course.timezone)}.")
     if now > q.closes_at:
         raise Conflict(
-            f"The questionnaire closed {format_instant(q.closes_at, course.timezone)}; ask staff to change an answer."
+            f"The questionnaire closed {format_instant(q.closes_at, course.timezone)}; ask staff "
+            "to change an answer."
         )
     answers, problems = rules.clean_answers(list(q.questions.all()), raw)
     if problems:
@@ -176,8 +233,12 @@ def response_save(*, actor: User, course: Course, raw: dict[str, Any]) -> Questi
         if not created:
             response.answers = answers
             response.save(update_fields=["answers", "updated_at"])
-        audit_record(actor=actor, action="questionnaire.answered" if created else "questionnaire.changed_answers",
-                     course=course, obj=response)  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="questionnaire.answered" if created else "questionnaire.changed_answers",
+            course=course,
+            obj=response,
+        )
     return response
 
 
@@ -207,8 +268,14 @@ def decision_set(
             student=student,
             defaults={"decision": decision, "note": note.strip()[:300], "decided_by": actor},
         )
-        audit_record(actor=actor, action="enrollment.decided", course=course, obj=row, before=before,
-                     after={"decision": decision, "student": student.email})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="enrollment.decided",
+            course=course,
+            obj=row,
+            before=before,
+            after={"decision": decision, "student": student.email},
+        )
         from apps.onboarding.tasks import email_decision
 
         transaction.on_commit(lambda: email_decision.delay(row.pk))
@@ -220,8 +287,13 @@ def unanswered(course: Course) -> Any:
     answered = QuestionnaireResponse.objects.filter(questionnaire__course=course).values(
         "student_id"
     )
-    return (User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True)
-            .exclude(pk__in=answered).order_by("full_name", "email"))  # fmt: skip
+    return (
+        User.objects.filter(
+            memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True
+        )
+        .exclude(pk__in=answered)
+        .order_by("full_name", "email")
+    )
 
 
 def remind_unanswered(*, actor: User, course: Course) -> int:
@@ -257,12 +329,20 @@ def suggestion_pool(course: Course) -> tuple[list[int], list[frozenset[int]]]:
         "student_id"
     )
     grouped = GroupMembership.objects.filter(course=course, left_at__isnull=True)
-    free = list(User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
-                                    memberships__is_active=True)
-                .exclude(pk__in=grouped.values("user_id")).exclude(pk__in=declined).values_list("pk", flat=True))  # fmt: skip
-    small = (Group.objects.filter(course=course, dissolved_at__isnull=True)
-             .annotate(n=Count("memberships", filter=Q(memberships__left_at__isnull=True)))
-             .filter(n__gt=0, n__lt=course.group_min_size).values_list("pk", flat=True))  # fmt: skip
+    free = list(
+        User.objects.filter(
+            memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True
+        )
+        .exclude(pk__in=grouped.values("user_id"))
+        .exclude(pk__in=declined)
+        .values_list("pk", flat=True)
+    )
+    small = (
+        Group.objects.filter(course=course, dissolved_at__isnull=True)
+        .annotate(n=Count("memberships", filter=Q(memberships__left_at__isnull=True)))
+        .filter(n__gt=0, n__lt=course.group_min_size)
+        .values_list("pk", flat=True)
+    )
     together: dict[int, set[int]] = {}
     for gid, uid in grouped.filter(group_id__in=list(small)).values_list("group_id", "user_id"):
         together.setdefault(gid, set()).add(uid)
@@ -283,8 +363,9 @@ def suggestion_inputs(
     by_email = {e.lower(): pk for e, pk in emails.items()}
     wishes: dict[int, frozenset[int]] = {}
     interests: dict[int, frozenset[str]] = {}
-    for student_id, answers in QuestionnaireResponse.objects.filter(questionnaire=q, student_id__in=people).values_list(
-            "student_id", "answers"):  # fmt: skip
+    for student_id, answers in QuestionnaireResponse.objects.filter(
+        questionnaire=q, student_id__in=people
+    ).values_list("student_id", "answers"):
         for key, value in answers.items():
             if roles.get(key) == "teammates":
                 wishes[student_id] = frozenset(by_email[e] for e in value if e in by_email)
@@ -300,7 +381,8 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
     people, together = suggestion_pool(course)
     if len(people) > MAX_POOL:
         raise Conflict(
-            f"{len(people)} people wait for a group; suggestions are made for at most {MAX_POOL} at a time."
+            f"{len(people)} people wait for a group; suggestions are made for at most {MAX_POOL} "
+            "at a time."
         )
     wishes, interests = suggestion_inputs(course, people)
     p = matching.MatchingProblem(
@@ -309,10 +391,17 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
     result = matching.suggest(p)
     if not result.ok:
         raise Conflict(result.reason)
-    stats = {"people": len(people), "mutual_pairs": result.mutual_pairs, "mutual_kept": result.mutual_kept,
-             "mutual_possible": result.mutual_possible, "one_sided_kept": result.one_sided_kept,
-             "shared_interests": result.shared_interests, "optimal": result.optimal,
-             "mutual_units_split": result.mutual_units_split, "answered": len(set(wishes) | set(interests))}  # fmt: skip
+    stats = {
+        "people": len(people),
+        "mutual_pairs": result.mutual_pairs,
+        "mutual_kept": result.mutual_kept,
+        "mutual_possible": result.mutual_possible,
+        "one_sided_kept": result.one_sided_kept,
+        "shared_interests": result.shared_interests,
+        "optimal": result.optimal,
+        "mutual_units_split": result.mutual_units_split,
+        "answered": len(set(wishes) | set(interests)),
+    }
     with transaction.atomic():
         s = GroupSuggestion.objects.create(
             course=course, seed=seed, groups=result.groups, stats=stats, created_by=actor
@@ -356,8 +445,13 @@ def suggestion_move(
         groups_[to_group - 1].append(student_id)
         s.groups = [g for g in groups_ if g]
         s.save(update_fields=["groups"])
-        audit_record(actor=actor, action="groups.suggestion_edited", course=course, obj=s,
-                     after={"student": student_id, "to": to_group})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="groups.suggestion_edited",
+            course=course,
+            obj=s,
+            after={"student": student_id, "to": to_group},
+        )
     return s
 
 
@@ -377,8 +471,11 @@ def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> lis
             raise Conflict(
                 "The suggestion no longer fits: " + "; ".join(problems) + ". Make a new one."
             )
-        current = dict(GroupMembership.objects.filter(course=course, left_at__isnull=True, user_id__in=people)
-                       .values_list("user_id", "group_id"))  # fmt: skip
+        current = dict(
+            GroupMembership.objects.filter(
+                course=course, left_at__isnull=True, user_id__in=people
+            ).values_list("user_id", "group_id")
+        )
         made: list[Group] = []
         taken = set(Group.objects.filter(course=course).values_list("name", flat=True))
         n = 1
@@ -397,8 +494,13 @@ def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> lis
             made.append(target)
         s.accepted_at = timezone.now()
         s.save(update_fields=["accepted_at"])
-        audit_record(actor=actor, action="groups.suggestion_accepted", course=course, obj=s,
-                     after={"groups": [g.name for g in made]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="groups.suggestion_accepted",
+            course=course,
+            obj=s,
+            after={"groups": [g.name for g in made]},
+        )
     return made
 
 

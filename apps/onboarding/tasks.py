@@ -12,8 +12,10 @@ from apps.core.timefmt import format_instant
 from apps.onboarding.models import EnrollmentDecision, Questionnaire
 
 TEXT = {
-    "admitted": "You are admitted to {course}. Welcome! Group formation closes with the course's group-formation milestone.",
-    "waitlisted": "You are on the waitlist for {course}. We will write again as soon as a place opens.",
+    "admitted": "You are admitted to {course}. Welcome! Group formation closes with the course's "
+    "group-formation milestone.",
+    "waitlisted": "You are on the waitlist for {course}. We will write again as soon as a place "
+    "opens.",
     "declined": "We are sorry: we cannot offer you a place in {course} this term.",
 }
 
@@ -46,8 +48,15 @@ def email_reminders(course_id: int, student_ids: list[int]) -> int:
         return 0
     url = f"{settings.SITE_URL}/c/{course.code}/questionnaire/"
     closes = format_instant(q.closes_at, course.timezone)
-    messages = [(f"[{course.code}] Please answer the onboarding questionnaire",
-                 f"We have not had your answers to {q.title} yet. It takes five minutes and decides enrollment, "
-                 f"compute and suggested project groups. Answer (and change) it until {closes}: {url}", None, [email])
-                for email in User.objects.filter(pk__in=student_ids).values_list("email", flat=True)]  # fmt: skip
+    messages = [
+        (
+            f"[{course.code}] Please answer the onboarding questionnaire",
+            f"We have not had your answers to {q.title} yet. It takes five minutes and decides "
+            "enrollment, compute and suggested project groups. Answer (and change) it until "
+            f"{closes}: {url}",
+            None,
+            [email],
+        )
+        for email in User.objects.filter(pk__in=student_ids).values_list("email", flat=True)
+    ]
     return send_mass_mail(messages)

@@ -49,8 +49,12 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
     )
     answers: dict[str, Any] = dict(response.answers) if response else {}
     if request.method == "POST" and q is not None:
-        raw = {x.key: request.POST.getlist(x.key) if x.kind == "multiple" else request.POST.get(x.key, "")
-               for x in q.questions.all()}  # fmt: skip
+        raw = {
+            x.key: request.POST.getlist(x.key)
+            if x.kind == "multiple"
+            else request.POST.get(x.key, "")
+            for x in q.questions.all()
+        }
         try:
             services.response_save(actor=request.user, course=course, raw=raw)
             messages.success(
@@ -66,10 +70,20 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
     questions = (
         [(x, answers.get(x.key), problems.get(x.key)) for x in q.questions.all()] if q else []
     )
-    return render(request, "onboarding/student.html", {
-        "course": course, "q": q, "questions": questions, "response": response, "decision": decision,
-        "open": q is not None and q.opens_at <= now <= q.closes_at, "before": q is not None and now < q.opens_at,
-        "scale": ["1", "2", "3", "4", "5"]})  # fmt: skip
+    return render(
+        request,
+        "onboarding/student.html",
+        {
+            "course": course,
+            "q": q,
+            "questions": questions,
+            "response": response,
+            "decision": decision,
+            "open": q is not None and q.opens_at <= now <= q.closes_at,
+            "before": q is not None and now < q.opens_at,
+            "scale": ["1", "2", "3", "4", "5"],
+        },
+    )
 
 
 def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
@@ -89,14 +103,24 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
                     )
                 except ValueError:
                     raise DomainError("Give both times as a date and a time.") from None
-                services.questionnaire_update(actor=request.user, course=course, opens_at=opens, closes_at=closes,
-                                              intro=request.POST.get("intro", ""))  # fmt: skip
+                services.questionnaire_update(
+                    actor=request.user,
+                    course=course,
+                    opens_at=opens,
+                    closes_at=closes,
+                    intro=request.POST.get("intro", ""),
+                )
                 messages.success(request, "Saved.")
             elif action == "add":
-                services.question_add(actor=request.user, course=course, kind=request.POST.get("kind", ""),
-                                      prompt=request.POST.get("prompt", ""), help_text=request.POST.get("help", ""),
-                                      options=request.POST.get("options", "").split("\n"),
-                                      required=request.POST.get("required") == "on")  # fmt: skip
+                services.question_add(
+                    actor=request.user,
+                    course=course,
+                    kind=request.POST.get("kind", ""),
+                    prompt=request.POST.get("prompt", ""),
+                    help_text=request.POST.get("help", ""),
+                    options=request.POST.get("options", "").split("\n"),
+                    required=request.POST.get("required") == "on",
+                )
                 messages.success(request, "Question added.")
             elif action == "remove":
                 services.question_remove(
@@ -116,8 +140,9 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         responses = list(
             QuestionnaireResponse.objects.filter(questionnaire=q).values_list("answers", flat=True)
         )
-        total = User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
-                                    memberships__is_active=True).count()  # fmt: skip
+        total = User.objects.filter(
+            memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True
+        ).count()
         summary = []
         for x in q.questions.all():
             counts: Counter[str] = Counter()
@@ -156,11 +181,17 @@ def people(request: AuthedRequest, code: str) -> HttpResponseBase:
                 n = services.remind_unanswered(actor=request.user, course=course)
                 messages.success(request, f"Reminder e-mailed to {n} student(s).")
             else:
-                d = services.decision_set(actor=request.user, course=course, student_id=_int(request.POST.get("student")) or 0,
-                                          decision=request.POST.get("decision", ""), note=request.POST.get("note", ""))  # fmt: skip
+                d = services.decision_set(
+                    actor=request.user,
+                    course=course,
+                    student_id=_int(request.POST.get("student")) or 0,
+                    decision=request.POST.get("decision", ""),
+                    note=request.POST.get("note", ""),
+                )
                 messages.success(
                     request,
-                    f"{d.student.get_full_name() or d.student.email}: {d.get_decision_display().lower()} (e-mailed).",
+                    f"{d.student.get_full_name() or d.student.email}: "
+                    f"{d.get_decision_display().lower()} (e-mailed).",
                 )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -171,8 +202,9 @@ def people(request: AuthedRequest, code: str) -> HttpResponseBase:
         request.GET.get("decision", ""),
         request.GET.get("q", "").strip(),
     )
-    students = User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
-                                   memberships__is_active=True).order_by("full_name", "email")  # fmt: skip
+    students = User.objects.filter(
+        memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True
+    ).order_by("full_name", "email")
     answered_ids = QuestionnaireResponse.objects.filter(questionnaire__course=course).values(
         "student_id"
     )
@@ -212,11 +244,30 @@ def people(request: AuthedRequest, code: str) -> HttpResponseBase:
     for u in page_:
         a = answers.get(u.pk)
         pick = {roles.get(k): v for k, v in (a or {}).items() if roles.get(k)}
-        rows.append({"u": u, "answered": a is not None, "interests": pick.get("interests", []),
-                     "teammates": pick.get("teammates", []), "decision": decisions.get(u.pk)})  # fmt: skip
-    return render(request, "onboarding/people.html", {
-        "course": course, "q": q, "rows": rows, "page": page_, "show": show, "decision": decision, "text": text,
-        "decisions": DECISIONS, "n_unanswered": services.unanswered(course).count()})  # fmt: skip
+        rows.append(
+            {
+                "u": u,
+                "answered": a is not None,
+                "interests": pick.get("interests", []),
+                "teammates": pick.get("teammates", []),
+                "decision": decisions.get(u.pk),
+            }
+        )
+    return render(
+        request,
+        "onboarding/people.html",
+        {
+            "course": course,
+            "q": q,
+            "rows": rows,
+            "page": page_,
+            "show": show,
+            "decision": decision,
+            "text": text,
+            "decisions": DECISIONS,
+            "n_unanswered": services.unanswered(course).count(),
+        },
+    )
 
 
 @login_required
@@ -230,12 +281,23 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
                 made_s = services.suggestion_make(
                     actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
                 )
-                messages.success(request, (
-                    f"{len(made_s.groups)} groups suggested. Nothing changes until you accept them."
-                    if made_s.groups else "Nobody is waiting for a group: every student is in one."))  # fmt: skip
+                messages.success(
+                    request,
+                    (
+                        f"{len(made_s.groups)} groups suggested. Nothing changes until you accept "
+                        "them."
+                        if made_s.groups
+                        else "Nobody is waiting for a group: every student is in one."
+                    ),
+                )
             elif action == "move":
-                services.suggestion_move(actor=request.user, course=course, suggestion_id=_int(request.POST.get("suggestion")) or 0,
-                                         student_id=_int(request.POST.get("student")) or 0, to_group=_int(request.POST.get("to")) or 0)  # fmt: skip
+                services.suggestion_move(
+                    actor=request.user,
+                    course=course,
+                    suggestion_id=_int(request.POST.get("suggestion")) or 0,
+                    student_id=_int(request.POST.get("student")) or 0,
+                    to_group=_int(request.POST.get("to")) or 0,
+                )
                 messages.success(request, "Moved.")
             elif action == "accept":
                 made = services.suggestion_accept(
@@ -261,10 +323,34 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
         wishes, interests = services.suggestion_inputs(course, ids)
         for g in s.groups:
             members = set(g)
-            groups_.append([{"u": users[u], "interests": sorted(interests.get(u, [])),
-                             "wishes": [(users[w].get_full_name() if w in users else "?", w in members,
-                                         u in wishes.get(w, frozenset())) for w in wishes.get(u, frozenset())]}
-                            for u in g if u in users])  # fmt: skip
-    return render(request, "onboarding/suggestions.html", {
-        "course": course, "pool": len(people_), "small_groups": len(together), "s": s, "groups": groups_,
-        "lo": course.group_min_size, "hi": course.group_max_size})  # fmt: skip
+            groups_.append(
+                [
+                    {
+                        "u": users[u],
+                        "interests": sorted(interests.get(u, [])),
+                        "wishes": [
+                            (
+                                users[w].get_full_name() if w in users else "?",
+                                w in members,
+                                u in wishes.get(w, frozenset()),
+                            )
+                            for w in wishes.get(u, frozenset())
+                        ],
+                    }
+                    for u in g
+                    if u in users
+                ]
+            )
+    return render(
+        request,
+        "onboarding/suggestions.html",
+        {
+            "course": course,
+            "pool": len(people_),
+            "small_groups": len(together),
+            "s": s,
+            "groups": groups_,
+            "lo": course.group_min_size,
+            "hi": course.group_max_size,
+        },
+    )

@@ -19,9 +19,19 @@ from apps.participation.models import KINDS, ParticipationEvent, ParticipationIm
 from apps.roster.rules import Problem, decode, sniff_delimiter
 
 MAX_BYTES = 5_000_000
-_KIND_WORDS = {k: k for k, _ in KINDS} | {label.lower(): k for k, label in KINDS} | {
-    "lecture": "attendance", "present": "attendance", "ed": "ed-post", "post": "ed-post", "answer": "ed-answer",
-    "check-in": "checkin", "meeting": "checkin"}  # fmt: skip
+_KIND_WORDS = (
+    {k: k for k, _ in KINDS}
+    | {label.lower(): k for k, label in KINDS}
+    | {
+        "lecture": "attendance",
+        "present": "attendance",
+        "ed": "ed-post",
+        "post": "ed-post",
+        "answer": "ed-answer",
+        "check-in": "checkin",
+        "meeting": "checkin",
+    }
+)
 
 
 def _require_staff(actor: User, course: Course) -> None:
@@ -30,14 +40,27 @@ def _require_staff(actor: User, course: Course) -> None:
 
 
 def _student(course: Course, email: str) -> User:
-    user = (User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True)
-            .filter(email__iexact=email.strip()).first())  # fmt: skip
+    user = (
+        User.objects.filter(
+            memberships__course=course, memberships__role=Role.STUDENT, memberships__is_active=True
+        )
+        .filter(email__iexact=email.strip())
+        .first()
+    )
     if user is None:
         raise DomainError(f"{email!r} is not a student of this course.", field="student")
     return user
 
 
-def event_record(*, actor: User, course: Course, student_email: str, kind: str, occurred_on: dt.date, note: str = "") -> ParticipationEvent:  # fmt: skip
+def event_record(
+    *,
+    actor: User,
+    course: Course,
+    student_email: str,
+    kind: str,
+    occurred_on: dt.date,
+    note: str = "",
+) -> ParticipationEvent:
     _require_staff(actor, course)
     kind = _KIND_WORDS.get(kind.strip().lower(), "")
     if not kind:
@@ -45,13 +68,25 @@ def event_record(*, actor: User, course: Course, student_email: str, kind: str, 
     student = _student(course, student_email)
     try:
         with transaction.atomic():
-            event = ParticipationEvent.objects.create(course=course, student=student, kind=kind, occurred_on=occurred_on,
-                                                      note=note.strip()[:300], recorded_by=actor)  # fmt: skip
-            audit_record(actor=actor, action="participation.recorded", course=course, obj=event,
-                         after={"student": student.email, "kind": kind, "on": occurred_on.isoformat()})  # fmt: skip
+            event = ParticipationEvent.objects.create(
+                course=course,
+                student=student,
+                kind=kind,
+                occurred_on=occurred_on,
+                note=note.strip()[:300],
+                recorded_by=actor,
+            )
+            audit_record(
+                actor=actor,
+                action="participation.recorded",
+                course=course,
+                obj=event,
+                after={"student": student.email, "kind": kind, "on": occurred_on.isoformat()},
+            )
     except IntegrityError:
         raise Conflict(
-            f"{student.get_full_name() or student.email} is already marked present on {occurred_on}."
+            f"{student.get_full_name() or student.email} is already marked present on "
+            f"{occurred_on}."
         ) from None
     return event
 
@@ -66,8 +101,17 @@ def event_delete(*, actor: User, course: Course, event_id: int) -> None:
         )
         if event is None:
             raise NotFound("No such participation event.")
-        audit_record(actor=actor, action="participation.removed", course=course, obj=event,
-                     before={"student": event.student_id, "kind": event.kind, "on": event.occurred_on.isoformat()})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="participation.removed",
+            course=course,
+            obj=event,
+            before={
+                "student": event.student_id,
+                "kind": event.kind,
+                "on": event.occurred_on.isoformat(),
+            },
+        )
         event.delete()
 
 
@@ -139,8 +183,11 @@ def import_plan(*, course: Course, data: bytes) -> Plan:
                 )
                 continue
             present.add((user.pk, day))
-        plan.events.append(ParticipationEvent(course=course, student=user, kind=kind, occurred_on=day,
-                                              note=get("note")[:300]))  # fmt: skip
+        plan.events.append(
+            ParticipationEvent(
+                course=course, student=user, kind=kind, occurred_on=day, note=get("note")[:300]
+            )
+        )
     if not plan.events and not plan.problems:
         plan.problems.append(Problem(None, None, "the file has a header but no rows"))
     return plan
@@ -152,8 +199,12 @@ def import_upload(
     _require_staff(actor, course)
     if len(data) > MAX_BYTES:
         raise DomainError("The file is over 5 MB.", field="file")
-    record = ParticipationImport.objects.create(course=course, filename=(filename or "participation.csv")[:200],
-                                                content=data, uploaded_by=actor)  # fmt: skip
+    record = ParticipationImport.objects.create(
+        course=course,
+        filename=(filename or "participation.csv")[:200],
+        content=data,
+        uploaded_by=actor,
+    )
     return record, import_plan(course=course, data=data)
 
 
@@ -176,7 +227,8 @@ def import_commit(*, actor: User, course: Course, import_id: int) -> int:
         plan = import_plan(course=course, data=bytes(record.content))
         if not plan.ok:
             raise Conflict(
-                f"The file has {len(plan.problems)} problem(s); fix them and upload it again. Nothing was changed."
+                f"The file has {len(plan.problems)} problem(s); fix them and upload it again. "
+                "Nothing was changed."
             )
         for e in plan.events:
             e.recorded_by, e.source = actor, record

@@ -67,8 +67,15 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
             raise PermissionDenied("Only the course's instructors and TAs record participation.")
         events = selectors.event_list(user=request.user, course=course)
         summary = selectors.summaries(course, [request.user.pk])[request.user.pk]
-        return render(request, "participation/student.html", ctx | {
-            "summary": summary, "page": Paginator(events, PAGE).get_page(request.GET.get("page"))})  # fmt: skip
+        return render(
+            request,
+            "participation/student.html",
+            ctx
+            | {
+                "summary": summary,
+                "page": Paginator(events, PAGE).get_page(request.GET.get("page")),
+            },
+        )
     form, upload = EventForm(initial={"occurred_on": timezone.localdate()}), ImportForm()
     if request.method == "POST":
         try:
@@ -82,8 +89,12 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
                 upload = ImportForm(request.POST, request.FILES)
                 if upload.is_valid():
                     f = upload.cleaned_data["file"]
-                    record, _ = services.import_upload(actor=request.user, course=course, filename=f.name,
-                                                       data=f.read(services.MAX_BYTES + 1))  # fmt: skip
+                    record, _ = services.import_upload(
+                        actor=request.user,
+                        course=course,
+                        filename=f.name,
+                        data=f.read(services.MAX_BYTES + 1),
+                    )
                     return redirect(
                         "participation:import-preview", code=course.code, import_id=record.pk
                     )
@@ -91,18 +102,26 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
                 form = EventForm(request.POST)
                 if form.is_valid():
                     d = form.cleaned_data
-                    e = services.event_record(actor=request.user, course=course, student_email=d["student"],
-                                              kind=d["kind"], occurred_on=d["occurred_on"], note=d["note"])  # fmt: skip
+                    e = services.event_record(
+                        actor=request.user,
+                        course=course,
+                        student_email=d["student"],
+                        kind=d["kind"],
+                        occurred_on=d["occurred_on"],
+                        note=d["note"],
+                    )
                     messages.success(
                         request,
-                        f"Recorded: {e.get_kind_display()} for {e.student.get_full_name() or e.student.email}.",
+                        f"Recorded: {e.get_kind_display()} for "
+                        f"{e.student.get_full_name() or e.student.email}.",
                     )
                     return redirect(request.get_full_path())
         except DomainError as exc:
             messages.error(request, exc.message)
     q = request.GET.get("q", "").strip()
-    students = User.objects.filter(memberships__course=course, memberships__role="student",
-                                   memberships__is_active=True).order_by("full_name", "email")  # fmt: skip
+    students = User.objects.filter(
+        memberships__course=course, memberships__role="student", memberships__is_active=True
+    ).order_by("full_name", "email")
     if q:
         students = students.filter(
             Q(full_name__icontains=q) | Q(email__icontains=q) | Q(sid__icontains=q)
@@ -111,8 +130,16 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
         sums = selectors.summaries(course)
         empty = selectors.Summary(held=selectors.lectures_held(course))
         header = ["email", "name", *(k for k, _ in KINDS), "lectures held", "score"]
-        rows = ([u.email, u.full_name, *(sums.get(u.pk, empty).counts.get(k, 0) for k, _ in KINDS), empty.held,
-                 "" if (s := sums.get(u.pk, empty).score) is None else f"{s:.1f}"] for u in students.iterator())  # fmt: skip
+        rows = (
+            [
+                u.email,
+                u.full_name,
+                *(sums.get(u.pk, empty).counts.get(k, 0) for k, _ in KINDS),
+                empty.held,
+                "" if (s := sums.get(u.pk, empty).score) is None else f"{s:.1f}",
+            ]
+            for u in students.iterator()
+        )
         return csv_response(f"{course.code}-participation.csv", itertools.chain([header], rows))
     page_ = Paginator(students, PAGE).get_page(request.GET.get("page"))
     sums = selectors.summaries(course, [u.pk for u in page_])
@@ -126,10 +153,25 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
         if focus
         else []
     )
-    return render(request, "participation/staff.html", ctx | {
-        "form": form, "upload": upload, "page": page_, "q": q, "kinds_help": _kinds_help(),
-        "rows": [(u, [sums[u.pk].counts.get(k, 0) for k, _ in KINDS], sums[u.pk].score) for u in page_], "held": selectors.lectures_held(course),
-        "focus": focus, "focus_events": focus_events})  # fmt: skip
+    return render(
+        request,
+        "participation/staff.html",
+        ctx
+        | {
+            "form": form,
+            "upload": upload,
+            "page": page_,
+            "q": q,
+            "kinds_help": _kinds_help(),
+            "rows": [
+                (u, [sums[u.pk].counts.get(k, 0) for k, _ in KINDS], sums[u.pk].score)
+                for u in page_
+            ],
+            "held": selectors.lectures_held(course),
+            "focus": focus,
+            "focus_events": focus_events,
+        },
+    )
 
 
 @login_required
@@ -147,5 +189,8 @@ def import_preview(request: AuthedRequest, code: str, import_id: int) -> HttpRes
         except DomainError as exc:
             messages.error(request, exc.message)
     plan = services.import_plan(course=course, data=bytes(record.content))
-    return render(request, "participation/import_preview.html", {
-        "course": course, "record": record, "plan": plan, "shown": plan.events[:100]})  # fmt: skip
+    return render(
+        request,
+        "participation/import_preview.html",
+        {"course": course, "record": record, "plan": plan, "shown": plan.events[:100]},
+    )

@@ -29,8 +29,12 @@ RECOMMENDATIONS = (
 class PeerRound(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="peer_rounds")
     title = models.CharField(max_length=120, default="Peer review of the draft report")
-    milestone = models.ForeignKey(Milestone, on_delete=models.PROTECT, related_name="+",
-                                  help_text="The report milestone whose drafts are reviewed.")  # fmt: skip
+    milestone = models.ForeignKey(
+        Milestone,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The report milestone whose drafts are reviewed.",
+    )
     due_at = models.DateTimeField(
         help_text="Reviews are due, and released to the reviewed groups, at this time."
     )
@@ -140,19 +144,26 @@ class PeerReview(models.Model):
     version = models.PositiveIntegerField(
         default=0, help_text="Grows with every save; a stale save is refused."
     )
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
-                                   related_name="+")  # fmt: skip
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(status="draft") | Q(clarity__isnull=False, depth__isnull=False, correctness__isnull=False,
-                                                rigour__isnull=False, artifact__isnull=False),
+                condition=Q(status="draft")
+                | Q(
+                    clarity__isnull=False,
+                    depth__isnull=False,
+                    correctness__isnull=False,
+                    rigour__isnull=False,
+                    artifact__isnull=False,
+                ),
                 name="peer_submitted_review_is_scored",
             )
-        ]  # fmt: skip
+        ]
 
     def __str__(self) -> str:
         return f"Review {self.assignment}"

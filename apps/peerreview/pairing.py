@@ -90,14 +90,18 @@ def precheck(p: PairingProblem) -> list[str]:
     if k > n - 1:
         return [f"with {n} groups each can review at most {n - 1} others, not {k}"]
     if n >= 3 and 2 * k > n - 1:
-        return [f"with {n} groups, reviewing {k} each forces two groups to review each other "
-                f"(k can be at most {(n - 1) // 2})"]  # fmt: skip
+        return [
+            f"with {n} groups, reviewing {k} each forces two groups to review each other "
+            f"(k can be at most {(n - 1) // 2})"
+        ]
     reasons = []
     for g in p.groups:
         options = sum(1 for h in p.groups if _allowed(p, g, h))
         if options < k:
-            reasons.append(f"{p.name(g)} may review only {options} group{'' if options == 1 else 's'} "
-                           f"(the others are avoided) but must review {k}")  # fmt: skip
+            reasons.append(
+                f"{p.name(g)} may review only {options} group{'' if options == 1 else 's'} "
+                f"(the others are avoided) but must review {k}"
+            )
     return reasons
 
 

@@ -37,16 +37,30 @@ def round_get(course: Course, round_id: int) -> PeerRound:
     return r
 
 
-def round_create(*, actor: User, course: Course, milestone_id: int, due_at: dt.datetime, k: int = 1,
-                 show_reviewers: bool = False, title: str = "") -> PeerRound:  # fmt: skip
+def round_create(
+    *,
+    actor: User,
+    course: Course,
+    milestone_id: int,
+    due_at: dt.datetime,
+    k: int = 1,
+    show_reviewers: bool = False,
+    title: str = "",
+) -> PeerRound:
     milestone = Milestone.objects.filter(course=course, pk=milestone_id).first()
     if milestone is None:
         raise DomainError("Choose one of the course's milestones.", field="milestone")
     if not 1 <= k <= 5:
         raise DomainError("Each group reviews between 1 and 5 others.", field="k")
     with transaction.atomic():
-        r = PeerRound.objects.create(course=course, milestone=milestone, due_at=due_at, k=k,
-                                     show_reviewers=show_reviewers, title=title or f"Peer review of {milestone.name}")  # fmt: skip
+        r = PeerRound.objects.create(
+            course=course,
+            milestone=milestone,
+            due_at=due_at,
+            k=k,
+            show_reviewers=show_reviewers,
+            title=title or f"Peer review of {milestone.name}",
+        )
         audit_record(actor=actor, action="peer.round_create", course=course, obj=r)
     return r
 
@@ -54,9 +68,15 @@ def round_create(*, actor: User, course: Course, milestone_id: int, due_at: dt.d
 def groups_in(r: PeerRound) -> list[Group]:
     """Groups with a current member, minus those staff left out."""
     out = set(PeerExclusion.objects.filter(round=r).values_list("group_id", flat=True))
-    return [g for g in Group.objects.filter(course=r.course, dissolved_at__isnull=True,
-                                            memberships__left_at__isnull=True).distinct().order_by("name")
-            if g.pk not in out]  # fmt: skip
+    return [
+        g
+        for g in Group.objects.filter(
+            course=r.course, dissolved_at__isnull=True, memberships__left_at__isnull=True
+        )
+        .distinct()
+        .order_by("name")
+        if g.pk not in out
+    ]
 
 
 def problem_for(r: PeerRound, *, seed: int | None = None) -> pairing.PairingProblem:
@@ -65,11 +85,21 @@ def problem_for(r: PeerRound, *, seed: int | None = None) -> pairing.PairingProb
         frozenset(x)
         for x in PeerAvoid.objects.filter(round=r).values_list("group_a_id", "group_b_id")
     }
-    shared = {frozenset((req, owner)) for req, owner in WindowNode.objects.filter(
-        window__course=r.course, window__status=SharingWindow.Status.APPROVED).values_list("window__requester_id", "owner_id")
-        if req != owner}  # fmt: skip
-    return pairing.PairingProblem([g.pk for g in groups], k=r.k, avoid=avoid, prefer_not=shared,
-                                  seed=r.seed if seed is None else seed, names={g.pk: g.name for g in groups})  # fmt: skip
+    shared = {
+        frozenset((req, owner))
+        for req, owner in WindowNode.objects.filter(
+            window__course=r.course, window__status=SharingWindow.Status.APPROVED
+        ).values_list("window__requester_id", "owner_id")
+        if req != owner
+    }
+    return pairing.PairingProblem(
+        [g.pk for g in groups],
+        k=r.k,
+        avoid=avoid,
+        prefer_not=shared,
+        seed=r.seed if seed is None else seed,
+        names={g.pk: g.name for g in groups},
+    )
 
 
 def avoid_add(
@@ -191,8 +221,13 @@ def exclude(*, actor: User, course: Course, round_id: int, group_id: int, reason
         new = set(result.pairs)
         gone = [a.pk for pair_, a in old.items() if pair_ not in new]
         PeerAssignment.objects.filter(pk__in=gone).delete()
-        PeerAssignment.objects.bulk_create([PeerAssignment(round=r, reviewer_id=a, reviewee_id=b)
-                                            for a, b in new if (a, b) not in old])  # fmt: skip
+        PeerAssignment.objects.bulk_create(
+            [
+                PeerAssignment(round=r, reviewer_id=a, reviewee_id=b)
+                for a, b in new
+                if (a, b) not in old
+            ]
+        )
     return len(gone)
 
 
@@ -200,21 +235,37 @@ def exclude(*, actor: User, course: Course, round_id: int, group_id: int, reason
 
 
 def group_of(course: Course, user: User) -> Group | None:
-    m = GroupMembership.objects.filter(course=course, user=user, left_at__isnull=True,
-                                       group__dissolved_at__isnull=True).select_related("group").first()  # fmt: skip
+    m = (
+        GroupMembership.objects.filter(
+            course=course, user=user, left_at__isnull=True, group__dissolved_at__isnull=True
+        )
+        .select_related("group")
+        .first()
+    )
     return m.group if m else None
 
 
-def review_save(*, actor: User, course: Course, assignment_id: int, version: int, data: dict[str, Any],
-                submit: bool = False, now: dt.datetime | None = None) -> PeerReview:  # fmt: skip
+def review_save(
+    *,
+    actor: User,
+    course: Course,
+    assignment_id: int,
+    version: int,
+    data: dict[str, Any],
+    submit: bool = False,
+    now: dt.datetime | None = None,
+) -> PeerReview:
     """Any member of the reviewing group saves (or submits) the review until the due date. A save
     based on an older version than the stored one is refused (409), never silently merged."""
     now = now or timezone.now()
     group = group_of(course, actor)
     with transaction.atomic():
-        a = (PeerAssignment.objects.select_related("round").filter(round__course=course, pk=assignment_id,
-                                                                   round__published_at__isnull=False)
-             .filter(Q(reviewer=group) if group else Q(pk__in=[])).first())  # fmt: skip
+        a = (
+            PeerAssignment.objects.select_related("round")
+            .filter(round__course=course, pk=assignment_id, round__published_at__isnull=False)
+            .filter(Q(reviewer=group) if group else Q(pk__in=[]))
+            .first()
+        )
         if a is None:
             raise NotFound("No such review for your group.")
         if now > a.round.due_at:
@@ -223,8 +274,10 @@ def review_save(*, actor: User, course: Course, assignment_id: int, version: int
         review = PeerReview.objects.select_for_update().get(pk=review.pk)
         if version != review.version:
             who = review.updated_by.get_full_name() if review.updated_by else "someone"
-            raise Conflict(f"{who} saved this review at {review.updated_at:%H:%M} after you opened it; reload to see "
-                           "their changes, then save again.")  # fmt: skip
+            raise Conflict(
+                f"{who} saved this review at {review.updated_at:%H:%M} after you opened it; reload "
+                "to see their changes, then save again."
+            )
         for key, _label in CRITERIA:
             if key in data:
                 value = data[key]

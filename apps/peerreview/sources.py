@@ -18,13 +18,26 @@ from apps.peerreview.models import PeerAssignment, PeerReview, PeerRound
 
 
 def _event(r: PeerRound, course: Course, who: str) -> Event:
-    return Event(uid=uid("peer-review", r.pk, course.code), kind="duty", code="Peer review", title=f"{r.title} due",
-                 start=r.due_at, description=who, path=f"/c/{course.code}/peer-review/", reminder_kind="duty")  # fmt: skip
+    return Event(
+        uid=uid("peer-review", r.pk, course.code),
+        kind="duty",
+        code="Peer review",
+        title=f"{r.title} due",
+        start=r.due_at,
+        description=who,
+        path=f"/c/{course.code}/peer-review/",
+        reminder_kind="duty",
+    )
 
 
 def _assignments(course_id: int, group_id: int) -> QuerySet[PeerAssignment]:
-    return PeerAssignment.objects.filter(round__course_id=course_id, round__published_at__isnull=False,
-                                         reviewer_id=group_id).select_related("reviewee", "round").order_by("pk")  # fmt: skip
+    return (
+        PeerAssignment.objects.filter(
+            round__course_id=course_id, round__published_at__isnull=False, reviewer_id=group_id
+        )
+        .select_related("reviewee", "round")
+        .order_by("pk")
+    )
 
 
 def review_events(query: EventQuery) -> Iterable[Event]:
@@ -65,8 +78,11 @@ def review_reminders(
     for r in PeerRound.objects.filter(
         course=course, published_at__isnull=False, due_at__gte=start, due_at__lt=end
     ):
-        done = set(PeerReview.objects.filter(assignment__round=r, status=PeerReview.Status.SUBMITTED).values_list(
-            "assignment__reviewer_id", flat=True))  # fmt: skip
+        done = set(
+            PeerReview.objects.filter(
+                assignment__round=r, status=PeerReview.Status.SUBMITTED
+            ).values_list("assignment__reviewer_id", flat=True)
+        )
         pending = (
             set(PeerAssignment.objects.filter(round=r).values_list("reviewer_id", flat=True)) - done
         )

@@ -23,8 +23,15 @@ def email_pairing(round_id: int) -> int:
         group_id__in=targets, left_at__isnull=True
     ).values_list("group_id", "user__email")
     due = r.due_at.astimezone(r.course.tz).strftime("%a %b %d, %H:%M")
-    messages = [(f"[{r.course.code}] {r.title}: whom your group reviews",
-                 f"Your group reviews {', '.join(targets[g])}. Reviews are due {due}; the drafts and the form are at "
-                 f"{settings.SITE_URL}/c/{r.course.code}/peer-review/", None, [email]) for g, email in members]  # fmt: skip
+    messages = [
+        (
+            f"[{r.course.code}] {r.title}: whom your group reviews",
+            f"Your group reviews {', '.join(targets[g])}. Reviews are due {due}; the drafts and "
+            f"the form are at {settings.SITE_URL}/c/{r.course.code}/peer-review/",
+            None,
+            [email],
+        )
+        for g, email in members
+    ]
     send_mass_mail(messages)
     return len(messages)

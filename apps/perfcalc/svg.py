@@ -62,10 +62,12 @@ def roofline_svg(roofs: list[Roof], points: list[Point], *, title: str = "Roofli
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" role="img" '
-        f'aria-labelledby="roof-title roof-desc" class="roofline" font-family="system-ui, sans-serif" font-size="11">',
+        f'aria-labelledby="roof-title roof-desc" class="roofline" font-family="system-ui, '
+        f'sans-serif" font-size="11">',
         f'<title id="roof-title">{escape(title)}</title>',
         f'<desc id="roof-desc">{escape(_describe(roofs, points))}</desc>',
-        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" fill="#fff" stroke="#ccd"/>',
+        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" '
+        f'fill="#fff" stroke="#ccd"/>',
     ]
     for d in range(x0, x1 + 1):
         x = px(10**d)
@@ -81,13 +83,16 @@ def roofline_svg(roofs: list[Roof], points: list[Point], *, title: str = "Roofli
             f'<line x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}" stroke="#eef"/>'
         )
         parts.append(
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(fmt(10.0**d, "FLOP/s"))}</text>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{escape(fmt(10.0**d, "FLOP/s"))}</text>'
         )
     parts.append(
-        f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 12}" text-anchor="middle">Arithmetic intensity (FLOP/byte, log scale)</text>'
+        f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 12}" text-anchor="middle">Arithmetic '
+        f"intensity (FLOP/byte, log scale)</text>"
     )
     parts.append(
-        f'<text transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">Attainable FLOP/s (log scale)</text>'
+        f'<text transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+        f'text-anchor="middle">Attainable FLOP/s (log scale)</text>'
     )
 
     legend = len(roofs) > 1
@@ -95,7 +100,8 @@ def roofline_svg(roofs: list[Roof], points: list[Point], *, title: str = "Roofli
     if legend:
         width = 12 + 6.2 * max(len(r.label) + 14 for r in roofs)
         legend_parts.append(
-            f'<rect x="{LEFT + 4}" y="{TOP + 4}" width="{width:.0f}" height="{14 * len(roofs) + 6}" fill="#fff" fill-opacity="0.92" stroke="#ccd"/>'
+            f'<rect x="{LEFT + 4}" y="{TOP + 4}" width="{width:.0f}" '
+            f'height="{14 * len(roofs) + 6}" fill="#fff" fill-opacity="0.92" stroke="#ccd"/>'
         )
     for i, r in enumerate(roofs):
         c = COLORS[i % len(COLORS)]
@@ -111,41 +117,50 @@ def roofline_svg(roofs: list[Roof], points: list[Point], *, title: str = "Roofli
             f'<polyline class="roof" points="{path}" fill="none" stroke="{c}" stroke-width="2.5"/>'
         )
         parts.append(
-            f'<line class="ridge" x1="{px(xr):.1f}" y1="{py(r.peak_flops_per_s):.1f}" x2="{px(xr):.1f}" y2="{H - BOTTOM}" stroke="{c}" stroke-dasharray="4 3"/>'
+            f'<line class="ridge" x1="{px(xr):.1f}" y1="{py(r.peak_flops_per_s):.1f}" '
+            f'x2="{px(xr):.1f}" y2="{H - BOTTOM}" stroke="{c}" stroke-dasharray="4 3"/>'
         )
         if legend:
             ly = TOP + 14 + 14 * i
             legend_parts.append(
-                f'<line x1="{LEFT + 8}" y1="{ly - 4}" x2="{LEFT + 26}" y2="{ly - 4}" stroke="{c}" stroke-width="3"/>'
+                f'<line x1="{LEFT + 8}" y1="{ly - 4}" x2="{LEFT + 26}" y2="{ly - 4}" stroke="{c}" '
+                'stroke-width="3"/>'
             )
             legend_parts.append(
-                f'<text class="legend" x="{LEFT + 30}" y="{ly}">{escape(r.label)} (ridge {sig(xr, 3)})</text>'
+                f'<text class="legend" x="{LEFT + 30}" y="{ly}">{escape(r.label)} (ridge '
+                f"{sig(xr, 3)})</text>"
             )
         else:
             parts.append(
-                f'<text x="{px(xr) + 4:.1f}" y="{H - BOTTOM - 6}" fill="{c}">ridge {sig(xr, 3)} FLOP/B</text>'
+                f'<text x="{px(xr) + 4:.1f}" y="{H - BOTTOM - 6}" fill="{c}">ridge {sig(xr, 3)} '
+                "FLOP/B</text>"
             )
             parts.append(
-                f'<text x="{W - RIGHT - 4}" y="{py(r.peak_flops_per_s) - 5:.1f}" text-anchor="end" fill="{c}">{escape(r.label)}</text>'
+                f'<text x="{W - RIGHT - 4}" y="{py(r.peak_flops_per_s) - 5:.1f}" text-anchor="end" '
+                f'fill="{c}">{escape(r.label)}</text>'
             )
     for p in points:
         if p.flops_per_s is None:
             x = px(p.intensity)
             parts.append(
-                f'<line class="marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}" stroke="#111" stroke-width="2"/>'
+                f'<line class="marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}" '
+                f'stroke="#111" stroke-width="2"/>'
             )
             parts.append(
-                f'<text x="{x + 5:.1f}" y="{H - BOTTOM - 8}" font-weight="600">{escape(p.label)}</text>'
+                f'<text x="{x + 5:.1f}" y="{H - BOTTOM - 8}" '
+                f'font-weight="600">{escape(p.label)}</text>'
             )
             continue
         x, y = px(p.intensity), py(max(p.flops_per_s, 10**y0))
         parts.append(
-            f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="5.5" fill="#111" stroke="#fff" stroke-width="1.5"/>'
+            f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="5.5" fill="#111" stroke="#fff" '
+            'stroke-width="1.5"/>'
         )
         anchor = "start" if x < W * 0.7 else "end"
         dx = 9 if anchor == "start" else -9
         parts.append(
-            f'<text x="{x + dx:.1f}" y="{y - 8:.1f}" text-anchor="{anchor}" font-weight="600">{escape(p.label)}</text>'
+            f'<text x="{x + dx:.1f}" y="{y - 8:.1f}" text-anchor="{anchor}" '
+            f'font-weight="600">{escape(p.label)}</text>'
         )
     parts += legend_parts
     parts.append("</svg>")
@@ -154,8 +169,8 @@ def roofline_svg(roofs: list[Roof], points: list[Point], *, title: str = "Roofli
 
 def _describe(roofs: list[Roof], points: list[Point]) -> str:
     text = "; ".join(
-        f"{r.label}: peak {fmt(r.peak_flops_per_s, 'FLOP/s')}, bandwidth {fmt(r.bandwidth_bytes_per_s, 'B/s')}, "
-        f"ridge {sig(r.ridge)} FLOP/B"
+        f"{r.label}: peak {fmt(r.peak_flops_per_s, 'FLOP/s')}, bandwidth "
+        f"{fmt(r.bandwidth_bytes_per_s, 'B/s')}, ridge {sig(r.ridge)} FLOP/B"
         for r in roofs
     )
     for p in points:
@@ -165,8 +180,14 @@ def _describe(roofs: list[Roof], points: list[Point]) -> str:
     return text
 
 
-def stacked_bar_svg(segments: list[tuple[str, float, str]], *, title: str, total_label: str,
-                    limit: tuple[str, float] | None = None, id_prefix: str = "bar") -> str:  # fmt: skip
+def stacked_bar_svg(
+    segments: list[tuple[str, float, str]],
+    *,
+    title: str,
+    total_label: str,
+    limit: tuple[str, float] | None = None,
+    id_prefix: str = "bar",
+) -> str:
     """One horizontal bar split into labelled parts (label, value, formatted value), a legend
     below it, and an optional limit line (e.g. the GPU's memory). Sized by viewBox: no scroll on
     a phone."""
@@ -180,8 +201,10 @@ def stacked_bar_svg(segments: list[tuple[str, float, str]], *, title: str, total
         desc += f"; {limit[0]}"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-labelledby="{id_prefix}-title {id_prefix}-desc" class="stacked" font-family="system-ui, sans-serif" font-size="12">',
-        f'<title id="{id_prefix}-title">{escape(title)}</title><desc id="{id_prefix}-desc">{escape(desc)}</desc>',
+        f'aria-labelledby="{id_prefix}-title {id_prefix}-desc" class="stacked" '
+        f'font-family="system-ui, sans-serif" font-size="12">',
+        f'<title id="{id_prefix}-title">{escape(title)}</title><desc '
+        f'id="{id_prefix}-desc">{escape(desc)}</desc>',
         f'<text x="{left}" y="18" font-weight="600">{escape(title)}: {escape(total_label)}</text>',
     ]
     x = float(left)
@@ -189,24 +212,34 @@ def stacked_bar_svg(segments: list[tuple[str, float, str]], *, title: str, total
         w = span * value / scale_max
         if w <= 0:
             continue
-        out.append(f'<rect class="segment" x="{x:.1f}" y="{bar_y}" width="{w:.1f}" height="{bar_h}" '
-                   f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)}: {escape(shown)}</title></rect>')  # fmt: skip
+        out.append(
+            f'<rect class="segment" x="{x:.1f}" y="{bar_y}" width="{w:.1f}" height="{bar_h}" '
+            f'fill="{COLORS[i % len(COLORS)]}"><title>{escape(label)}: '
+            f"{escape(shown)}</title></rect>"
+        )
         if w > 46:
-            out.append(f'<text x="{x + w / 2:.1f}" y="{bar_y + bar_h / 2 + 4}" text-anchor="middle" fill="#fff">'
-                       f'{escape(shown)}</text>')  # fmt: skip
+            out.append(
+                f'<text x="{x + w / 2:.1f}" y="{bar_y + bar_h / 2 + 4}" text-anchor="middle" '
+                f'fill="#fff">{escape(shown)}</text>'
+            )
         x += w
     if limit:
         lx = left + span * limit[1] / scale_max
-        out.append(f'<line class="limit" x1="{lx:.1f}" y1="{bar_y - 6}" x2="{lx:.1f}" y2="{bar_y + bar_h + 6}" '
-                   'stroke="#111" stroke-width="2" stroke-dasharray="4 3"/>')  # fmt: skip
+        out.append(
+            f'<line class="limit" x1="{lx:.1f}" y1="{bar_y - 6}" x2="{lx:.1f}" '
+            f'y2="{bar_y + bar_h + 6}" stroke="#111" stroke-width="2" stroke-dasharray="4 3"/>'
+        )
         anchor = "end" if lx > width * 0.6 else "start"
-        out.append(f'<text x="{lx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 18}" '
-                   f'text-anchor="{anchor}">{escape(limit[0])}</text>')  # fmt: skip
+        out.append(
+            f'<text x="{lx + (-4 if anchor == "end" else 4):.1f}" y="{bar_y + bar_h + 18}" '
+            f'text-anchor="{anchor}">{escape(limit[0])}</text>'
+        )
     for i, (label, _, shown) in enumerate(segments):
         cx = left + (i % 2) * (span / 2)
         cy = bar_y + bar_h + 34 + 20 * (i // 2)
         out.append(
-            f'<rect x="{cx:.1f}" y="{cy - 10}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>'
+            f'<rect x="{cx:.1f}" y="{cy - 10}" width="12" height="12" '
+            f'fill="{COLORS[i % len(COLORS)]}"/>'
         )
         out.append(f'<text x="{cx + 17:.1f}" y="{cy}">{escape(label)}: {escape(shown)}</text>')
     out.append("</svg>")

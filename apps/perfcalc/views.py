@@ -52,9 +52,10 @@ def _plot(result: Result) -> str | None:
         attained = min(peak, ai * bw)
     label = f"workload ({result.classification})"
     return svg.roofline_svg(
-        [svg.Roof(e.get("gpu_name", "GPU"), peak, bw)], [svg.Point(label, ai, attained)],
+        [svg.Roof(e.get("gpu_name", "GPU"), peak, bw)],
+        [svg.Point(label, ai, attained)],
         title=f"Roofline: {result.classification} at {fmt(ai, '')} FLOP/B",
-    )  # fmt: skip
+    )
 
 
 @login_required
@@ -78,10 +79,17 @@ def formula_page(request: AuthedRequest, name: str) -> HttpResponse:
         else:
             plot = _plot(result)
     return render(
-        request, "perfcalc/formula.html",
-        {"formula": f, "topic": TOPICS[f.topic], "form": form, "result": result,
-         "plot": mark_safe(plot) if plot else None, "submitted": submitted},
-    )  # fmt: skip
+        request,
+        "perfcalc/formula.html",
+        {
+            "formula": f,
+            "topic": TOPICS[f.topic],
+            "form": form,
+            "result": result,
+            "plot": mark_safe(plot) if plot else None,
+            "submitted": submitted,
+        },
+    )
 
 
 @login_required
@@ -103,9 +111,15 @@ def compare(request: AuthedRequest) -> HttpResponse:
                 rows.append({"gpu": g, "missing": True})
                 continue
             try:
-                r = evaluate("roofline-time", {"flops": flops, "bytes_moved": bytes_moved,
-                                               "peak_flops_per_s": peak,
-                                               "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s})  # fmt: skip
+                r = evaluate(
+                    "roofline-time",
+                    {
+                        "flops": flops,
+                        "bytes_moved": bytes_moved,
+                        "peak_flops_per_s": peak,
+                        "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
+                    },
+                )
             except InputError as exc:
                 errs = exc.errors if isinstance(exc, InputErrors) else [exc]
                 error = "; ".join(f"{e.field}: {e.message}" for e in errs)
@@ -125,18 +139,34 @@ def compare(request: AuthedRequest) -> HttpResponse:
                 svg.roofline_svg(roofs, marker, title="Every GPU's roofline for this workload")
             )
     return render(
-        request, "perfcalc/compare.html",
-        {"rows": rows, "error": error, "plot": plot, "precision": precision, "sparse": sparse,
-         "precisions": PRECISIONS, "flops": flops, "bytes_moved": bytes_moved},
-    )  # fmt: skip
+        request,
+        "perfcalc/compare.html",
+        {
+            "rows": rows,
+            "error": error,
+            "plot": plot,
+            "precision": precision,
+            "sparse": sparse,
+            "precisions": PRECISIONS,
+            "flops": flops,
+            "bytes_moved": bytes_moved,
+        },
+    )
 
 
 @login_required
 def hardware(request: AuthedRequest) -> HttpResponse:
     gpus = gpu_table(user=request.user)
-    return render(request, "perfcalc/hardware.html",
-                  {"gpus": gpus.values(), "links": catalog.links().values(), "precisions": PRECISIONS,
-                   "models": catalog.models().values()})  # fmt: skip
+    return render(
+        request,
+        "perfcalc/hardware.html",
+        {
+            "gpus": gpus.values(),
+            "links": catalog.links().values(),
+            "precisions": PRECISIONS,
+            "models": catalog.models().values(),
+        },
+    )
 
 
 PLAN_FIELDS = [
@@ -190,8 +220,17 @@ def plan_page(request: AuthedRequest) -> HttpResponse:
             errors.setdefault(e.field if e.field in raw else "__all__", []).append(e.message)
     shown = {**{k: str(v) for k, v in planner.DEFAULTS.items()}, **given}
     choices = {"model": [(k, m.name) for k, m in catalog.models().items()], **PLAN_CHOICES}
-    fields = [{"name": n, "label": label, "help": help_text, "value": shown.get(n, ""),
-               "choices": choices.get(n), "errors": errors.get(n, [])} for n, label, help_text in PLAN_FIELDS]  # fmt: skip
+    fields = [
+        {
+            "name": n,
+            "label": label,
+            "help": help_text,
+            "value": shown.get(n, ""),
+            "choices": choices.get(n),
+            "errors": errors.get(n, []),
+        }
+        for n, label, help_text in PLAN_FIELDS
+    ]
     ctx: dict[str, Any] = {
         "fields": fields,
         "general_errors": errors.get("__all__", []),
@@ -201,16 +240,44 @@ def plan_page(request: AuthedRequest) -> HttpResponse:
         c = result.inputs
         mem = result.memory
         ctx.update(
-            gpus=c["nodes"] * planner.GPUS_PER_NODE, spare=mem["capacity"] - mem["total"], over=mem["total"] - mem["capacity"],
-            query=urlencode(c), base_query=urlencode({k: v for k, v in c.items() if k not in {"tp", "pp", "dp"}}),
-            intra=catalog.links()[planner.INTRA_LINK], inter=catalog.links()[planner.INTER_LINK],
-            memory_svg=mark_safe(svg.stacked_bar_svg(
-                [(label, mem[key], fmt(mem[key], "B")) for key, label in
-                 (("weights", "Weights"), ("gradients", "Gradients"), ("optimizer", "Optimizer state"), ("activations", "Activations"))],
-                title="Memory per GPU", total_label=fmt(mem["total"], "B"),
-                limit=(f"GPU memory {fmt(mem['capacity'], 'B')}", mem["capacity"]), id_prefix="mem")),
-            time_svg=mark_safe(svg.stacked_bar_svg(
-                [(label, result.time[key], fmt(result.time[key], "s") if result.time[key] else "0 s") for key, label in planner.PARTS],
-                title="Step time", total_label=fmt(result.time["total_s"], "s"), id_prefix="time")),
-        )  # fmt: skip
+            gpus=c["nodes"] * planner.GPUS_PER_NODE,
+            spare=mem["capacity"] - mem["total"],
+            over=mem["total"] - mem["capacity"],
+            query=urlencode(c),
+            base_query=urlencode({k: v for k, v in c.items() if k not in {"tp", "pp", "dp"}}),
+            intra=catalog.links()[planner.INTRA_LINK],
+            inter=catalog.links()[planner.INTER_LINK],
+            memory_svg=mark_safe(
+                svg.stacked_bar_svg(
+                    [
+                        (label, mem[key], fmt(mem[key], "B"))
+                        for key, label in (
+                            ("weights", "Weights"),
+                            ("gradients", "Gradients"),
+                            ("optimizer", "Optimizer state"),
+                            ("activations", "Activations"),
+                        )
+                    ],
+                    title="Memory per GPU",
+                    total_label=fmt(mem["total"], "B"),
+                    limit=(f"GPU memory {fmt(mem['capacity'], 'B')}", mem["capacity"]),
+                    id_prefix="mem",
+                )
+            ),
+            time_svg=mark_safe(
+                svg.stacked_bar_svg(
+                    [
+                        (
+                            label,
+                            result.time[key],
+                            fmt(result.time[key], "s") if result.time[key] else "0 s",
+                        )
+                        for key, label in planner.PARTS
+                    ],
+                    title="Step time",
+                    total_label=fmt(result.time["total_s"], "s"),
+                    id_prefix="time",
+                )
+            ),
+        )
     return render(request, "perfcalc/plan.html", ctx, status=200)

@@ -24,12 +24,25 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "role": ("role", "course role", "enrollment role", "type"),
 }
 ROLE_WORDS: dict[str, str] = {
-    "student": "student", "studentenrollment": "student", "learner": "student", "auditor": "student",
-    "waitlist student": "student", "ta": "ta", "gsi": "ta", "teaching assistant": "ta", "tutor": "ta",
-    "taenrollment": "ta", "reader": "ta", "lead ta": "ta", "uga": "ta",
-    "instructor": "instructor", "teacher": "instructor", "professor": "instructor",
-    "teacherenrollment": "instructor", "lead instructor": "instructor",
-}  # fmt: skip
+    "student": "student",
+    "studentenrollment": "student",
+    "learner": "student",
+    "auditor": "student",
+    "waitlist student": "student",
+    "ta": "ta",
+    "gsi": "ta",
+    "teaching assistant": "ta",
+    "tutor": "ta",
+    "taenrollment": "ta",
+    "reader": "ta",
+    "lead ta": "ta",
+    "uga": "ta",
+    "instructor": "instructor",
+    "teacher": "instructor",
+    "professor": "instructor",
+    "teacherenrollment": "instructor",
+    "lead instructor": "instructor",
+}
 EMAIL_RE = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
 
 

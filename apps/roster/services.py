@@ -55,8 +55,13 @@ class Preview:
         return bool(self.added or self.updated or self.dropped)
 
     def summary(self) -> dict[str, int]:
-        return {"added": len(self.added), "updated": len(self.updated), "unchanged": self.unchanged,
-                "dropped": len(self.dropped), "problems": len(self.problems)}  # fmt: skip
+        return {
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "unchanged": self.unchanged,
+            "dropped": len(self.dropped),
+            "problems": len(self.problems),
+        }
 
 
 def _require_staff(actor: User, course: Course) -> None:
@@ -132,9 +137,12 @@ def roster_upload(
     _require_staff(actor, course)
     preview = roster_preview(course=course, data=data)
     record = RosterImport.objects.create(
-        course=course, filename=filename[:200] or "roster.csv", content=data,
-        sha256=hashlib.sha256(data).hexdigest(), uploaded_by=actor,
-    )  # fmt: skip
+        course=course,
+        filename=filename[:200] or "roster.csv",
+        content=data,
+        sha256=hashlib.sha256(data).hexdigest(),
+        uploaded_by=actor,
+    )
     return record, preview
 
 
@@ -152,7 +160,8 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
         preview, users, memberships = _plan(course, parsed)
         if not preview.ok:
             raise Conflict(
-                f"The file has {len(preview.problems)} problem(s); fix them and upload it again. Nothing was changed."
+                f"The file has {len(preview.problems)} problem(s); fix them and upload it again. "
+                "Nothing was changed."
             )
         by_email = {r.email: r for r in parsed.rows}
         new_rows = [by_email[c.email] for c in preview.added if c.email not in users]
@@ -163,10 +172,13 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
         )
         users.update({u.email: u for u in created})
         Membership.objects.bulk_create(
-            [Membership(user=users[c.email], course=course, role=by_email[c.email].role) for c in preview.added
-             if users[c.email].pk not in memberships],
+            [
+                Membership(user=users[c.email], course=course, role=by_email[c.email].role)
+                for c in preview.added
+                if users[c.email].pk not in memberships
+            ],
             batch_size=1000,
-        )  # fmt: skip
+        )
         changed_users, changed_members = [], []
         for c in preview.updated:
             r: RosterRow = by_email[c.email]
@@ -191,8 +203,13 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
         record.committed_by = actor
         record.summary = preview.summary()
         record.save(update_fields=["committed_at", "committed_by", "summary"])
-        audit_record(actor=actor, action="roster.imported", course=course, obj=record,
-                     after={**preview.summary(), "dropped_emails": [c.email for c in preview.dropped]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="roster.imported",
+            course=course,
+            obj=record,
+            after={**preview.summary(), "dropped_emails": [c.email for c in preview.dropped]},
+        )
     return preview
 
 

@@ -91,14 +91,28 @@ def page(request: AuthedRequest, code: str) -> HttpResponse:
         if locked
         else []
     )
-    return render(request, "roster/page.html", {
-        "locked_people": locked_people,
-        "course": course, "form": form, "members": members[(page_no - 1) * PAGE : page_no * PAGE],
-        "total": total, "page_no": page_no, "pages": max(1, -(-total // PAGE)),
-        "imports": RosterImport.objects.filter(course=course).select_related("uploaded_by")[:10],
-        "filters": {"role": request.GET.get("role", ""), "status": request.GET.get("status", "active"), "q": request.GET.get("q", "")},
-        "roles": Role.choices,
-    })  # fmt: skip
+    return render(
+        request,
+        "roster/page.html",
+        {
+            "locked_people": locked_people,
+            "course": course,
+            "form": form,
+            "members": members[(page_no - 1) * PAGE : page_no * PAGE],
+            "total": total,
+            "page_no": page_no,
+            "pages": max(1, -(-total // PAGE)),
+            "imports": RosterImport.objects.filter(course=course).select_related("uploaded_by")[
+                :10
+            ],
+            "filters": {
+                "role": request.GET.get("role", ""),
+                "status": request.GET.get("status", "active"),
+                "q": request.GET.get("q", ""),
+            },
+            "roles": Role.choices,
+        },
+    )
 
 
 @login_required
@@ -132,15 +146,23 @@ def preview(request: AuthedRequest, code: str, import_id: int) -> HttpResponse:
         s = result.summary()
         messages.success(
             request,
-            f"Roster imported: {s['added']} added, {s['updated']} updated, {s['dropped']} dropped, {s['unchanged']} unchanged.",
+            f"Roster imported: {s['added']} added, {s['updated']} updated, {s['dropped']} dropped, "
+            f"{s['unchanged']} unchanged.",
         )
         return redirect("roster:page", code=code)
     plan = roster_preview(course=course, data=bytes(record.content))
     students = Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).count()
-    return render(request, "roster/preview.html", {
-        "course": course, "record": record, "plan": plan, "summary": plan.summary(),
-        "many_dropped": students and len(plan.dropped) > max(5, students // 5),
-    })  # fmt: skip
+    return render(
+        request,
+        "roster/preview.html",
+        {
+            "course": course,
+            "record": record,
+            "plan": plan,
+            "summary": plan.summary(),
+            "many_dropped": students and len(plan.dropped) > max(5, students // 5),
+        },
+    )
 
 
 @login_required

@@ -151,8 +151,14 @@ class ScribeSwap(models.Model):
     duty = models.ForeignKey(ScribeDuty, on_delete=models.CASCADE, related_name="swaps_out")
     proposer = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
     other = models.ForeignKey(USER, on_delete=models.PROTECT, related_name="+")
-    other_duty = models.ForeignKey(ScribeDuty, null=True, blank=True, on_delete=models.CASCADE, related_name="swaps_in",
-                                   help_text="Empty: the duty is given away.")  # fmt: skip
+    other_duty = models.ForeignKey(
+        ScribeDuty,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="swaps_in",
+        help_text="Empty: the duty is given away.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     note = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -49,8 +49,12 @@ def eligible_lectures(course: Course) -> list[tuple[Lecture, int | None]]:
 
 
 def active_students(course: Course) -> list[User]:
-    return [m.user for m in Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
-            .select_related("user").order_by("user__full_name", "user_id")]  # fmt: skip
+    return [
+        m.user
+        for m in Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
+        .select_related("user")
+        .order_by("user__full_name", "user_id")
+    ]
 
 
 def active_student_count(course: Course) -> int:
@@ -59,8 +63,12 @@ def active_student_count(course: Course) -> int:
 
 def duty_counts(course: Course) -> dict[int, int]:
     """Published scribes per lecture, counted in the database (26 rows, not one per duty)."""
-    return dict(ScribeDuty.objects.filter(course=course).values("lecture_id").annotate(n=Count("pk"))
-                .values_list("lecture_id", "n"))  # fmt: skip
+    return dict(
+        ScribeDuty.objects.filter(course=course)
+        .values("lecture_id")
+        .annotate(n=Count("pk"))
+        .values_list("lecture_id", "n")
+    )
 
 
 def _label(u: User) -> str:
@@ -71,8 +79,11 @@ def problem_for(course: Course, *, keep_published: bool = True) -> solver.Proble
     """The solver's input from the database (5 queries)."""
     plan = plan_for(course)
     students = active_students(course)
-    groups = dict(GroupMembership.objects.filter(course=course, left_at__isnull=True,
-                                                 group__dissolved_at__isnull=True).values_list("user_id", "group_id"))  # fmt: skip
+    groups = dict(
+        GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, group__dissolved_at__isnull=True
+        ).values_list("user_id", "group_id")
+    )
     lectures = eligible_lectures(course)
     tz = course.tz
     lecs = [
@@ -94,14 +105,24 @@ def problem_for(course: Course, *, keep_published: bool = True) -> solver.Proble
     )
     fixed = set()
     if keep_published:
-        fixed = set(ScribeDuty.objects.filter(course=course, student__in=[s.pk for s in students],
-                                              lecture_id__in=ids).values_list("student_id", "lecture_id"))  # fmt: skip
+        fixed = set(
+            ScribeDuty.objects.filter(
+                course=course, student__in=[s.pk for s in students], lecture_id__in=ids
+            ).values_list("student_id", "lecture_id")
+        )
     return solver.Problem(
-        students=[solver.Stu(s.pk, _label(s), groups.get(s.pk)) for s in students], lectures=lecs,
-        per_student=plan.per_student, min_gap_days=plan.min_gap_days, cannot=cannot, prefer=prefer,
-        max_rank=plan.max_preferences, spread={g for g, m in modes.items() if m == "spread"},
-        together={g for g, m in modes.items() if m == "together"}, fixed=fixed, seed=plan.seed,
-    )  # fmt: skip
+        students=[solver.Stu(s.pk, _label(s), groups.get(s.pk)) for s in students],
+        lectures=lecs,
+        per_student=plan.per_student,
+        min_gap_days=plan.min_gap_days,
+        cannot=cannot,
+        prefer=prefer,
+        max_rank=plan.max_preferences,
+        spread={g for g, m in modes.items() if m == "spread"},
+        together={g for g, m in modes.items() if m == "together"},
+        fixed=fixed,
+        seed=plan.seed,
+    )
 
 
 # ------------------------------------------------------------------ staff: policy and eligibility
@@ -125,8 +146,14 @@ def plan_update(*, actor: User, course: Course, **fields: Any) -> ScribePlan:
         if plan.per_student < 1:
             raise DomainError("Each student scribes at least one lecture.", field="per_student")
         plan.save()
-        audit_record(actor=actor, action="scribing.plan_update", course=course, obj=plan, before=before,
-                     after={k: str(getattr(plan, k)) for k in before})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="scribing.plan_update",
+            course=course,
+            obj=plan,
+            before=before,
+            after={k: str(getattr(plan, k)) for k in before},
+        )
     return plan
 
 
@@ -144,16 +171,28 @@ def lecture_set(
         )
         row.eligible, row.needed = eligible, needed
         row.save()
-        audit_record(actor=actor, action="scribing.lecture_set", course=course, obj=lecture,
-                     after={"eligible": eligible, "needed": needed})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="scribing.lecture_set",
+            course=course,
+            obj=lecture,
+            after={"eligible": eligible, "needed": needed},
+        )
     return row
 
 
 # ------------------------------------------------------------------ students: preferences
 
 
-def preferences_save(*, student: User, course: Course, cannot: list[int], prefer: list[int],
-                     group_mode: str | None = None, now: dt.datetime | None = None) -> None:  # fmt: skip
+def preferences_save(
+    *,
+    student: User,
+    course: Course,
+    cannot: list[int],
+    prefer: list[int],
+    group_mode: str | None = None,
+    now: dt.datetime | None = None,
+) -> None:
     """Replace the student's preferences: lectures they cannot take, and up to N they would like,
     best first. Refused after the preference deadline or once the assignment is published."""
     now = now or timezone.now()
@@ -182,13 +221,24 @@ def preferences_save(*, student: User, course: Course, cannot: list[int], prefer
     with transaction.atomic():
         ScribePreference.objects.filter(course=course, student=student).delete()
         ScribePreference.objects.bulk_create(
-            [ScribePreference(course=course, student=student, lecture_id=lid, kind="cannot") for lid in cannot]
-            + [ScribePreference(course=course, student=student, lecture_id=lid, kind="prefer", rank=i)
-               for i, lid in enumerate(prefer, start=1)]
-        )  # fmt: skip
+            [
+                ScribePreference(course=course, student=student, lecture_id=lid, kind="cannot")
+                for lid in cannot
+            ]
+            + [
+                ScribePreference(
+                    course=course, student=student, lecture_id=lid, kind="prefer", rank=i
+                )
+                for i, lid in enumerate(prefer, start=1)
+            ]
+        )
         if group_mode is not None:
-            group = Group.objects.filter(course=course, memberships__user=student, memberships__left_at__isnull=True,
-                                         dissolved_at__isnull=True).first()  # fmt: skip
+            group = Group.objects.filter(
+                course=course,
+                memberships__user=student,
+                memberships__left_at__isnull=True,
+                dissolved_at__isnull=True,
+            ).first()
             if group is not None:
                 if group_mode:
                     ScribeGroupMode.objects.update_or_create(
@@ -220,8 +270,12 @@ def solve_requested(*, actor: User, course: Course) -> solver.Solution | None:
         def failed(_: BaseException) -> None:
             ScribePlan.objects.filter(pk=plan.pk).update(solve_status="")
 
-        enqueue_on_commit(lambda: solve_task.delay(course.pk, actor.pk), what="the scribe solve", critical=True,
-                          on_failure=failed)  # fmt: skip
+        enqueue_on_commit(
+            lambda: solve_task.delay(course.pk, actor.pk),
+            what="the scribe solve",
+            critical=True,
+            on_failure=failed,
+        )
     return None
 
 
@@ -237,9 +291,18 @@ def solve(*, actor: User | None, course: Course) -> solver.Solution:
         plan.proposal_satisfied = {str(k): v for k, v in result.satisfied.items()}
         plan.solve_status, plan.solved_at = ("done" if result.ok else "failed"), timezone.now()
         plan.save()
-        audit_record(actor=actor, action="scribing.solve", course=course, obj=plan,
-                     after={"ok": result.ok, "score": result.score, "optimal": result.optimal,
-                            "reasons": result.reasons[:5]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="scribing.solve",
+            course=course,
+            obj=plan,
+            after={
+                "ok": result.ok,
+                "score": result.score,
+                "optimal": result.optimal,
+                "reasons": result.reasons[:5],
+            },
+        )
     return result
 
 
@@ -260,8 +323,13 @@ def proposal_move(
             raise DomainError("Not moved: " + "; ".join(broken[:5]) + ".", field="to_lecture")
         plan.proposal = [list(p) for p in sorted(new)]
         plan.save(update_fields=["proposal", "updated_at"])
-        audit_record(actor=actor, action="scribing.proposal_move", course=course, obj=plan,
-                     after={"student": student_id, "from": from_lecture, "to": to_lecture})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="scribing.proposal_move",
+            course=course,
+            obj=plan,
+            after={"student": student_id, "from": from_lecture, "to": to_lecture},
+        )
     return []
 
 
@@ -279,14 +347,25 @@ def publish(*, actor: User, course: Course) -> int:
         problem = problem_for(course)
         broken = solver.violations(problem, [(p[0], p[1]) for p in plan.proposal])
         if broken:
-            raise Conflict("The proposal no longer holds (the roster or preferences changed): " + "; ".join(broken[:3])
-                           + ". Solve again.")  # fmt: skip
+            raise Conflict(
+                "The proposal no longer holds (the roster or preferences changed): "
+                + "; ".join(broken[:3])
+                + ". Solve again."
+            )
         lectures = {lec.pk: lec for lec in Lecture.objects.filter(course=course)}
         existing = set(
             ScribeDuty.objects.filter(course=course).values_list("student_id", "lecture_id")
         )
-        new = [ScribeDuty(course=course, student_id=s, lecture_id=lid, due_at=due_for(lectures[lid], plan.notes_due_days))
-               for s, lid in plan.proposal if (s, lid) not in existing]  # fmt: skip
+        new = [
+            ScribeDuty(
+                course=course,
+                student_id=s,
+                lecture_id=lid,
+                due_at=due_for(lectures[lid], plan.notes_due_days),
+            )
+            for s, lid in plan.proposal
+            if (s, lid) not in existing
+        ]
         ScribeDuty.objects.bulk_create(new)
         plan.published_at = plan.published_at or timezone.now()
         plan.save(update_fields=["published_at", "updated_at"])
@@ -301,8 +380,11 @@ def publish(*, actor: User, course: Course) -> int:
         if students:
             from apps.scribing.tasks import email_duties
 
-            enqueue_on_commit(lambda: email_duties.delay(course.pk, students), what="the scribe e-mails",
-                              critical=False)  # fmt: skip
+            enqueue_on_commit(
+                lambda: email_duties.delay(course.pk, students),
+                what="the scribe e-mails",
+                critical=False,
+            )
     return len(new)
 
 
@@ -322,8 +404,15 @@ def release(*, actor: User, course: Course, duty_id: int) -> None:
 # ------------------------------------------------------------------ duties: notes and review
 
 
-def duty_submit(*, student: User, course: Course, duty_id: int, link: str, declaration: str,
-                now: dt.datetime | None = None) -> ScribeDuty:  # fmt: skip
+def duty_submit(
+    *,
+    student: User,
+    course: Course,
+    duty_id: int,
+    link: str,
+    declaration: str,
+    now: dt.datetime | None = None,
+) -> ScribeDuty:
     if not declaration.strip():
         raise DomainError(
             "Say which LLMs or other sources you used (or write “none”).", field="declaration"
@@ -362,23 +451,39 @@ def duty_review(
         duty.status = Status.ACCEPTED if accept else Status.REVISION
         duty.feedback, duty.reviewed_by, duty.reviewed_at = feedback.strip(), actor, timezone.now()
         duty.save()
-        audit_record(actor=actor, action="scribing.review", course=course, obj=duty,
-                     after={"status": duty.status, "feedback": duty.feedback})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="scribing.review",
+            course=course,
+            obj=duty,
+            after={"status": duty.status, "feedback": duty.feedback},
+        )
     return duty
 
 
 # ------------------------------------------------------------------ swaps
 
 
-def swap_propose(*, proposer: User, course: Course, duty_id: int, other_email: str, other_duty_id: int | None,
-                 note: str = "") -> ScribeSwap:  # fmt: skip
+def swap_propose(
+    *,
+    proposer: User,
+    course: Course,
+    duty_id: int,
+    other_email: str,
+    other_duty_id: int | None,
+    note: str = "",
+) -> ScribeSwap:
     duty = ScribeDuty.objects.filter(course=course, pk=duty_id, student=proposer).first()
     if duty is None:
         raise NotFound("No such duty of yours.")
     if duty.status != Status.ASSIGNED:
         raise Conflict("Notes were already submitted for this duty; it can no longer be swapped.")
-    other = User.objects.filter(email__iexact=other_email.strip(), memberships__course=course,
-                                memberships__role=Role.STUDENT, memberships__is_active=True).first()  # fmt: skip
+    other = User.objects.filter(
+        email__iexact=other_email.strip(),
+        memberships__course=course,
+        memberships__role=Role.STUDENT,
+        memberships__is_active=True,
+    ).first()
     if other is None or other.pk == proposer.pk:
         raise DomainError("Name another student of this course by e-mail.", field="other")
     other_duty = None
@@ -390,8 +495,14 @@ def swap_propose(*, proposer: User, course: Course, duty_id: int, other_email: s
             raise DomainError("That lecture is not one of theirs.", field="other_duty")
     _check_swap(course, duty, other, other_duty)
     with transaction.atomic():
-        swap = ScribeSwap.objects.create(course=course, duty=duty, proposer=proposer, other=other,
-                                         other_duty=other_duty, note=note[:300])  # fmt: skip
+        swap = ScribeSwap.objects.create(
+            course=course,
+            duty=duty,
+            proposer=proposer,
+            other=other,
+            other_duty=other_duty,
+            note=note[:300],
+        )
         audit_record(actor=proposer, action="scribing.swap_propose", course=course, obj=swap)
     return swap
 
@@ -443,9 +554,19 @@ def swap_decide(*, actor: User, course: Course, swap_id: int, accept: bool) -> S
                 duties.get(swap.duty_id),
                 duties.get(swap.other_duty_id) if swap.other_duty_id else None,
             )
-            if duty is None or duty.student_id != swap.proposer_id or duty.status != Status.ASSIGNED or (
-                swap.other_duty_id and (other_duty is None or other_duty.student_id != swap.other_id
-                                        or other_duty.status != Status.ASSIGNED)):  # fmt: skip
+            if (
+                duty is None
+                or duty.student_id != swap.proposer_id
+                or duty.status != Status.ASSIGNED
+                or (
+                    swap.other_duty_id
+                    and (
+                        other_duty is None
+                        or other_duty.student_id != swap.other_id
+                        or other_duty.status != Status.ASSIGNED
+                    )
+                )
+            ):
                 raise Conflict("One of these duties changed hands since the swap was proposed.")
             _check_swap(course, duty, actor, other_duty)
             # (other, this lecture) and (proposer, their lecture) are both new pairs: no clash

@@ -120,11 +120,15 @@ def precheck(p: Problem) -> list[str]:
     cap = sum(hi for _, hi in bounds.values())
     floor = sum(lo for lo, _ in bounds.values())
     if cap < total:
-        reasons.append(f"the lectures' loads add up to {cap} places but {len(p.students)} students × "
-                       f"{p.per_student} need {total}")  # fmt: skip
+        reasons.append(
+            f"the lectures' loads add up to {cap} places but {len(p.students)} students × "
+            f"{p.per_student} need {total}"
+        )
     if floor > total:
-        reasons.append(f"the lectures need {floor} scribes in all but {len(p.students)} students × "
-                       f"{p.per_student} give only {total}")  # fmt: skip
+        reasons.append(
+            f"the lectures need {floor} scribes in all but {len(p.students)} students × "
+            f"{p.per_student} give only {total}"
+        )
     avail = _available(p)
     for s in p.students:
         lecs = avail[s.id]
@@ -136,8 +140,10 @@ def precheck(p: Problem) -> list[str]:
                 else f"{s.label} can take no eligible lecture"
             )
         elif _max_spaced((lec.day for lec in lecs), p.min_gap_days) < p.per_student:
-            reasons.append(f"{s.label}'s available lectures ({', '.join(lec.label for lec in lecs)}) are "
-                           f"not {p.min_gap_days} days apart")  # fmt: skip
+            reasons.append(
+                f"{s.label}'s available lectures ({', '.join(lec.label for lec in lecs)}) are "
+                f"not {p.min_gap_days} days apart"
+            )
     by_lecture: dict[int, int] = defaultdict(int)
     for s in p.students:
         for lec in avail[s.id]:
@@ -145,8 +151,10 @@ def precheck(p: Problem) -> list[str]:
     for lec in p.lectures:
         need = bounds[lec.id][0]
         if by_lecture[lec.id] < need:
-            reasons.append(f"{lec.label} has {by_lecture[lec.id]} available student"
-                           f"{'' if by_lecture[lec.id] == 1 else 's'} but needs {need}")  # fmt: skip
+            reasons.append(
+                f"{lec.label} has {by_lecture[lec.id]} available student"
+                f"{'' if by_lecture[lec.id] == 1 else 's'} but needs {need}"
+            )
     for s_id, l_id in p.fixed:
         if (s_id, l_id) in p.cannot:
             label = next((s.label for s in p.students if s.id == s_id), str(s_id))
@@ -157,8 +165,9 @@ def precheck(p: Problem) -> list[str]:
     return reasons
 
 
-def _build(p: Problem, *, assumptions: bool) -> tuple[cp_model.CpModel, dict[tuple[int, int], cp_model.IntVar],
-                                                       dict[int, str]]:  # fmt: skip
+def _build(
+    p: Problem, *, assumptions: bool
+) -> tuple[cp_model.CpModel, dict[tuple[int, int], cp_model.IntVar], dict[int, str]]:
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     for s in p.students:
@@ -185,8 +194,11 @@ def _build(p: Problem, *, assumptions: bool) -> tuple[cp_model.CpModel, dict[tup
     days = sorted(p.lectures, key=lambda lec: (lec.day, lec.id))
     for s in p.students:
         for i, first in enumerate(days):
-            window = [x[s.id, lec.id] for lec in days[i:] if (lec.day - first.day).days < p.min_gap_days
-                      and (s.id, lec.id) in x]  # fmt: skip
+            window = [
+                x[s.id, lec.id]
+                for lec in days[i:]
+                if (lec.day - first.day).days < p.min_gap_days and (s.id, lec.id) in x
+            ]
             if len(window) > 1:
                 model.add(sum(window) <= 1)
     groups: dict[int, list[int]] = defaultdict(list)
@@ -246,13 +258,31 @@ def solve(p: Problem) -> Solution:
                 satisfied[p.prefer[pair]] += 1
                 score += weight(p.prefer[pair], p.max_rank)
         bound = solver.best_objective_bound / 10 if p.prefer else 0.0
-        return Solution(True, pairs, score, max(bound, float(score)), status == cp_model.OPTIMAL, [],
-                        dict(satisfied), solver.wall_time)  # fmt: skip
+        return Solution(
+            True,
+            pairs,
+            score,
+            max(bound, float(score)),
+            status == cp_model.OPTIMAL,
+            [],
+            dict(satisfied),
+            solver.wall_time,
+        )
     if status == cp_model.INFEASIBLE:
         return Solution(False, [], 0, 0.0, False, explain(p), {}, solver.wall_time)
-    return Solution(False, [], 0, 0.0, False, ["no assignment was found within the time limit: raise the limit or "
-                                               "relax a rule (fewer impossible lectures, a shorter gap)"], {},
-                    solver.wall_time)  # fmt: skip
+    return Solution(
+        False,
+        [],
+        0,
+        0.0,
+        False,
+        [
+            "no assignment was found within the time limit: raise the limit or "
+            "relax a rule (fewer impossible lectures, a shorter gap)"
+        ],
+        {},
+        solver.wall_time,
+    )
 
 
 def explain(p: Problem) -> list[str]:
@@ -303,14 +333,17 @@ def violations(
         lecs = sorted(mine.get(s_id, []), key=lambda lec: lec.day)
         if len(lecs) != p.per_student:
             out.append(
-                f"{label} scribes {len(lecs)} lecture{'' if len(lecs) == 1 else 's'}, not {p.per_student}"
+                f"{label} scribes {len(lecs)} lecture{'' if len(lecs) == 1 else 's'}, not "
+                f"{p.per_student}"
             )
         if len({lec.id for lec in lecs}) != len(lecs):
             out.append(f"{label} is on the same lecture twice")
         for a, b in itertools.pairwise(lecs):
             if (b.day - a.day).days < p.min_gap_days:
-                out.append(f"{label}'s {a.label} and {b.label} are {(b.day - a.day).days} days apart "
-                           f"(at least {p.min_gap_days})")  # fmt: skip
+                out.append(
+                    f"{label}'s {a.label} and {b.label} are {(b.day - a.day).days} days apart "
+                    f"(at least {p.min_gap_days})"
+                )
         out.extend(f"{label} cannot take {lec.label}" for lec in lecs if (s_id, lec.id) in p.cannot)
     if check_loads:
         bounds = loads_for(p)

@@ -17,11 +17,16 @@ from apps.scribing.models import ScribeDuty
 
 def _event(d: ScribeDuty, course: Course) -> Event:
     return Event(
-        uid=uid("scribe", d.pk, course.code), kind="duty", code=f"Scribe L{d.lecture.number}",
-        title=f"Scribe notes: L{d.lecture.number} {d.lecture.title}", start=d.due_at,
-        description=f"Status: {d.get_status_display()}", path=f"/c/{course.code}/scribing/",
-        reminder_kind="duty", status=d.status,
-    )  # fmt: skip
+        uid=uid("scribe", d.pk, course.code),
+        kind="duty",
+        code=f"Scribe L{d.lecture.number}",
+        title=f"Scribe notes: L{d.lecture.number} {d.lecture.title}",
+        start=d.due_at,
+        description=f"Status: {d.get_status_display()}",
+        path=f"/c/{course.code}/scribing/",
+        reminder_kind="duty",
+        status=d.status,
+    )
 
 
 def _duties(course_id: int, student_id: int) -> QuerySet[ScribeDuty]:
@@ -49,6 +54,10 @@ def duty_events(query: EventQuery) -> Iterable[Event]:
 def duty_reminders(
     course: Course, start: dt.datetime, end: dt.datetime
 ) -> Iterable[tuple[int, Event]]:
-    qs = ScribeDuty.objects.filter(course=course, due_at__gte=start, due_at__lt=end,
-                                   status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION]).select_related("lecture")  # fmt: skip
+    qs = ScribeDuty.objects.filter(
+        course=course,
+        due_at__gte=start,
+        due_at__lt=end,
+        status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION],
+    ).select_related("lecture")
     return [(d.student_id, _event(d, course)) for d in qs]

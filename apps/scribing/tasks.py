@@ -42,11 +42,17 @@ def email_duties(course_id: int, student_ids: list[int]) -> int:
         mine.setdefault(d.student_id, []).append(d)
     messages = []
     for ds in mine.values():
-        lines = "\n".join(f"- L{d.lecture.number} {d.lecture.title} ({_when(d, course)}); notes due "
-                          f"{d.due_at.astimezone(course.tz).strftime('%a %b %d, %H:%M')}" for d in ds)  # fmt: skip
-        body = (f"Your scribe lectures for {course.code}:\n\n{lines}\n\nSubmit the notes (a link) and say which LLMs "
-                f"or other sources you used: {settings.SITE_URL}/c/{course.code}/scribing/\n"
-                "To trade a lecture, propose a swap to a classmate on the same page.")  # fmt: skip
+        lines = "\n".join(
+            f"- L{d.lecture.number} {d.lecture.title} ({_when(d, course)}); notes due "
+            f"{d.due_at.astimezone(course.tz).strftime('%a %b %d, %H:%M')}"
+            for d in ds
+        )
+        body = (
+            f"Your scribe lectures for {course.code}:\n\n{lines}\n\nSubmit the notes (a link) and "
+            "say which LLMs or other sources you used: "
+            f"{settings.SITE_URL}/c/{course.code}/scribing/\nTo trade a lecture, propose a swap to "
+            "a classmate on the same page."
+        )
         messages.append(
             (f"[{course.code}] Your scribe lectures", body, None, [ds[0].student.email])
         )
@@ -68,12 +74,17 @@ def email_swap(swap_id: int) -> int:
     what = f"L{swap.duty.lecture.number}" + (
         f" for L{swap.other_duty.lecture.number}" if swap.other_duty else " (given away)"
     )
-    body = (f"{swap.other} accepted the swap of {what} with {swap.proposer}. Staff can see and revert it at "
-            f"{settings.SITE_URL}/c/{swap.course.code}/scribing/.")  # fmt: skip
+    body = (
+        f"{swap.other} accepted the swap of {what} with {swap.proposer}. Staff can see and revert "
+        f"it at {settings.SITE_URL}/c/{swap.course.code}/scribing/."
+    )
     from apps.core.models import STAFF_ROLES, Membership
 
-    staff = list(Membership.objects.filter(course=swap.course, role__in=STAFF_ROLES, is_active=True)
-                 .values_list("user__email", flat=True))  # fmt: skip
+    staff = list(
+        Membership.objects.filter(
+            course=swap.course, role__in=STAFF_ROLES, is_active=True
+        ).values_list("user__email", flat=True)
+    )
     to = [swap.proposer.email, swap.other.email, *staff]  # staff are told, and can revert it
     send_mass_mail([(f"[{swap.course.code}] Scribe swap accepted", body, None, to)])
     return len(to)

@@ -72,12 +72,24 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
     duties = list(
         ScribeDuty.objects.filter(course=course, student=request.user).select_related("lecture")
     )
-    swaps = list(ScribeSwap.objects.filter(course=course, status=ScribeSwap.Status.OPEN)
-                 .filter(other=request.user).select_related("proposer", "duty__lecture", "other_duty__lecture")) + list(
-        ScribeSwap.objects.filter(course=course, status=ScribeSwap.Status.OPEN, proposer=request.user)
-        .select_related("other", "duty__lecture", "other_duty__lecture"))  # fmt: skip
-    mode = ScribeGroupMode.objects.filter(group__memberships__user=request.user, group__course=course,
-                                          group__memberships__left_at__isnull=True).values_list("mode", flat=True).first()  # fmt: skip
+    swaps = list(
+        ScribeSwap.objects.filter(course=course, status=ScribeSwap.Status.OPEN)
+        .filter(other=request.user)
+        .select_related("proposer", "duty__lecture", "other_duty__lecture")
+    ) + list(
+        ScribeSwap.objects.filter(
+            course=course, status=ScribeSwap.Status.OPEN, proposer=request.user
+        ).select_related("other", "duty__lecture", "other_duty__lecture")
+    )
+    mode = (
+        ScribeGroupMode.objects.filter(
+            group__memberships__user=request.user,
+            group__course=course,
+            group__memberships__left_at__isnull=True,
+        )
+        .values_list("mode", flat=True)
+        .first()
+    )
     rows = [{"lecture": lec, "pref": prefs.get(lec.pk)} for lec, _ in lectures]
     # Who scribes what, once published: names for the student's own lectures and the one asked
     # for (?lecture=N), counts for the rest, so the page stays small in a course of 2,000.
@@ -89,17 +101,30 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
             lec.pk for lec, _ in lectures if lec.number == asked
         }
         counts = Counter(services.duty_counts(course))
-        for lid, name, email in ScribeDuty.objects.filter(course=course, lecture_id__in=shown).values_list(
-                "lecture_id", "student__full_name", "student__email"):  # fmt: skip
+        for lid, name, email in ScribeDuty.objects.filter(
+            course=course, lecture_id__in=shown
+        ).values_list("lecture_id", "student__full_name", "student__email"):
             who[lid].append(name or email)
     open_prefs = not plan.published_at and not (
         plan.preferences_due_at and now > plan.preferences_due_at
     )
-    return render(request, "scribing/mine.html", {
-        "course": course, "plan": plan, "rows": rows, "duties": [(d, late(d, now)) for d in duties],
-        "swaps": swaps, "open_prefs": open_prefs, "ranks": range(1, plan.max_preferences + 1), "mode": mode or "",
-        "who": [(lec, who.get(lec.pk, []), counts.get(lec.pk, 0)) for lec, _ in lectures] if plan.published_at else [],
-    })  # fmt: skip
+    return render(
+        request,
+        "scribing/mine.html",
+        {
+            "course": course,
+            "plan": plan,
+            "rows": rows,
+            "duties": [(d, late(d, now)) for d in duties],
+            "swaps": swaps,
+            "open_prefs": open_prefs,
+            "ranks": range(1, plan.max_preferences + 1),
+            "mode": mode or "",
+            "who": [(lec, who.get(lec.pk, []), counts.get(lec.pk, 0)) for lec, _ in lectures]
+            if plan.published_at
+            else [],
+        },
+    )
 
 
 def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
@@ -121,27 +146,52 @@ def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                         ranked.setdefault(int(value), []).append(lid)
             if any(len(v) > 1 for v in ranked.values()):
                 raise DomainError("Give each choice number to one lecture only.")
-            services.preferences_save(student=user, course=course, cannot=cannot,
-                                      prefer=[ranked[r][0] for r in sorted(ranked)],
-                                      group_mode=request.POST.get("group_mode", ""))  # fmt: skip
+            services.preferences_save(
+                student=user,
+                course=course,
+                cannot=cannot,
+                prefer=[ranked[r][0] for r in sorted(ranked)],
+                group_mode=request.POST.get("group_mode", ""),
+            )
             messages.success(request, "Preferences saved. You can change them until the deadline.")
         elif action == "submit":
-            services.duty_submit(student=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
-                                 link=request.POST.get("link", "").strip(), declaration=request.POST.get("declaration", ""))  # fmt: skip
+            services.duty_submit(
+                student=user,
+                course=course,
+                duty_id=_int(request.POST.get("duty")) or 0,
+                link=request.POST.get("link", "").strip(),
+                declaration=request.POST.get("declaration", ""),
+            )
             messages.success(request, "Notes submitted. Staff will review them.")
         elif action == "swap":
-            services.swap_propose(proposer=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
-                                  other_email=request.POST.get("other", ""),
-                                  other_duty_id=_other_duty(course, request.POST.get("other", ""), request.POST.get("their_lecture")),
-                                  note=request.POST.get("note", ""))  # fmt: skip
+            services.swap_propose(
+                proposer=user,
+                course=course,
+                duty_id=_int(request.POST.get("duty")) or 0,
+                other_email=request.POST.get("other", ""),
+                other_duty_id=_other_duty(
+                    course, request.POST.get("other", ""), request.POST.get("their_lecture")
+                ),
+                note=request.POST.get("note", ""),
+            )
             messages.success(
                 request, "Swap proposed; your classmate sees it on their scribing page."
             )
         elif action in ("accept", "decline", "cancel"):
-            services.swap_decide(actor=user, course=course, swap_id=_int(request.POST.get("swap")) or 0,
-                                 accept=action == "accept")  # fmt: skip
-            messages.success(request, {"accept": "Swap accepted: the lectures changed hands.",
-                                       "decline": "Swap declined.", "cancel": "Swap cancelled."}[action])  # fmt: skip
+            services.swap_decide(
+                actor=user,
+                course=course,
+                swap_id=_int(request.POST.get("swap")) or 0,
+                accept=action == "accept",
+            )
+            messages.success(
+                request,
+                {
+                    "accept": "Swap accepted: the lectures changed hands.",
+                    "decline": "Swap declined.",
+                    "cancel": "Swap cancelled.",
+                }[action],
+            )
         else:
             messages.error(request, "Unknown action.")
     except DomainError as exc:
@@ -178,18 +228,30 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponse:
     bounds = services.solver.loads_for(problem) if problem else {}
     load_svg = charts.loads_svg([(f"L{lec.number}", counts.get(lec.pk, 0)) for lec, _ in lectures])
     satisfied = {int(k): v for k, v in (plan.proposal_satisfied or {}).items()}
-    wanted = dict(ScribePreference.objects.filter(course=course, kind="prefer").values("rank")
-                  .annotate(n=Count("pk")).values_list("rank", "n"))  # fmt: skip
-    ranks_svg = charts.ranks_svg([(f"choice {r}", satisfied.get(r, 0), wanted.get(r, 0))
-                                  for r in range(1, plan.max_preferences + 1)])  # fmt: skip
+    wanted = dict(
+        ScribePreference.objects.filter(course=course, kind="prefer")
+        .values("rank")
+        .annotate(n=Count("pk"))
+        .values_list("rank", "n")
+    )
+    ranks_svg = charts.ranks_svg(
+        [
+            (f"choice {r}", satisfied.get(r, 0), wanted.get(r, 0))
+            for r in range(1, plan.max_preferences + 1)
+        ]
+    )
     lecture_no = _int(request.GET.get("lecture"))
     detail = None
     if lecture_no is not None:
         lec = next((x for x in all_lectures if x.number == lecture_no), None)
         if lec is not None:
             if plan.published_at:
-                people: list[tuple[str, ScribeDuty | None]] = [(d.student.full_name or d.student.email, d) for d in
-                          ScribeDuty.objects.filter(course=course, lecture=lec).select_related("student")]  # fmt: skip
+                people: list[tuple[str, ScribeDuty | None]] = [
+                    (d.student.full_name or d.student.email, d)
+                    for d in ScribeDuty.objects.filter(course=course, lecture=lec).select_related(
+                        "student"
+                    )
+                ]
             else:
                 ids = [s for s, lid in plan.proposal if lid == lec.pk]
                 people = [
@@ -197,23 +259,64 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponse:
                     for u in User.objects.filter(pk__in=ids).order_by("full_name")
                 ]
             detail = {"lecture": lec, "people": people}
-    queue = Paginator(ScribeDuty.objects.filter(course=course, status=ScribeDuty.Status.SUBMITTED)
-                      .select_related("student", "lecture").order_by("submitted_at"), PAGE).get_page(request.GET.get("page"))  # fmt: skip
-    overdue = Paginator(ScribeDuty.objects.filter(course=course, due_at__lt=now,
-                                                  status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION])
-                        .select_related("student", "lecture").order_by("due_at"), PAGE).get_page(request.GET.get("late_page"))  # fmt: skip
-    swaps = Paginator(ScribeSwap.objects.filter(course=course).select_related("proposer", "other", "duty__lecture",
-                                                                              "other_duty__lecture"), 20).get_page(request.GET.get("swaps_page"))  # fmt: skip
-    statuses = dict(ScribeDuty.objects.filter(course=course).values("status").annotate(n=Count("pk"))
-                    .values_list("status", "n"))  # fmt: skip
-    return render(request, "scribing/board.html", {
-        "course": course, "plan": plan, "students": services.active_student_count(course),
-        "lectures": [{"lecture": lec, "eligible": lec.pk in eligible, "needed": eligible.get(lec.pk),
-                      "count": counts.get(lec.pk, 0), "bounds": bounds.get(lec.pk)} for lec in all_lectures],
-        "load_svg": mark_safe(load_svg), "ranks_svg": mark_safe(ranks_svg), "detail": detail, "queue": queue,
-        "overdue": overdue, "swaps": swaps, "statuses": sorted(statuses.items()), "gap": _gap(plan),
-        "due_local": plan.preferences_due_at.astimezone(course.tz).strftime("%Y-%m-%dT%H:%M") if plan.preferences_due_at else "",
-    })  # fmt: skip
+    queue = Paginator(
+        ScribeDuty.objects.filter(course=course, status=ScribeDuty.Status.SUBMITTED)
+        .select_related("student", "lecture")
+        .order_by("submitted_at"),
+        PAGE,
+    ).get_page(request.GET.get("page"))
+    overdue = Paginator(
+        ScribeDuty.objects.filter(
+            course=course,
+            due_at__lt=now,
+            status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION],
+        )
+        .select_related("student", "lecture")
+        .order_by("due_at"),
+        PAGE,
+    ).get_page(request.GET.get("late_page"))
+    swaps = Paginator(
+        ScribeSwap.objects.filter(course=course).select_related(
+            "proposer", "other", "duty__lecture", "other_duty__lecture"
+        ),
+        20,
+    ).get_page(request.GET.get("swaps_page"))
+    statuses = dict(
+        ScribeDuty.objects.filter(course=course)
+        .values("status")
+        .annotate(n=Count("pk"))
+        .values_list("status", "n")
+    )
+    return render(
+        request,
+        "scribing/board.html",
+        {
+            "course": course,
+            "plan": plan,
+            "students": services.active_student_count(course),
+            "lectures": [
+                {
+                    "lecture": lec,
+                    "eligible": lec.pk in eligible,
+                    "needed": eligible.get(lec.pk),
+                    "count": counts.get(lec.pk, 0),
+                    "bounds": bounds.get(lec.pk),
+                }
+                for lec in all_lectures
+            ],
+            "load_svg": mark_safe(load_svg),
+            "ranks_svg": mark_safe(ranks_svg),
+            "detail": detail,
+            "queue": queue,
+            "overdue": overdue,
+            "swaps": swaps,
+            "statuses": sorted(statuses.items()),
+            "gap": _gap(plan),
+            "due_local": plan.preferences_due_at.astimezone(course.tz).strftime("%Y-%m-%dT%H:%M")
+            if plan.preferences_due_at
+            else "",
+        },
+    )
 
 
 def _gap(plan: Any) -> float:
@@ -228,18 +331,26 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
     try:
         if action == "plan":
             due = request.POST.get("preferences_due_at", "").strip()
-            services.plan_update(actor=user, course=course, per_student=_int(request.POST.get("per_student")),
-                                 min_gap_days=_int(request.POST.get("min_gap_days")),
-                                 notes_due_days=_int(request.POST.get("notes_due_days")),
-                                 max_preferences=_int(request.POST.get("max_preferences")),
-                                 seed=_int(request.POST.get("seed")),
-                                 preferences_due_at=_local(course, due) if due else None)  # fmt: skip
+            services.plan_update(
+                actor=user,
+                course=course,
+                per_student=_int(request.POST.get("per_student")),
+                min_gap_days=_int(request.POST.get("min_gap_days")),
+                notes_due_days=_int(request.POST.get("notes_due_days")),
+                max_preferences=_int(request.POST.get("max_preferences")),
+                seed=_int(request.POST.get("seed")),
+                preferences_due_at=_local(course, due) if due else None,
+            )
             messages.success(request, "Scribing rules saved.")
         elif action == "lectures":
             for lec in Lecture.objects.filter(course=course):
-                services.lecture_set(actor=user, course=course, lecture_id=lec.pk,
-                                     eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
-                                     needed=_int(request.POST.get(f"needed-{lec.pk}")))  # fmt: skip
+                services.lecture_set(
+                    actor=user,
+                    course=course,
+                    lecture_id=lec.pk,
+                    eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
+                    needed=_int(request.POST.get(f"needed-{lec.pk}")),
+                )
             messages.success(request, "Eligible lectures saved.")
         elif action == "solve":
             result = services.solve_requested(actor=user, course=course)
@@ -248,8 +359,15 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                     request, "Solving on a worker; this page shows the result when it is done."
                 )
             elif result.ok:
-                messages.success(request, f"Solved: preference score {result.score}"
-                                 + (" (proven optimal)." if result.optimal else f" (within {100 * result.gap:.1f} % of the best possible)."))  # fmt: skip
+                messages.success(
+                    request,
+                    f"Solved: preference score {result.score}"
+                    + (
+                        " (proven optimal)."
+                        if result.optimal
+                        else f" (within {100 * result.gap:.1f} % of the best possible)."
+                    ),
+                )
             else:
                 messages.error(
                     request, "No assignment exists: " + "; ".join(result.reasons[:6]) + "."
@@ -277,8 +395,13 @@ def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 request, f"Published: {n} duties created; students are being e-mailed."
             )
         elif action in ("accept", "revise"):
-            services.duty_review(actor=user, course=course, duty_id=_int(request.POST.get("duty")) or 0,
-                                 accept=action == "accept", feedback=request.POST.get("feedback", ""))  # fmt: skip
+            services.duty_review(
+                actor=user,
+                course=course,
+                duty_id=_int(request.POST.get("duty")) or 0,
+                accept=action == "accept",
+                feedback=request.POST.get("feedback", ""),
+            )
             messages.success(request, "Review saved.")
         elif action == "revert":
             services.swap_revert(
@@ -304,8 +427,12 @@ def _local(course: Course, text: str) -> dt.datetime:
 
 
 def _csv(course: Course) -> HttpResponseBase:
-    rows = ScribeDuty.objects.filter(course=course).select_related("student", "lecture").order_by(
-        "lecture__starts_at", "student__full_name").iterator(chunk_size=500)  # fmt: skip
+    rows = (
+        ScribeDuty.objects.filter(course=course)
+        .select_related("student", "lecture")
+        .order_by("lecture__starts_at", "student__full_name")
+        .iterator(chunk_size=500)
+    )
     now = timezone.now()
     header = [
         "lecture",
@@ -319,7 +446,19 @@ def _csv(course: Course) -> HttpResponseBase:
         "declaration",
         "submitted_at",
     ]
-    body = ([d.lecture.number, d.lecture.starts_at.astimezone(course.tz).date().isoformat(), d.student.full_name,
-             d.student.email, d.due_at.isoformat(), d.status, "yes" if late(d, now) else "", d.link, d.declaration,
-             d.submitted_at.isoformat() if d.submitted_at else ""] for d in rows)  # fmt: skip
+    body = (
+        [
+            d.lecture.number,
+            d.lecture.starts_at.astimezone(course.tz).date().isoformat(),
+            d.student.full_name,
+            d.student.email,
+            d.due_at.isoformat(),
+            d.status,
+            "yes" if late(d, now) else "",
+            d.link,
+            d.declaration,
+            d.submitted_at.isoformat() if d.submitted_at else "",
+        ]
+        for d in rows
+    )
     return csv_response(f"{course.code}-scribes.csv", itertools.chain([header], body))

@@ -165,19 +165,31 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
             _, o = _upsert(
                 CourseEvent,
                 {"course": course, "key": ev.key},
-                {"name": ev.name, "kind": ev.kind, "starts_at": starts, "ends_at": ends,
-                 "all_day": not isinstance(ev.start, dt.datetime), "location": ev.location,
-                 "notes": ev.notes},
-            )  # fmt: skip
+                {
+                    "name": ev.name,
+                    "kind": ev.kind,
+                    "starts_at": starts,
+                    "ends_at": ends,
+                    "all_day": not isinstance(ev.start, dt.datetime),
+                    "location": ev.location,
+                    "notes": ev.notes,
+                },
+            )
             report.tally("events", o)
         for key, oh, starts, ends in cf.office_hour_spans():
             _, o = _upsert(
                 CourseEvent,
                 {"course": course, "key": key},
-                {"name": f"Office hours{f' ({oh.who})' if oh.who else ''}", "kind": "office-hours",
-                 "starts_at": starts, "ends_at": ends, "all_day": False, "location": oh.location,
-                 "notes": ""},
-            )  # fmt: skip
+                {
+                    "name": f"Office hours{f' ({oh.who})' if oh.who else ''}",
+                    "kind": "office-hours",
+                    "starts_at": starts,
+                    "ends_at": ends,
+                    "all_day": False,
+                    "location": oh.location,
+                    "notes": "",
+                },
+            )
             report.tally("events", o)
 
         position = 0

@@ -119,10 +119,15 @@ def _demo_milestones(course: Course, groups: list[tuple[Group, User]]) -> None:
                 dt.timedelta(hours=5) if i == len(groups) - 2 else -dt.timedelta(days=1)
             )
             GroupMilestone.objects.get_or_create(
-                milestone=m, group=group,
-                defaults={"course": course, "link": f"https://docs.example.edu/{group.pk}/{m.key}",
-                          "submitted_at": when, "submitted_by": first},
-            )  # fmt: skip
+                milestone=m,
+                group=group,
+                defaults={
+                    "course": course,
+                    "link": f"https://docs.example.edu/{group.pk}/{m.key}",
+                    "submitted_at": when,
+                    "submitted_by": first,
+                },
+            )
 
 
 def _demo_checkoffs(course: Course, staff: User) -> None:
@@ -137,9 +142,17 @@ def _demo_checkoffs(course: Course, staff: User) -> None:
     day = timezone.now().astimezone(course.tz).date() + dt.timedelta(days=1)
     while day.weekday() >= 5:
         day += dt.timedelta(days=1)
-    plans = checkoffs.slots_plan(course=course, day=day, start=dt.time(13), end=dt.time(16), minutes=15,
-                                 location=course.location or "Office hours room", staff_id=staff.pk,
-                                 break_start=dt.time(14, 30), break_end=dt.time(14, 45))  # fmt: skip
+    plans = checkoffs.slots_plan(
+        course=course,
+        day=day,
+        start=dt.time(13),
+        end=dt.time(16),
+        minutes=15,
+        location=course.location or "Office hours room",
+        staff_id=staff.pk,
+        break_start=dt.time(14, 30),
+        break_end=dt.time(14, 45),
+    )
     slots = checkoffs.slots_create(actor=staff, course=course, set_id=s.pk, plans=plans)
     checkoffs.set_publish(actor=staff, course=course, set_id=s.pk, published=True)
     for slot, group in zip(
@@ -198,8 +211,14 @@ def _demo_assessment(course: Course, staff: User) -> None:
                     ]
                 )
             )
-        imp = assessments.import_preview(actor=staff, course=course, assessment_id=a.pk, phase=phase, filename=f"demo-{phase}.csv",
-                                         data=("\n".join(lines) + "\n").encode())  # fmt: skip
+        imp = assessments.import_preview(
+            actor=staff,
+            course=course,
+            assessment_id=a.pk,
+            phase=phase,
+            filename=f"demo-{phase}.csv",
+            data=("\n".join(lines) + "\n").encode(),
+        )
         assessments.import_commit(actor=staff, course=course, assessment_id=a.pk, import_id=imp.pk)
 
 
@@ -239,10 +258,16 @@ def _demo_grades(course: Course, staff: User) -> None:
     for email in emails:
         share = 0.3 if email.startswith("student05@") else rng.uniform(0.85, 1.0)
         lines += [f"{email},attendance,{day}," for day in days if rng.random() < share]
-        lines += [f"{email},{rng.choice(['ed-post', 'ed-answer', 'comment'])},{rng.choice(days)},"
-                  for _ in range(rng.randint(2, 8))]  # fmt: skip
-    events, _ = participation.import_upload(actor=staff, course=course, filename="demo-participation.csv",
-                                            data=("\n".join(lines) + "\n").encode())  # fmt: skip
+        lines += [
+            f"{email},{rng.choice(['ed-post', 'ed-answer', 'comment'])},{rng.choice(days)},"
+            for _ in range(rng.randint(2, 8))
+        ]
+    events, _ = participation.import_upload(
+        actor=staff,
+        course=course,
+        filename="demo-participation.csv",
+        data=("\n".join(lines) + "\n").encode(),
+    )
     participation.import_commit(actor=staff, course=course, import_id=events.pk)
 
 
@@ -267,9 +292,13 @@ def _demo_questionnaire(course: Course, staff: User) -> None:
         if i % 10 == 9:
             continue  # four students never answered: the reminder has someone to reach
         others = [e for e in mates[m.group_id] if e != m.user.email]
-        answers = {"interests": rng.sample(onboarding_defaults.RESEARCH_DIRECTIONS, rng.randint(1, 3)),
-                   "hours": rng.choice(["8–12", "12–16", "over 16"]), "gpu": rng.randint(1, 5),
-                   "distributed": rng.randint(1, 4), "teammates": sorted(rng.sample(others, min(len(others), rng.randint(0, 2))))}  # fmt: skip
+        answers = {
+            "interests": rng.sample(onboarding_defaults.RESEARCH_DIRECTIONS, rng.randint(1, 3)),
+            "hours": rng.choice(["8–12", "12–16", "over 16"]),
+            "gpu": rng.randint(1, 5),
+            "distributed": rng.randint(1, 4),
+            "teammates": sorted(rng.sample(others, min(len(others), rng.randint(0, 2)))),
+        }
         responses.append(QuestionnaireResponse(questionnaire=q, student=m.user, answers=answers))
         decisions.append(
             EnrollmentDecision(course=course, student=m.user, decision="admitted", decided_by=staff)
@@ -310,8 +339,10 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         # any group of the course (the demo ran before; people renamed, left, merged since),
         # the loader leaves that group alone instead of fighting what users did.
         touched = set(
-            GroupMembership.objects.filter(course=course, user__in=students).values_list("user_id", flat=True)
-        )  # fmt: skip
+            GroupMembership.objects.filter(course=course, user__in=students).values_list(
+                "user_id", flat=True
+            )
+        )
         fresh: list[tuple[Group, User]] = []
         for g, group_name in enumerate(GROUP_NAMES):
             five = students[g * 5 : g * 5 + 5]

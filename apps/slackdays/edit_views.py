@@ -22,7 +22,8 @@ class AssignmentForm(forms.Form):
     release_at = course_datetime_field("Released", "Course-local date and time it opens.")
     due_at = course_datetime_field(
         "Due (base deadline)",
-        "Course-local date and time. Extensions and accommodations stay relative to it; slack days add to it.",
+        "Course-local date and time. Extensions and accommodations stay relative to it; slack days "
+        "add to it.",
     )
 
 
@@ -41,11 +42,25 @@ def assignment_edit(request: AuthedRequest, code: str, assignment_id: int) -> Ht
     form = AssignmentForm(request.POST or None, initial=initial)
 
     def save(cleaned: dict[str, Any], new_due: Any, confirm: bool) -> None:
-        assignment_update(actor=request.user, course=course, assignment_id=a.pk, title=cleaned["title"],
-                          release_at=local_to_utc(cleaned["release_at"], tz), due_at=new_due, confirm=confirm)  # fmt: skip
+        assignment_update(
+            actor=request.user,
+            course=course,
+            assignment_id=a.pk,
+            title=cleaned["title"],
+            release_at=local_to_utc(cleaned["release_at"], tz),
+            due_at=new_due,
+            confirm=confirm,
+        )
 
     return deadline_edit(
-        request, course=course, form=form, what=f"{a.code} {a.title}", old_due=a.due_at,
-        impact_of=lambda new_due: assignment_move_impact(course=course, assignment=a, new_due=new_due),
-        save=save, back=reverse("calendar:calendar", kwargs={"code": code}) + "?view=list",
-    )  # fmt: skip
+        request,
+        course=course,
+        form=form,
+        what=f"{a.code} {a.title}",
+        old_due=a.due_at,
+        impact_of=lambda new_due: assignment_move_impact(
+            course=course, assignment=a, new_due=new_due
+        ),
+        save=save,
+        back=reverse("calendar:calendar", kwargs={"code": code}) + "?view=list",
+    )

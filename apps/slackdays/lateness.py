@@ -103,7 +103,8 @@ def parse_export(data: bytes) -> tuple[list[Row], list[str]]:
         submitted = parse_time(raw) if raw else None
         if raw and submitted is None:
             problems.append(
-                f"row {n}, column 'Submission Time': {raw!r} is not a timestamp with a UTC offset (e.g. 2026-02-11 08:30:12 -0800)"
+                f"row {n}, column 'Submission Time': {raw!r} is not a timestamp with a UTC offset "
+                f"(e.g. 2026-02-11 08:30:12 -0800)"
             )
             continue
         rows.append(Row(n, email, sid, submitted))
@@ -120,7 +121,8 @@ def _apply(
         student = by_email.get(r.email) or by_sid.get(r.sid)
         if student is None:
             report.problems.append(
-                f"row {r.row}: no student of this course with email {r.email or '—'} or SID {r.sid or '—'}"
+                f"row {r.row}: no student of this course with email {r.email or '—'} or SID "
+                f"{r.sid or '—'}"
             )
             continue
         name = student.get_full_name()
@@ -128,9 +130,13 @@ def _apply(
             report.outcomes.append(Outcome(r.row, name, "no_submission"))
             continue
         base = deadline_without_slack(course, assignment, student)
-        lateness, days = rules.classify(submitted=r.submitted, deadline_without_slack=base, tz=course.timezone,
-                                        grace_minutes=course.slack_grace_minutes,
-                                        max_slack_days=course.slack_days_max_per_assignment)  # fmt: skip
+        lateness, days = rules.classify(
+            submitted=r.submitted,
+            deadline_without_slack=base,
+            tz=course.timezone,
+            grace_minutes=course.slack_grace_minutes,
+            max_slack_days=course.slack_days_max_per_assignment,
+        )
         if lateness == rules.Lateness.ON_TIME:
             report.outcomes.append(Outcome(r.row, name, "on_time"))
             continue
@@ -144,17 +150,28 @@ def _apply(
         if lateness == rules.Lateness.COVERED:
             try:
                 for _ in range(days - held):
-                    slack_apply(actor=student, course=course, assignment_id=assignment.pk, charged_by=actor,
-                                reason=f"late submission ({late_by} after the deadline), from the Gradescope export")  # fmt: skip
+                    slack_apply(
+                        actor=student,
+                        course=course,
+                        assignment_id=assignment.pk,
+                        charged_by=actor,
+                        reason=f"late submission ({late_by} after the deadline), from the "
+                        "Gradescope export",
+                    )
             except DomainError as exc:
                 why = f"slack could not be charged: {exc.message}"
             else:
                 report.outcomes.append(Outcome(r.row, name, "charged", f"{late_by} late"))
                 continue
         else:
-            why = f"submitted {late_by} after the deadline; slack covers at most {course.slack_days_max_per_assignment} day(s)"
-        LateWork.objects.get_or_create(course=course, assignment=assignment, student=student,
-                                       defaults={"submitted_at": r.submitted, "late_by": late_by, "why": why[:300]})  # fmt: skip
+            most = course.slack_days_max_per_assignment
+            why = f"submitted {late_by} after the deadline; slack covers at most {most} day(s)"
+        LateWork.objects.get_or_create(
+            course=course,
+            assignment=assignment,
+            student=student,
+            defaults={"submitted_at": r.submitted, "late_by": late_by, "why": why[:300]},
+        )
         report.outcomes.append(Outcome(r.row, name, "late_not_covered", why))
 
 
@@ -198,5 +215,10 @@ def lateness_upload(
     assignment = Assignment.objects.filter(Q(pk=assignment_id), course=course).first()
     if assignment is None:
         raise DomainError("No such assignment in this course.", field="assignment")
-    return LatenessImport.objects.create(course=course, assignment=assignment, filename=filename[:200] or "export.csv",
-                                         content=data, uploaded_by=actor)  # fmt: skip
+    return LatenessImport.objects.create(
+        course=course,
+        assignment=assignment,
+        filename=filename[:200] or "export.csv",
+        content=data,
+        uploaded_by=actor,
+    )

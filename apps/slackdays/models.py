@@ -61,8 +61,14 @@ class LedgerEntry(models.Model):
     assignment = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    group = models.ForeignKey("groups.Group", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
-                              help_text="The group the day was spent for.")  # fmt: skip
+    group = models.ForeignKey(
+        "groups.Group",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The group the day was spent for.",
+    )
     batch = models.UUIDField(
         default=uuid.uuid4, help_text="Entries written together (one group spend)."
     )

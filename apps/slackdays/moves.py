@@ -26,9 +26,14 @@ def assignment_move_impact(
         what=f"{assignment.code} {assignment.title}", old_due=assignment.due_at, new_due=new_due
     )
     moved = Assignment(
-        pk=assignment.pk, course=course, code=assignment.code, title=assignment.title,
-        release_at=assignment.release_at, due_at=new_due, accepts_slack=assignment.accepts_slack,
-    )  # an unsaved copy: the same students, exceptions and slack against the new base  # fmt: skip
+        pk=assignment.pk,
+        course=course,
+        code=assignment.code,
+        title=assignment.title,
+        release_at=assignment.release_at,
+        due_at=new_due,
+        accepts_slack=assignment.accepts_slack,
+    )  # an unsaved copy: the same students, exceptions and slack against the new base
     before = course_deadlines(course=course, assignments=[assignment])
     after = {d.student_id: d for d in course_deadlines(course=course, assignments=[moved])}
     users = User.objects.in_bulk([d.student_id for d in before])
@@ -37,8 +42,14 @@ def assignment_move_impact(
         parts = [f"+{d.extension_hours} h extension"] if d.extension_hours else []
         parts += [f"+{d.accommodation_hours} h accommodation"] if d.accommodation_hours else []
         parts += [f"+{d.slack_days} slack day"] if d.slack_days else []
-        person = PersonMove(user.pk, user.get_full_name() or user.email, user.email, d.effective,
-                            new.effective, ", ".join(parts))  # fmt: skip
+        person = PersonMove(
+            user.pk,
+            user.get_full_name() or user.email,
+            user.email,
+            d.effective,
+            new.effective,
+            ", ".join(parts),
+        )
         impact.people.append(person)
         if d.slack_days and new.without_slack >= d.effective:
             impact.moot.append(person)
@@ -47,9 +58,15 @@ def assignment_move_impact(
 
 
 def assignment_update(
-    *, actor: User, course: Course, assignment_id: int, title: str | None = None,
-    release_at: dt.datetime | None = None, due_at: dt.datetime | None = None, confirm: bool = False,
-) -> tuple[Assignment, MoveImpact | None]:  # fmt: skip
+    *,
+    actor: User,
+    course: Course,
+    assignment_id: int,
+    title: str | None = None,
+    release_at: dt.datetime | None = None,
+    due_at: dt.datetime | None = None,
+    confirm: bool = False,
+) -> tuple[Assignment, MoveImpact | None]:
     """Staff rename an assignment or move its release or due date. Moving the deadline needs
     `confirm` (the caller has shown the impact). Locks the assignment, bumps its revision (the
     feeds' SEQUENCE), audits before → after and, for a moved deadline, e-mails every affected
@@ -92,9 +109,15 @@ def assignment_update(
         if after != before:
             a.revision += 1
             a.save()
-            audit_record(actor=actor, action="assignment.updated", course=course, obj=a,
-                         before=before, after=after,
-                         note=f"{impact.count} students affected" if impact else "")  # fmt: skip
+            audit_record(
+                actor=actor,
+                action="assignment.updated",
+                course=course,
+                obj=a,
+                before=before,
+                after=after,
+                note=f"{impact.count} students affected" if impact else "",
+            )
             if impact is not None:
                 deadline_moved_notify(course=course, impact=impact, path=f"/c/{course.code}/slack/")
     return a, impact

@@ -76,5 +76,8 @@ def can_spend(
     if balance_left <= 0:
         return "has no slack days left"
     if active_on_assignment >= max_per_assignment:
-        return f"already used {active_on_assignment} on this assignment (the most allowed is {max_per_assignment})"
+        return (
+            f"already used {active_on_assignment} on this assignment "
+            f"(the most allowed is {max_per_assignment})"
+        )
     return None

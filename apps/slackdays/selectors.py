@@ -122,12 +122,22 @@ def student_slack_full(
             else without
         )
         next_limit = rules.add_calendar_days(without, slack[a.pk] + 1, course.timezone)
-        out.append(StudentDeadline(
-            assignment=a, base=a.due_at, extension_hours=ext[a.pk], accommodation_hours=acc, slack_days=slack[a.pk],
-            effective=effective, without_slack=without,
-            can_apply=a.accepts_slack and left > 0 and slack[a.pk] < course.slack_days_max_per_assignment and now <= next_limit,
-            can_cancel=slack[a.pk] > 0 and now < without,
-        ))  # fmt: skip
+        out.append(
+            StudentDeadline(
+                assignment=a,
+                base=a.due_at,
+                extension_hours=ext[a.pk],
+                accommodation_hours=acc,
+                slack_days=slack[a.pk],
+                effective=effective,
+                without_slack=without,
+                can_apply=a.accepts_slack
+                and left > 0
+                and slack[a.pk] < course.slack_days_max_per_assignment
+                and now <= next_limit,
+                can_cancel=slack[a.pk] > 0 and now < without,
+            )
+        )
     return left, allowance, out
 
 
@@ -168,12 +178,16 @@ def balance_rows(
         Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
         .select_related("user")
         .annotate(
-            balance_now=Coalesce(Subquery(account.values("balance")[:1]), Value(course.slack_days_allowance)),
-            allowance_now=Coalesce(Subquery(account.values("allowance")[:1]), Value(course.slack_days_allowance)),
+            balance_now=Coalesce(
+                Subquery(account.values("balance")[:1]), Value(course.slack_days_allowance)
+            ),
+            allowance_now=Coalesce(
+                Subquery(account.values("allowance")[:1]), Value(course.slack_days_allowance)
+            ),
             group_name=Coalesce(Subquery(group.values("group__name")[:1]), Value("")),
         )
         .order_by("user__full_name", "user_id")
-    )  # fmt: skip
+    )
     if q:
         rows = rows.filter(
             Q(user__full_name__icontains=q)
@@ -193,8 +207,10 @@ def balance_page(rows: Iterable[Membership], course: Course) -> list[BalanceRow]
         account__course=course, account__student_id__in=[m.user_id for m in members]
     ).values_list("account__student_id", "assignment__code"):
         used[student_id].append(code)
-    return [BalanceRow(m.user, m.group_name, m.balance_now, m.allowance_now, sorted(used[m.user_id]))  # type: ignore[attr-defined]
-            for m in members]  # fmt: skip
+    return [
+        BalanceRow(m.user, m.group_name, m.balance_now, m.allowance_now, sorted(used[m.user_id]))  # type: ignore[attr-defined]
+        for m in members
+    ]
 
 
 def ledger_list(

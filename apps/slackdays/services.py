@@ -38,10 +38,17 @@ from apps.slackdays.models import (
 def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
     """Open a full account for each student that has none (one INSERT; existing ones untouched)."""
     SlackAccount.objects.bulk_create(
-        [SlackAccount(course=course, student=s, allowance=course.slack_days_allowance,
-                      balance=course.slack_days_allowance) for s in students],
+        [
+            SlackAccount(
+                course=course,
+                student=s,
+                allowance=course.slack_days_allowance,
+                balance=course.slack_days_allowance,
+            )
+            for s in students
+        ],
         ignore_conflicts=True,
-    )  # fmt: skip
+    )
 
 
 def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
@@ -67,20 +74,40 @@ def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccou
     return locked
 
 
-def _append(account: SlackAccount, *, kind: str, delta: int, actor: User | None, reason: str = "",
-            assignment: Assignment | None = None, group: Group | None = None, batch: uuid.UUID | None = None,
-            reverses: LedgerEntry | None = None) -> LedgerEntry:  # fmt: skip
+def _append(
+    account: SlackAccount,
+    *,
+    kind: str,
+    delta: int,
+    actor: User | None,
+    reason: str = "",
+    assignment: Assignment | None = None,
+    group: Group | None = None,
+    batch: uuid.UUID | None = None,
+    reverses: LedgerEntry | None = None,
+) -> LedgerEntry:
     new_balance = account.balance + delta
     if not 0 <= new_balance <= account.allowance:
         raise Conflict(
-            f"That would make {account.student}'s balance {new_balance}; it must stay between 0 and {account.allowance}."
+            f"That would make {account.student}'s balance {new_balance}; it must stay between 0 "
+            f"and {account.allowance}."
         )
     account.last_seq += 1
     account.balance = new_balance
     account.save(update_fields=["last_seq", "balance"])
-    return LedgerEntry.objects.create(account=account, seq=account.last_seq, kind=kind, delta=delta,
-                                      balance_after=new_balance, assignment=assignment, group=group,
-                                      batch=batch or uuid.uuid4(), reverses=reverses, actor=actor, reason=reason[:300])  # fmt: skip
+    return LedgerEntry.objects.create(
+        account=account,
+        seq=account.last_seq,
+        kind=kind,
+        delta=delta,
+        balance_after=new_balance,
+        assignment=assignment,
+        group=group,
+        batch=batch or uuid.uuid4(),
+        reverses=reverses,
+        actor=actor,
+        reason=reason[:300],
+    )
 
 
 def _assignment_of(course_id: int, assignment_id: int) -> QuerySet[Assignment]:
@@ -122,10 +149,12 @@ def exception_hours(
 ) -> tuple[int, int]:
     """(one-off extension hours for the student or their group, accommodation hours)."""
     rows = (
-        compiled_query("slack.exception_hours.group", _hours_with_group, course.pk, student.pk, group.pk)
+        compiled_query(
+            "slack.exception_hours.group", _hours_with_group, course.pk, student.pk, group.pk
+        )
         if group is not None
         else compiled_query("slack.exception_hours", _hours, course.pk, student.pk)
-    )  # fmt: skip
+    )
     ext = acc = 0
     for kind, on, hours in rows:
         if kind == "extension" and on == assignment.pk:
@@ -149,8 +178,16 @@ def deadline_without_slack(
     )
 
 
-def _spend_all(members: list[User], accounts: dict[int, SlackAccount], active: dict[int, int], *,
-               assignment: Assignment, group: Group | None, actor: User, reason: str) -> list[LedgerEntry]:  # fmt: skip
+def _spend_all(
+    members: list[User],
+    accounts: dict[int, SlackAccount],
+    active: dict[int, int],
+    *,
+    assignment: Assignment,
+    group: Group | None,
+    actor: User,
+    reason: str,
+) -> list[LedgerEntry]:
     """One day from each (locked) account in three statements: balances and sequence numbers,
     ledger entries, spend slots. The CHECK and unique constraints hold it as `_append` would."""
     batch = uuid.uuid4()
@@ -166,26 +203,48 @@ def _spend_all(members: list[User], accounts: dict[int, SlackAccount], active: d
         balance=F("balance") - 1, last_seq=F("last_seq") + 1
     )
     entries = LedgerEntry.objects.bulk_create(
-        [LedgerEntry(account=a, seq=a.last_seq, kind="spend", delta=-1, balance_after=a.balance,
-                     assignment=assignment, group=group, batch=batch, actor=actor, reason=reason[:300])
-         for a in changed]
-    )  # fmt: skip
+        [
+            LedgerEntry(
+                account=a,
+                seq=a.last_seq,
+                kind="spend",
+                delta=-1,
+                balance_after=a.balance,
+                assignment=assignment,
+                group=group,
+                batch=batch,
+                actor=actor,
+                reason=reason[:300],
+            )
+            for a in changed
+        ]
+    )
     ActiveSpend.objects.bulk_create(
-        [ActiveSpend(account=a, assignment=assignment, slot=active[a.student_id] + 1, entry=e)
-         for a, e in zip(changed, entries, strict=True)]
-    )  # fmt: skip
+        [
+            ActiveSpend(account=a, assignment=assignment, slot=active[a.student_id] + 1, entry=e)
+            for a, e in zip(changed, entries, strict=True)
+        ]
+    )
     return entries
 
 
 def _group_of(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
     return GroupMembership.objects.filter(
-        course_id=course_id, left_at__isnull=True, group__memberships__user_id=user_id,
+        course_id=course_id,
+        left_at__isnull=True,
+        group__memberships__user_id=user_id,
         group__memberships__left_at__isnull=True,
-    ).select_related("user", "group")  # fmt: skip
+    ).select_related("user", "group")
 
 
-def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: User | None = None,
-                reason: str = "") -> list[LedgerEntry]:  # fmt: skip
+def slack_apply(
+    *,
+    actor: User,
+    course: Course,
+    assignment_id: int,
+    charged_by: User | None = None,
+    reason: str = "",
+) -> list[LedgerEntry]:
     """Spend one slack day on an assignment for the actor's whole group, all or nothing.
 
     Refuses (nothing charged) when any current member is out of days or already at the
@@ -217,26 +276,42 @@ def slack_apply(*, actor: User, course: Course, assignment_id: int, charged_by: 
             )
             if timezone.now() > limit:
                 raise Conflict(
-                    f"A slack day on {assignment.code} would have moved the deadline to {format_instant(limit, course.timezone)}, which has passed."
+                    f"A slack day on {assignment.code} would have moved the deadline to "
+                    f"{format_instant(limit, course.timezone)}, which has passed."
                 )
         out = []
         for s in members:
-            why = rules.can_spend(balance_left=accounts[s.pk].balance, active_on_assignment=active[s.pk],
-                                  max_per_assignment=course.slack_days_max_per_assignment)  # fmt: skip
+            why = rules.can_spend(
+                balance_left=accounts[s.pk].balance,
+                active_on_assignment=active[s.pk],
+                max_per_assignment=course.slack_days_max_per_assignment,
+            )
             if why:
                 out.append(f"{s.get_full_name()} {why}")
         if out:
             raise Conflict("Nothing was charged: " + "; ".join(out) + ".")
         try:
             with transaction.atomic():
-                entries = _spend_all(members, accounts, active, assignment=assignment, group=group,
-                                     actor=charged_by or actor, reason=reason or "applied by the group")  # fmt: skip
+                entries = _spend_all(
+                    members,
+                    accounts,
+                    active,
+                    assignment=assignment,
+                    group=group,
+                    actor=charged_by or actor,
+                    reason=reason or "applied by the group",
+                )
         except IntegrityError:
             raise Conflict(
                 f"A slack day on {assignment.code} was just applied; reload to see it."
             ) from None
-        audit_record(actor=charged_by or actor, action="slack.spent", course=course, obj=assignment,
-                     after={"group": group.name if group else None, "members": [m.email for m in members]})  # fmt: skip
+        audit_record(
+            actor=charged_by or actor,
+            action="slack.spent",
+            course=course,
+            obj=assignment,
+            after={"group": group.name if group else None, "members": [m.email for m in members]},
+        )
     return entries
 
 
@@ -250,8 +325,19 @@ def _reverse(
         deleted, _ = ActiveSpend.objects.filter(entry=e).delete()
         if not deleted:
             continue  # already reversed by a concurrent request
-        out.append(_append(account, kind=kind, delta=1, actor=actor, assignment=e.assignment, group=e.group,
-                           batch=e.batch, reverses=e, reason=reason))  # fmt: skip
+        out.append(
+            _append(
+                account,
+                kind=kind,
+                delta=1,
+                actor=actor,
+                assignment=e.assignment,
+                group=e.group,
+                batch=e.batch,
+                reverses=e,
+                reason=reason,
+            )
+        )
     return out
 
 
@@ -275,7 +361,8 @@ def slack_cancel(*, actor: User, course: Course, assignment_id: int) -> list[Led
         original = deadline_without_slack(course, assignment, actor)
         if timezone.now() >= original:
             raise Conflict(
-                f"The original deadline ({format_instant(original, course.timezone)}) has passed; ask the course staff for a refund."
+                f"The original deadline ({format_instant(original, course.timezone)}) has passed; "
+                f"ask the course staff for a refund."
             )
         batch = list(
             LedgerEntry.objects.filter(batch=mine.entry.batch, kind="spend").select_related(
@@ -285,8 +372,13 @@ def slack_cancel(*, actor: User, course: Course, assignment_id: int) -> list[Led
         entries = _reverse(
             course, batch, kind="cancel", actor=actor, reason="cancelled before the deadline"
         )
-        audit_record(actor=actor, action="slack.cancelled", course=course, obj=assignment,
-                     after={"restored": [e.account.student.email for e in entries]})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="slack.cancelled",
+            course=course,
+            obj=assignment,
+            after={"restored": [e.account.student.email for e in entries]},
+        )
     return entries
 
 
@@ -351,9 +443,17 @@ def slack_adjust(
     return e
 
 
-def exception_grant(*, actor: User, course: Course, kind: str, hours: int, reason: str,
-                    assignment_id: int | None = None, student_ids: Iterable[int] = (),
-                    group_id: int | None = None) -> list[DeadlineException]:  # fmt: skip
+def exception_grant(
+    *,
+    actor: User,
+    course: Course,
+    kind: str,
+    hours: int,
+    reason: str,
+    assignment_id: int | None = None,
+    student_ids: Iterable[int] = (),
+    group_id: int | None = None,
+) -> list[DeadlineException]:
     """Staff grant extra hours: a one-off extension (one assignment; students or a group) or an
     accommodation (every assignment; students). Many students at once make one row each."""
     if not is_staff(actor, course):
@@ -374,7 +474,8 @@ def exception_grant(*, actor: User, course: Course, kind: str, hours: int, reaso
     if kind == "accommodation":
         if group_id or assignment_id:
             raise DomainError(
-                "An accommodation is for students on every assignment; leave the assignment and group out."
+                "An accommodation is for students on every assignment; leave the assignment and "
+                "group out."
             )
         if not students:
             raise DomainError("Choose at least one student.", field="student_ids")
@@ -427,8 +528,13 @@ def exception_grant(*, actor: User, course: Course, kind: str, hours: int, reaso
         raise DomainError("Kind is 'extension' or 'accommodation'.", field="kind")
     with transaction.atomic():
         created = DeadlineException.objects.bulk_create(rows)
-        audit_record(actor=actor, action="exception.granted", course=course, obj=course,
-                     after={"kind": kind, "hours": hours, "count": len(created), "reason": reason})  # fmt: skip
+        audit_record(
+            actor=actor,
+            action="exception.granted",
+            course=course,
+            obj=course,
+            after={"kind": kind, "hours": hours, "count": len(created), "reason": reason},
+        )
     return created
 
 

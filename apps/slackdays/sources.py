@@ -25,15 +25,29 @@ from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry
 from apps.slackdays.selectors import student_slack_memo
 
 
-def _event(a: Assignment, course: Course, *, due: dt.datetime, note: str = "", seq: int = 0,
-           staff: bool = False) -> Event:  # fmt: skip
+def _event(
+    a: Assignment,
+    course: Course,
+    *,
+    due: dt.datetime,
+    note: str = "",
+    seq: int = 0,
+    staff: bool = False,
+) -> Event:
     edit = reverse("slackdays:assignment-edit", kwargs={"code": course.code, "assignment_id": a.pk})
     return Event(
-        uid=uid("assignment", a.pk, course.code), kind="assignment", code=a.code,
-        title=f"{a.code} {a.title}", start=due, description=note,
-        path=f"/c/{course.code}/slack/", sequence=a.revision + seq, reminder_kind="assignment",
-        released_at=a.release_at, edit_path=edit if staff else "",
-    )  # fmt: skip
+        uid=uid("assignment", a.pk, course.code),
+        kind="assignment",
+        code=a.code,
+        title=f"{a.code} {a.title}",
+        start=due,
+        description=note,
+        path=f"/c/{course.code}/slack/",
+        sequence=a.revision + seq,
+        reminder_kind="assignment",
+        released_at=a.release_at,
+        edit_path=edit if staff else "",
+    )
 
 
 def _personal_changes(query: EventQuery, group_id: int | None) -> Counter[int]:
@@ -42,11 +56,14 @@ def _personal_changes(query: EventQuery, group_id: int | None) -> Counter[int]:
     course, student = query.course, query.user
     changes: Counter[int] = Counter(
         dict(
-            LedgerEntry.objects.filter(account__course=course, account__student=student,
-                                       assignment__isnull=False)
-            .values_list("assignment_id").annotate(n=Count("id")).values_list("assignment_id", "n")
+            LedgerEntry.objects.filter(
+                account__course=course, account__student=student, assignment__isnull=False
+            )
+            .values_list("assignment_id")
+            .annotate(n=Count("id"))
+            .values_list("assignment_id", "n")
         )
-    )  # fmt: skip
+    )
     mine = Q(student=student) | (Q(group_id=group_id) if group_id else Q(pk__in=[]))
     every = list(Assignment.objects.filter(course=course).values_list("pk", flat=True))
     for a_id, revoked in DeadlineException.objects.filter(mine, course=course).values_list(
@@ -68,8 +85,9 @@ def assignment_events(query: EventQuery) -> Iterable[Event]:
     if query.for_feed:
         gid = (
             GroupMembership.objects.filter(course=course, user=query.user, left_at__isnull=True)
-            .values_list("group_id", flat=True).first()
-        )  # fmt: skip
+            .values_list("group_id", flat=True)
+            .first()
+        )
         changes = _personal_changes(query, gid)
     for d in deadlines:
         parts = []
@@ -80,7 +98,8 @@ def assignment_events(query: EventQuery) -> Iterable[Event]:
         if d.slack_days:
             parts.append(f"+{d.slack_days} slack day")
         note = (
-            f"Your deadline (base {d.base.astimezone(course.tz):%b %d %H:%M %Z}, {', '.join(parts)})"
+            f"Your deadline (base {d.base.astimezone(course.tz):%b %d %H:%M %Z}, "
+            f"{', '.join(parts)})"
             if parts
             else ""
         )
@@ -103,12 +122,15 @@ def course_deadlines(*, course: Course, assignments: list[Assignment]) -> list[S
     if not assignments:
         return []
     students = list(
-        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
-        .values_list("user_id", flat=True)
-    )  # fmt: skip
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).values_list(
+            "user_id", flat=True
+        )
+    )
     group_of = dict(
-        GroupMembership.objects.filter(course=course, left_at__isnull=True).values_list("user_id", "group_id")
-    )  # fmt: skip
+        GroupMembership.objects.filter(course=course, left_at__isnull=True).values_list(
+            "user_id", "group_id"
+        )
+    )
     ext: dict[tuple[str, int, int], int] = defaultdict(int)  # ("s"|"g", who, assignment) → h
     acc: dict[int, int] = defaultdict(int)
     for kind, a_id, s_id, g_id, hours in DeadlineException.objects.filter(
@@ -128,8 +150,9 @@ def course_deadlines(*, course: Course, assignments: list[Assignment]) -> list[S
         for s in students:
             g = group_of.get(s)
             e = ext[("s", s, a.pk)] + (ext[("g", g, a.pk)] if g else 0)
-            without = rules.effective_deadline(a.due_at, tz=course.timezone, extension_hours=e,
-                                               accommodation_hours=acc[s])  # fmt: skip
+            without = rules.effective_deadline(
+                a.due_at, tz=course.timezone, extension_hours=e, accommodation_hours=acc[s]
+            )
             days = slack[(s, a.pk)]
             eff = rules.add_calendar_days(without, days, course.timezone) if days else without
             out.append(StudentDue(s, a, without, eff, e, acc[s], days))
@@ -141,7 +164,9 @@ def assignment_reminders(
 ) -> Iterable[tuple[int, Event]]:
     """(student, event) for each effective deadline due in [start, end)."""
     # An effective deadline is at most (exceptions + slack) after the base: look back that far.
-    longest = DeadlineException.objects.filter(course=course, revoked_at__isnull=True).values_list("hours", flat=True)  # fmt: skip
+    longest = DeadlineException.objects.filter(course=course, revoked_at__isnull=True).values_list(
+        "hours", flat=True
+    )
     reach = dt.timedelta(hours=sum(longest) + 25 * course.slack_days_max_per_assignment)
     assignments = list(
         Assignment.objects.filter(course=course, due_at__lt=end, due_at__gte=start - reach)

@@ -35,10 +35,16 @@ from apps.slackdays.selectors import (
 
 
 def _my_group_members(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
-    return GroupMembership.objects.filter(
-        course_id=course_id, left_at__isnull=True, group__memberships__user_id=user_id,
-        group__memberships__left_at__isnull=True,
-    ).select_related("user").order_by("joined_at", "pk")  # fmt: skip
+    return (
+        GroupMembership.objects.filter(
+            course_id=course_id,
+            left_at__isnull=True,
+            group__memberships__user_id=user_id,
+            group__memberships__left_at__isnull=True,
+        )
+        .select_related("user")
+        .order_by("joined_at", "pk")
+    )
 
 
 def _ledger_first_page(course_id: int, student_id: int) -> QuerySet[LedgerEntry]:
@@ -82,13 +88,24 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
     current = compiled_query("slack.page.members", _my_group_members, course.pk, request.user.pk)
     members = [m.user.get_full_name() for m in current] or [request.user.get_full_name()]
     memo: dict[str, Any] = {}
-    current_group_id_remember(memo, course=course, user=request.user,
-                              group_id=current[0].group_id if current else None)  # fmt: skip
+    current_group_id_remember(
+        memo, course=course, user=request.user, group_id=current[0].group_id if current else None
+    )
     account_left, rows = student_slack_memo(memo, course=course, student=request.user)
-    return render(request, "slackdays/mine.html", {
-        "course": course, "rows": rows, "left": account_left, "boxes": [i < account_left for i in range(course.slack_days_allowance)],
-        "members": members, "ledger": compiled_query("slack.page.ledger", _ledger_first_page, course.pk, request.user.pk),
-    })  # fmt: skip
+    return render(
+        request,
+        "slackdays/mine.html",
+        {
+            "course": course,
+            "rows": rows,
+            "left": account_left,
+            "boxes": [i < account_left for i in range(course.slack_days_allowance)],
+            "members": members,
+            "ledger": compiled_query(
+                "slack.page.ledger", _ledger_first_page, course.pk, request.user.pk
+            ),
+        },
+    )
 
 
 @login_required
@@ -102,10 +119,15 @@ def staff(request: AuthedRequest, code: str) -> HttpResponseBase:
                 ids = [int(x) for x in p.getlist("students") if x.isdigit()]
                 ids += _students_by_email(course, p.get("emails", ""))
                 made = services.exception_grant(
-                    actor=request.user, course=course, kind=p.get("kind", ""), hours=int(p.get("hours") or 0),
-                    reason=p.get("reason", ""), assignment_id=int(p["assignment"]) if p.get("assignment") else None,
-                    student_ids=ids, group_id=_group_by_name(course, p.get("group", "")),
-                )  # fmt: skip
+                    actor=request.user,
+                    course=course,
+                    kind=p.get("kind", ""),
+                    hours=int(p.get("hours") or 0),
+                    reason=p.get("reason", ""),
+                    assignment_id=int(p["assignment"]) if p.get("assignment") else None,
+                    student_ids=ids,
+                    group_id=_group_by_name(course, p.get("group", "")),
+                )
                 messages.success(request, f"Granted {len(made)} exception(s).")
             elif action == "revoke":
                 services.exception_revoke(
@@ -139,7 +161,8 @@ def staff(request: AuthedRequest, code: str) -> HttpResponseBase:
                 )
                 messages.success(
                     request,
-                    f"{lw.student.get_full_name()}'s late {lw.assignment.code}: {lw.get_status_display().lower()}.",
+                    f"{lw.student.get_full_name()}'s late {lw.assignment.code}: "
+                    f"{lw.get_status_display().lower()}.",
                 )
             else:
                 raise DomainError("Unknown action.")
@@ -152,22 +175,49 @@ def staff(request: AuthedRequest, code: str) -> HttpResponseBase:
     rows = balance_rows(course=course, q=q, balance=int(low) if low.isdigit() else None)
     if request.GET.get("format") == "csv":
         header = ["name", "email", "sid", "group", "balance", "allowance", "used_on"]
-        body = ([r.student.get_full_name(), r.student.email, r.student.sid, r.group, r.balance,
-                 r.allowance, " ".join(r.used)]
-                for chunk in _chunks(rows.iterator(chunk_size=500), 500) for r in balance_page(chunk, course))  # fmt: skip
+        body = (
+            [
+                r.student.get_full_name(),
+                r.student.email,
+                r.student.sid,
+                r.group,
+                r.balance,
+                r.allowance,
+                " ".join(r.used),
+            ]
+            for chunk in _chunks(rows.iterator(chunk_size=500), 500)
+            for r in balance_page(chunk, course)
+        )
         return csv_response(f"{course.code}-slack.csv", itertools.chain([header], body))
     from apps.calendar.models import Assignment
 
     page = Paginator(rows, PAGE).get_page(request.GET.get("page"))
-    return render(request, "slackdays/staff.html", {
-        "course": course, "page": page, "rows": balance_page(page, course), "q": request.GET.get("q", ""), "balance": low,
-        "ledger": ledger_list(user=request.user, course=course)[:30],
-        "exceptions": Paginator(exception_list(user=request.user, course=course).order_by("-created_at", "-id"), 20).get_page(request.GET.get("epage")),
-        "late": Paginator(LateWork.objects.filter(course=course).select_related("student", "assignment").order_by("-submitted_at", "-id"), 20).get_page(request.GET.get("lpage")),
-        "assignments": Assignment.objects.filter(course=course),
-        "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name").values_list("name", flat=True),
-        "late_statuses": LateWork.Status.choices,
-    })  # fmt: skip
+    return render(
+        request,
+        "slackdays/staff.html",
+        {
+            "course": course,
+            "page": page,
+            "rows": balance_page(page, course),
+            "q": request.GET.get("q", ""),
+            "balance": low,
+            "ledger": ledger_list(user=request.user, course=course)[:30],
+            "exceptions": Paginator(
+                exception_list(user=request.user, course=course).order_by("-created_at", "-id"), 20
+            ).get_page(request.GET.get("epage")),
+            "late": Paginator(
+                LateWork.objects.filter(course=course)
+                .select_related("student", "assignment")
+                .order_by("-submitted_at", "-id"),
+                20,
+            ).get_page(request.GET.get("lpage")),
+            "assignments": Assignment.objects.filter(course=course),
+            "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True)
+            .order_by("name")
+            .values_list("name", flat=True),
+            "late_statuses": LateWork.Status.choices,
+        },
+    )
 
 
 PAGE = 50
@@ -191,9 +241,10 @@ def _students_by_email(course: Course, text: str) -> list[int]:
     if not emails:
         return []
     found = dict(
-        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True, user__email__in=emails)
-        .values_list("user__email", "user_id")
-    )  # fmt: skip
+        Membership.objects.filter(
+            course=course, role=Role.STUDENT, is_active=True, user__email__in=emails
+        ).values_list("user__email", "user_id")
+    )
     missing = sorted(emails - {e.lower() for e in found})
     if missing:
         raise DomainError(f"Not a student of this course: {', '.join(missing)}.", field="emails")
@@ -218,8 +269,11 @@ def _group_by_name(course: Course, text: str) -> int | None:
 
 class LatenessUploadForm(forms.Form):
     assignment = forms.TypedChoiceField(coerce=int, help_text="The assignment this export is for.")
-    file = forms.FileField(label="Gradescope export (CSV)",
-                           help_text="Gradescope → assignment → Review Grades → Download Grades (CSV). Needs Email or SID and Submission Time.")  # fmt: skip
+    file = forms.FileField(
+        label="Gradescope export (CSV)",
+        help_text="Gradescope → assignment → Review Grades → Download Grades (CSV). Needs Email or "
+        "SID and Submission Time.",
+    )
 
 
 @login_required
@@ -238,14 +292,28 @@ def lateness_import(
         form.fields["assignment"].choices = choices  # type: ignore[attr-defined]
         if request.method == "POST" and form.is_valid():
             try:
-                record = lateness_upload(actor=request.user, course=course, assignment_id=form.cleaned_data["assignment"],
-                                         filename=form.cleaned_data["file"].name, data=form.cleaned_data["file"].read())  # fmt: skip
+                record = lateness_upload(
+                    actor=request.user,
+                    course=course,
+                    assignment_id=form.cleaned_data["assignment"],
+                    filename=form.cleaned_data["file"].name,
+                    data=form.cleaned_data["file"].read(),
+                )
             except DomainError as exc:
                 form.add_error(None, exc.message)
             else:
                 return redirect("slackdays:import-preview", code=code, import_id=record.pk)
-        return render(request, "slackdays/import.html", {"course": course, "form": form,
-                      "recent": LatenessImport.objects.filter(course=course).select_related("assignment")[:10]})  # fmt: skip
+        return render(
+            request,
+            "slackdays/import.html",
+            {
+                "course": course,
+                "form": form,
+                "recent": LatenessImport.objects.filter(course=course).select_related("assignment")[
+                    :10
+                ],
+            },
+        )
     found = (
         LatenessImport.objects.filter(course=course, pk=import_id)
         .select_related("assignment")
@@ -263,7 +331,8 @@ def lateness_import(
         s = report.summary()
         messages.success(
             request,
-            f"Imported: {s.get('charged', 0)} slack day(s) charged, {s.get('late_not_covered', 0)} late not covered.",
+            f"Imported: {s.get('charged', 0)} slack day(s) charged, {s.get('late_not_covered', 0)} "
+            "late not covered.",
         )
         return redirect("slackdays:staff", code=code)
     report = lateness_run(actor=request.user, record=record, commit=False)

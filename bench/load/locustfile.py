@@ -51,8 +51,13 @@ class Student(FastHttpUser):
         """Only a 200 counts: a redirect to the log-in page is a failure, not a fast page."""
         if ONLY:
             url, name = ONLY.format(code=CODE), ONLY
-        with self.client.get(url, name=name, headers={"Cookie": self.cookie}, allow_redirects=False,
-                             catch_response=True) as r:  # fmt: skip
+        with self.client.get(
+            url,
+            name=name,
+            headers={"Cookie": self.cookie},
+            allow_redirects=False,
+            catch_response=True,
+        ) as r:
             if r.status_code != 200:
                 r.failure(f"status {r.status_code}")
 

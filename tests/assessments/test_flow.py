@@ -27,13 +27,25 @@ pytestmark = pytest.mark.django_db
 def _start(
     quiz: Setup, user, phase: str, *, consent: bool = True, no_research: bool = False
 ) -> Response:  # type: ignore[no-untyped-def]
-    return services.form_start(actor=user, course=quiz.course, assessment_id=quiz.assessment.pk, phase=phase,
-                               consent=consent, no_research=no_research)  # fmt: skip
+    return services.form_start(
+        actor=user,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase=phase,
+        consent=consent,
+        no_research=no_research,
+    )
 
 
 def _store(quiz: Setup, phase: str, data: bytes) -> None:
-    imp = services.import_preview(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase=phase,
-                                  filename=f"{phase}.csv", data=data)  # fmt: skip
+    imp = services.import_preview(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase=phase,
+        filename=f"{phase}.csv",
+        data=data,
+    )
     services.import_commit(
         actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, import_id=imp.pk
     )
@@ -44,17 +56,31 @@ def test_a_file_with_problems_names_each_by_row_and_column_and_stores_nothing(qu
     rows = [(f"X{i}", answers_for(rng, 0.5)) for i in range(6)]
     rows[2][1]["q3"] = "e"  # not an option
     rows[4] = ("", rows[4][1])  # no ID
-    imp = services.import_preview(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                                  filename="pre.csv", data=make_csv(rows))  # fmt: skip
-    assert imp.report["problems"] == ["row 4, column “q3”: “e” is not one of the options (a, b, c, d)",
-                                      "row 6, column “Participant ID”: no participant ID"]  # fmt: skip
+    imp = services.import_preview(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        filename="pre.csv",
+        data=make_csv(rows),
+    )
+    assert imp.report["problems"] == [
+        "row 4, column “q3”: “e” is not one of the options (a, b, c, d)",
+        "row 6, column “Participant ID”: no participant ID",
+    ]
     with pytest.raises(Conflict, match="Nothing was stored: the file has 2 problem"):
         services.import_commit(
             actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, import_id=imp.pk
         )
     assert Response.objects.count() == 0
-    bad = services.import_preview(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                                  filename="x.csv", data=b"name,q1\nAda,b\n")  # fmt: skip
+    bad = services.import_preview(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        filename="x.csv",
+        data=b"name,q1\nAda,b\n",
+    )
     assert bad.report["problems"] == [
         "row 1: no participant-ID column (a header such as “Participant ID”)"
     ]
@@ -64,8 +90,14 @@ def test_a_repeated_id_keeps_the_later_row_and_says_so(quiz: Setup) -> None:
     rng = random.Random(2)
     first, second = answers_for(rng, 0.0), answers_for(rng, 1.0)
     data = make_csv([("Z1", first), ("Z1", second)])
-    imp = services.import_preview(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                                  filename="pre.csv", data=data)  # fmt: skip
+    imp = services.import_preview(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        filename="pre.csv",
+        data=data,
+    )
     assert imp.report["notes"] == ["row 3: participant Z1 also on row 2; the later row is kept"]
     services.import_commit(
         actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, import_id=imp.pk
@@ -108,8 +140,14 @@ def test_opt_outs_unmatched_ids_and_suppression_below_five(quiz: Setup) -> None:
 def test_destroying_the_id_map_keeps_the_analytics_and_ends_self_service(quiz: Setup) -> None:
     now = timezone.now()
     student = member(quiz.course)
-    services.window_set(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                        opens_at=now - dt.timedelta(hours=1), closes_at=now + dt.timedelta(hours=1))  # fmt: skip
+    services.window_set(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        opens_at=now - dt.timedelta(hours=1),
+        closes_at=now + dt.timedelta(hours=1),
+    )
     _start(quiz, student, "pre", consent=True, no_research=False)
     services.form_submit(
         actor=student,
@@ -157,8 +195,14 @@ def test_destroying_the_id_map_keeps_the_analytics_and_ends_self_service(quiz: S
 
 def test_the_timed_form_needs_consent_and_refuses_late_answers(quiz: Setup) -> None:
     now = timezone.now()
-    services.window_set(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                        opens_at=now - dt.timedelta(hours=1), closes_at=now + dt.timedelta(hours=2))  # fmt: skip
+    services.window_set(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        opens_at=now - dt.timedelta(hours=1),
+        closes_at=now + dt.timedelta(hours=2),
+    )
     on_time, late = member(quiz.course), member(quiz.course)
     aid = quiz.assessment.pk
     with pytest.raises(DomainError, match="research notice"):
@@ -168,8 +212,13 @@ def test_the_timed_form_needs_consent_and_refuses_late_answers(quiz: Setup) -> N
     for s in (on_time, late):
         _start(quiz, s, "pre", consent=True, no_research=s == late)
     with time_machine.travel(now + dt.timedelta(minutes=4, seconds=59)):
-        r = services.form_submit(actor=on_time, course=quiz.course, assessment_id=aid, phase="pre",
-                                 answers={"q1": ["b"], "q6": ["40", "100"]})  # fmt: skip
+        r = services.form_submit(
+            actor=on_time,
+            course=quiz.course,
+            assessment_id=aid,
+            phase="pre",
+            answers={"q1": ["b"], "q6": ["40", "100"]},
+        )
     assert r.total == 3
     with (
         time_machine.travel(now + dt.timedelta(minutes=5, seconds=30)),
@@ -193,8 +242,14 @@ def test_students_see_their_own_scores_and_the_report_only_once_published(
 ) -> None:  # type: ignore[no-untyped-def]
     now = timezone.now()
     student = member(quiz.course)
-    services.window_set(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase="pre",
-                        opens_at=now - dt.timedelta(hours=1), closes_at=None)  # fmt: skip
+    services.window_set(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        opens_at=now - dt.timedelta(hours=1),
+        closes_at=None,
+    )
     client.force_login(student)
     take = f"/c/{quiz.course.code}/assessments/{quiz.assessment.pk}/take/?phase=pre"
     assert "Research participation notice" in client.get(take).content.decode()

@@ -136,8 +136,14 @@ def test_the_report_page_draws_the_three_pictures(quiz: Setup, client) -> None: 
     from apps.assessments import services
 
     for phase, data in (("pre", make_csv(rows)), ("post", make_csv(later))):
-        imp = services.import_preview(actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, phase=phase,
-                                      filename=f"{phase}.csv", data=data)  # fmt: skip
+        imp = services.import_preview(
+            actor=quiz.staff,
+            course=quiz.course,
+            assessment_id=quiz.assessment.pk,
+            phase=phase,
+            filename=f"{phase}.csv",
+            data=data,
+        )
         services.import_commit(
             actor=quiz.staff, course=quiz.course, assessment_id=quiz.assessment.pk, import_id=imp.pk
         )

@@ -29,9 +29,13 @@ pytestmark = pytest.mark.django_db
 POOLS = {
     "q1": ["b"] * 5 + ["a"] * 4 + ["c", "d"],  # "More FLOPS = faster" is the common pre-test error
     "q2": ["a"] * 5 + ["b"] * 4 + ["c", "d"],
-    "q3": ["b"] * 6 + ["a"] * 3 + ["c"], "q4": ["b"] * 6 + ["a", "c", "c", "d"], "q5": ["a"] * 6 + ["b"] * 3 + ["c"],
-    "q8": ["b"] * 4 + ["a"] * 5 + ["c"], "q9": ["a"] * 7 + ["d", "d", "b"], "q10": ["a"] * 6 + ["b", "c", "c", "d"],
-}  # fmt: skip
+    "q3": ["b"] * 6 + ["a"] * 3 + ["c"],
+    "q4": ["b"] * 6 + ["a", "c", "c", "d"],
+    "q5": ["a"] * 6 + ["b"] * 3 + ["c"],
+    "q8": ["b"] * 4 + ["a"] * 5 + ["c"],
+    "q9": ["a"] * 7 + ["d", "d", "b"],
+    "q10": ["a"] * 6 + ["b", "c", "c", "d"],
+}
 
 
 @pytest.fixture
@@ -54,8 +58,23 @@ def quiz_csv(students, seed: int = 7) -> bytes:  # type: ignore[no-untyped-def]
         q6 = rng.choice([("40", "100"), ("40", "50"), ("80", "100"), ("45", "110"), ("", "")])
         q7 = rng.choice([("195", "0.6"), ("195,000", "600"), ("190", "0.58"), ("200", "abc")])
         pick = {k: rng.choice(v) for k, v in POOLS.items()}
-        lines.append(",".join([s.email, pick["q1"], pick["q2"], pick["q3"], pick["q4"], pick["q5"], *q6, *(f'"{x}"' for x in q7),
-                               pick["q8"], pick["q9"], pick["q10"]]))  # fmt: skip
+        lines.append(
+            ",".join(
+                [
+                    s.email,
+                    pick["q1"],
+                    pick["q2"],
+                    pick["q3"],
+                    pick["q4"],
+                    pick["q5"],
+                    *q6,
+                    *(f'"{x}"' for x in q7),
+                    pick["q8"],
+                    pick["q9"],
+                    pick["q10"],
+                ]
+            )
+        )
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -64,8 +64,11 @@ def test_a_regrade_is_not_done_and_not_releasable_until_its_own_chunks_finish(
         )
         assert len(seen_passes) == 60 * 10
         assert len(set(seen_passes)) == 1
-        release = api.post(f"/api/v1/courses/{course.code}/question-sets/{qs.key}/release/",
-                           {"released": True}, format="json")  # fmt: skip
+        release = api.post(
+            f"/api/v1/courses/{course.code}/question-sets/{qs.key}/release/",
+            {"released": True},
+            format="json",
+        )
         if release.status_code == 200:  # only if the last chunk finished in between
             assert GradingPass.objects.get(run=run, number=2).status == "done"
             break
@@ -82,8 +85,11 @@ def test_a_regrade_is_not_done_and_not_releasable_until_its_own_chunks_finish(
     # The previous pass is kept for readers in flight (two passes' rows, no more).
     assert Grade.objects.filter(run=final).count() == 2 * 60 * 10
     assert sorted((r["student"].pk, r["score"]) for r in totals(final)) == before
-    released = api.post(f"/api/v1/courses/{course.code}/question-sets/{qs.key}/release/",
-                        {"released": True}, format="json")  # fmt: skip
+    released = api.post(
+        f"/api/v1/courses/{course.code}/question-sets/{qs.key}/release/",
+        {"released": True},
+        format="json",
+    )
     assert released.status_code == 200
 
 

@@ -88,9 +88,13 @@ def test_blank_is_no_answer(raw: object) -> None:
 
 @pytest.mark.parametrize(
     ("unit", "raw", "value"),
-    [(u, f"{n} {p}{suffix}", n * f) for u, suffix, scale in [("B", "B", 1), ("B/s", "B/s", 1), ("FLOP", "FLOP", 1)]
-     for p, f in [("", 1), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12)] for n in (1, 16, 3.35)],
-)  # fmt: skip
+    [
+        (u, f"{n} {p}{suffix}", n * f)
+        for u, suffix, scale in [("B", "B", 1), ("B/s", "B/s", 1), ("FLOP", "FLOP", 1)]
+        for p, f in [("", 1), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12)]
+        for n in (1, 16, 3.35)
+    ],
+)
 def test_si_prefixes(unit: str, raw: str, value: float) -> None:
     assert parse_answer(raw, unit).value == pytest.approx(value)
 
@@ -116,7 +120,8 @@ BANDS = [Band(1.0, 0.02), Band(0.5, 0.2)]
     ],
 )
 def test_tolerance_and_partial_credit(answer: float, credit: float) -> None:
-    """Key 0.55125 (exact ring AllReduce): within 2 % → full, 20 % → half. 0.56 (the 2M/BW answer) is
+    """Key 0.55125 (exact ring AllReduce): within 2 % → full, 20 % → half. 0.56 (the 2M/BW answer)
+    is
     1.6 % off: full; 0.5625 and 0.54 are 2.04 % off: half."""
     assert score_numeric(np.array([answer]), np.array([0.55125]), BANDS)[0] == credit
 

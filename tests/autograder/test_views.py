@@ -44,8 +44,16 @@ def test_staff_upload_preview_then_confirm(
     client = as_user(ta)
     url = f"/c/{course.code}/questions/{quiz.key}/"
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(url, {"action": "preview", "file": SimpleUploadedFile(
-            "a.csv", b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n")})  # fmt: skip
+        response = client.post(
+            url,
+            {
+                "action": "preview",
+                "file": SimpleUploadedFile(
+                    "a.csv",
+                    b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n",
+                ),
+            },
+        )
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
     assert "Preview of a.csv: 1 students, 3 answers" in page
@@ -130,8 +138,11 @@ def test_students_see_their_own_numbers_and_worked_solutions_after_release(
 def test_staff_pages_are_staff_only(world) -> None:  # type: ignore[no-untyped-def]
     course, quiz, _a1, _ta, ada, _bo = world
     run = GradingRun.objects.create(question_set=quiz, key_version="x", expected=0)
-    for url in (f"/c/{course.code}/grading/runs/{run.pk}/", f"/c/{course.code}/grading/runs/{run.pk}/progress/",
-                f"/c/{course.code}/grading/runs/{run.pk}/?format=canvas"):  # fmt: skip
+    for url in (
+        f"/c/{course.code}/grading/runs/{run.pk}/",
+        f"/c/{course.code}/grading/runs/{run.pk}/progress/",
+        f"/c/{course.code}/grading/runs/{run.pk}/?format=canvas",
+    ):
         assert as_user(ada).get(url).status_code == 403
     response = as_user(ada).post(f"/c/{course.code}/questions/{quiz.key}/", {"action": "commit"})
     assert response.status_code == 302

@@ -9,11 +9,25 @@ from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-STUDENT = ["/c/ee290-sp26/", "/c/ee290-sp26/slack/", "/c/ee290-sp26/node/", "/c/ee290-sp26/group/",
-           "/c/ee290-sp26/calendar/", "/c/ee290-sp26/incidents/", "/c/ee290-sp26/questions/mlsysim-quiz/",
-           "/calc/", "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm"]  # fmt: skip
-STAFF = ["/c/ee290-sp26/", "/c/ee290-sp26/groups/", "/c/ee290-sp26/roster/", "/c/ee290-sp26/compute/",
-         "/c/ee290-sp26/slack/staff/", "/c/ee290-sp26/questions/mlsysim-quiz/"]  # fmt: skip
+STUDENT = [
+    "/c/ee290-sp26/",
+    "/c/ee290-sp26/slack/",
+    "/c/ee290-sp26/node/",
+    "/c/ee290-sp26/group/",
+    "/c/ee290-sp26/calendar/",
+    "/c/ee290-sp26/incidents/",
+    "/c/ee290-sp26/questions/mlsysim-quiz/",
+    "/calc/",
+    "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
+]
+STAFF = [
+    "/c/ee290-sp26/",
+    "/c/ee290-sp26/groups/",
+    "/c/ee290-sp26/roster/",
+    "/c/ee290-sp26/compute/",
+    "/c/ee290-sp26/slack/staff/",
+    "/c/ee290-sp26/questions/mlsysim-quiz/",
+]
 
 
 def _serious(page, live_server, paths: list[str]) -> list[str]:  # type: ignore[no-untyped-def]

@@ -23,8 +23,14 @@ def test_take_the_quiz_then_read_the_report(page, live_server, ee290_demo) -> No
     course = ee290_demo
     a = Assessment.objects.get(course=course)  # the demo's, with 40 imported responses each way
     instructor = User.objects.get(email="instructor@example.edu")
-    services.window_set(actor=instructor, course=course, assessment_id=a.pk, phase="post",
-                        opens_at=timezone.now() - dt.timedelta(minutes=5), closes_at=timezone.now() + dt.timedelta(hours=1))  # fmt: skip
+    services.window_set(
+        actor=instructor,
+        course=course,
+        assessment_id=a.pk,
+        phase="post",
+        opens_at=timezone.now() - dt.timedelta(minutes=5),
+        closes_at=timezone.now() + dt.timedelta(hours=1),
+    )
     log_in(page, live_server, "student07@example.edu")
     page.goto(f"{live_server.url}/c/{course.code}/assessments/")
     page.get_by_role("link", name="Take the post quiz").click()

@@ -26,10 +26,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def _course():  # type: ignore[no-untyped-def]
     course = CourseFactory(code="cs-cal", title="Scalable AI")
     due = (timezone.now() + dt.timedelta(days=3)).replace(second=0, microsecond=0)
-    AssignmentFactory(course=course, code="A2", title="Pre-Training Assignment", due_at=due,
-                      release_at=due - dt.timedelta(days=14))  # fmt: skip
-    MilestoneFactory(course=course, key="proposal", name="Project proposal v2",
-                     due_at=due + dt.timedelta(days=2))  # fmt: skip
+    AssignmentFactory(
+        course=course,
+        code="A2",
+        title="Pre-Training Assignment",
+        due_at=due,
+        release_at=due - dt.timedelta(days=14),
+    )
+    MilestoneFactory(
+        course=course, key="proposal", name="Project proposal v2", due_at=due + dt.timedelta(days=2)
+    )
     group = group_of(course, 4, "Alpha")
     return course, group
 

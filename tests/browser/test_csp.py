@@ -10,14 +10,30 @@ from tests.browser.conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-STUDENT_PAGES = ["/c/ee290-sp26/", "/c/ee290-sp26/calendar/", "/c/ee290-sp26/group/",
-                 "/c/ee290-sp26/node/", "/c/ee290-sp26/slack/", "/c/ee290-sp26/incidents/",
-                 "/c/ee290-sp26/questions/", "/c/ee290-sp26/questions/mlsysim-quiz/",
-                 "/calc/", "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
-                 "/calc/compare/", "/calc/hardware/", "/api/docs/"]  # fmt: skip
-STAFF_PAGES = ["/c/ee290-sp26/", "/c/ee290-sp26/groups/", "/c/ee290-sp26/roster/",
-               "/c/ee290-sp26/compute/", "/c/ee290-sp26/slack/staff/", "/c/ee290-sp26/slack/import/",
-               "/c/ee290-sp26/questions/mlsysim-quiz/"]  # fmt: skip
+STUDENT_PAGES = [
+    "/c/ee290-sp26/",
+    "/c/ee290-sp26/calendar/",
+    "/c/ee290-sp26/group/",
+    "/c/ee290-sp26/node/",
+    "/c/ee290-sp26/slack/",
+    "/c/ee290-sp26/incidents/",
+    "/c/ee290-sp26/questions/",
+    "/c/ee290-sp26/questions/mlsysim-quiz/",
+    "/calc/",
+    "/calc/roofline-time/?flops=32+GFLOP&bytes_moved=16+GB&gpu=h100-sxm",
+    "/calc/compare/",
+    "/calc/hardware/",
+    "/api/docs/",
+]
+STAFF_PAGES = [
+    "/c/ee290-sp26/",
+    "/c/ee290-sp26/groups/",
+    "/c/ee290-sp26/roster/",
+    "/c/ee290-sp26/compute/",
+    "/c/ee290-sp26/slack/staff/",
+    "/c/ee290-sp26/slack/import/",
+    "/c/ee290-sp26/questions/mlsysim-quiz/",
+]
 
 
 def _violations(page) -> list[str]:  # type: ignore[no-untyped-def]

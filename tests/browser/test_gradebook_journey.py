@@ -80,8 +80,17 @@ def test_staff_suggest_groups_from_the_questionnaire_and_accept_them(page, live_
     with time_machine.travel(dt.datetime(2026, 1, 21, 18, tzinfo=dt.UTC), tick=False):
         for i, s in enumerate(students):
             mate = students[i ^ 1].email  # 0↔1, 2↔3, …: five mutual pairs
-            onboarding.response_save(actor=s, course=course, raw={"interests": ["Optimizers"], "hours": "8–12", "gpu": "3",
-                                                                   "distributed": "2", "teammates": mate})  # fmt: skip
+            onboarding.response_save(
+                actor=s,
+                course=course,
+                raw={
+                    "interests": ["Optimizers"],
+                    "hours": "8–12",
+                    "gpu": "3",
+                    "distributed": "2",
+                    "teammates": mate,
+                },
+            )
     log_in(page, live_server, staff.email, PASSWORD)
     page.goto(f"{live_server.url}/c/{course.code}/questionnaire/suggestions/")
     page.get_by_role("button", name="Suggest groups").click()

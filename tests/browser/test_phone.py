@@ -61,8 +61,13 @@ STAFF_PAGES = {
 
 @pytest.fixture
 def phone(browser, live_server):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
-                                  is_mobile=True, has_touch=True, timezone_id="UTC")  # fmt: skip
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        timezone_id="UTC",
+    )
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page

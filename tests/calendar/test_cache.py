@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 def redis_cache(settings):  # type: ignore[no-untyped-def]
     from django.core.cache import cache
 
-    settings.CACHES = {"default": {"BACKEND": "apps.core.cache.RedisCache",
-                                   "LOCATION": settings.TEST_REDIS_URL}}  # fmt: skip
+    settings.CACHES = {
+        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
+    }
     settings.COURSE_CACHE_SECONDS = 300
     cache.clear()
     yield

@@ -67,8 +67,15 @@ def test_the_api_wants_confirm_to_move_and_shows_the_impact_first(
     staff = client_for("instructor@example.edu")
     a4 = Assignment.objects.get(course=course, code="A4")
     somebody = User.objects.get(email="student07@example.edu")
-    exception_grant(actor=User.objects.get(email="instructor@example.edu"), course=course, kind="extension",
-                    hours=24, reason="conference", assignment_id=a4.pk, student_ids=[somebody.pk])  # fmt: skip
+    exception_grant(
+        actor=User.objects.get(email="instructor@example.edu"),
+        course=course,
+        kind="extension",
+        hours=24,
+        reason="conference",
+        assignment_id=a4.pk,
+        student_ids=[somebody.pk],
+    )
     base = f"/api/v1/courses/{course.code}/calendar/assignments/{a4.pk}/"
     new = "2026-04-09T23:59:00-07:00"
     impact = staff.get(base + "impact/", {"due_at": new}).json()
@@ -112,14 +119,20 @@ def test_moving_a_milestone_and_a_lecture(
     assert ok.status_code == 200
     assert len(mail.outbox) == 40
     lec = Lecture.objects.get(course=course, number=18)
-    r = staff.patch(f"/api/v1/courses/{course.code}/calendar/lectures/{lec.pk}/",
-                    {"date": "2026-03-20", "title": "Inference frameworks"}, content_type="application/json")  # fmt: skip
+    r = staff.patch(
+        f"/api/v1/courses/{course.code}/calendar/lectures/{lec.pk}/",
+        {"date": "2026-03-20", "title": "Inference frameworks"},
+        content_type="application/json",
+    )
     assert r.status_code == 200
     moved = Lecture.objects.get(pk=lec.pk)
     assert moved.title == "Inference frameworks"
     assert moved.starts_at == dt.datetime(2026, 3, 20, 16, 30, tzinfo=dt.UTC)  # 9:30 PDT
-    recess = staff.patch(f"/api/v1/courses/{course.code}/calendar/lectures/{lec.pk}/",
-                         {"date": "2026-03-24"}, content_type="application/json")  # fmt: skip
+    recess = staff.patch(
+        f"/api/v1/courses/{course.code}/calendar/lectures/{lec.pk}/",
+        {"date": "2026-03-24"},
+        content_type="application/json",
+    )
     assert recess.status_code == 400
     assert "recess" in recess.json()["detail"]
 

@@ -51,8 +51,14 @@ def test_two_members_one_with_an_accommodation_get_a2_48_hours_apart(ee290_demo)
     group = Group.objects.filter(course=course).order_by("name").first()
     assert group is not None
     plain, accommodated = students_of(group)[:2]
-    exception_grant(actor=staff, course=course, kind="accommodation", hours=48,
-                    reason="DSP letter", student_ids=[accommodated.pk])  # fmt: skip
+    exception_grant(
+        actor=staff,
+        course=course,
+        kind="accommodation",
+        hours=48,
+        reason="DSP letter",
+        student_ids=[accommodated.pk],
+    )
     a2_plain = by_summary(feed_of(plain, course), "Due: A2 ")
     a2_acc = by_summary(feed_of(accommodated, course), "Due: A2 ")
     start_plain, start_acc = a2_plain.decoded("DTSTART"), a2_acc.decoded("DTSTART")
@@ -120,8 +126,13 @@ def test_moving_a3_keeps_every_uid_and_bumps_its_sequence(ee290_demo) -> None:  
     student = User.objects.get(email="student01@example.edu")
     before = events(feed_of(student, course))
     a3 = Assignment.objects.get(course=course, code="A3")
-    assignment_update(actor=staff, course=course, assignment_id=a3.pk,
-                      due_at=a3.due_at + dt.timedelta(days=2), confirm=True)  # fmt: skip
+    assignment_update(
+        actor=staff,
+        course=course,
+        assignment_id=a3.pk,
+        due_at=a3.due_at + dt.timedelta(days=2),
+        confirm=True,
+    )
     after = events(feed_of(student, course))
     assert set(before) == set(after)
     uid = next(u for u, e in after.items() if str(e["SUMMARY"]).startswith("Due: A3 "))
@@ -136,8 +147,14 @@ def test_a_student_never_sees_another_groups_milestone_extension_or_window(ee290
     course = ee290_demo
     staff = User.objects.get(email="instructor@example.edu")
     m = Milestone.objects.get(course=course, key="proposal-v2")
-    milestone_extend(actor=staff, course=course, milestone_id=m.pk, group_id=world.group_a.pk,
-                     hours=72, reason="node outage")  # fmt: skip
+    milestone_extend(
+        actor=staff,
+        course=course,
+        milestone_id=m.pk,
+        group_id=world.group_a.pk,
+        hours=72,
+        reason="node outage",
+    )
     a_feed = feed_of(world.people["student_a"], course)  # type: ignore[arg-type]
     b_feed = feed_of(world.people["student_b"], course)  # type: ignore[arg-type]
     a_due = by_summary(a_feed, "Due: Project proposal v2").decoded("DTSTART")

@@ -24,8 +24,13 @@ LA = zoneinfo.ZoneInfo("America/Los_Angeles")
 
 def course_with_a_deadline(due: dt.datetime, students: int = 5):  # type: ignore[no-untyped-def]
     course = CourseFactory(reminder_hours=[48, 6])
-    a = AssignmentFactory(course=course, code="A2", title="Pre-Training", due_at=due,
-                          release_at=due - dt.timedelta(days=14))  # fmt: skip
+    a = AssignmentFactory(
+        course=course,
+        code="A2",
+        title="Pre-Training",
+        due_at=due,
+        release_at=due - dt.timedelta(days=14),
+    )
     group = group_of(course, students)
     return course, a, group
 
@@ -74,8 +79,14 @@ def test_reminders_follow_each_students_effective_deadline() -> None:
     course, _, group = course_with_a_deadline(due, students=4)
     staff = member(course, Role.INSTRUCTOR)
     accommodated = group.memberships.order_by("pk").first().user  # type: ignore[union-attr]
-    exception_grant(actor=staff, course=course, kind="accommodation", hours=48, reason="DSP",
-                    student_ids=[accommodated.pk])  # fmt: skip
+    exception_grant(
+        actor=staff,
+        course=course,
+        kind="accommodation",
+        hours=48,
+        reason="DSP",
+        student_ids=[accommodated.pk],
+    )
     with time_machine.travel(due - dt.timedelta(hours=47), tick=False):
         got = {r.user_id for r in reminders_due(course=course, now=dt.datetime.now(dt.UTC))}
     assert accommodated.pk not in got

@@ -46,14 +46,25 @@ def make_signup(n_groups: int = 3, capacity: int = 1, course: Course | None = No
     start = dt.datetime.combine(day, dt.time(14), tzinfo=course.tz).astimezone(
         dt.UTC
     )  # 2 PM, course time
-    plans = services.single_plan(course=course, starts_at=start, ends_at=start + dt.timedelta(minutes=45),
-                                 location="521 Cory Hall", capacity=capacity, staff_id=ta.pk)  # fmt: skip
+    plans = services.single_plan(
+        course=course,
+        starts_at=start,
+        ends_at=start + dt.timedelta(minutes=45),
+        location="521 Cory Hall",
+        capacity=capacity,
+        staff_id=ta.pk,
+    )
     slots = []
     for i in range(3):
         p = plans[0]
-        one = services.single_plan(course=course, starts_at=p.starts_at + dt.timedelta(minutes=15 * i),
-                                   ends_at=p.starts_at + dt.timedelta(minutes=15 * (i + 1)), location="521 Cory Hall",
-                                   capacity=capacity, staff_id=ta.pk)  # fmt: skip
+        one = services.single_plan(
+            course=course,
+            starts_at=p.starts_at + dt.timedelta(minutes=15 * i),
+            ends_at=p.starts_at + dt.timedelta(minutes=15 * (i + 1)),
+            location="521 Cory Hall",
+            capacity=capacity,
+            staff_id=ta.pk,
+        )
         slots += services.slots_create(actor=ta, course=course, set_id=s.pk, plans=one)
     services.set_publish(actor=ta, course=course, set_id=s.pk, published=True)
     s.refresh_from_db()

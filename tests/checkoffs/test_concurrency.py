@@ -49,9 +49,12 @@ def test_eight_groups_book_the_last_place_at_once_one_gets_it_seven_get_409_nami
 
 def test_two_members_of_one_group_book_different_slots_at_once_the_group_holds_one() -> None:
     s = make_signup(n_groups=1)
-    results = run_at_once([
-        lambda k=k: services.book(actor=s.student(0, k), course=s.course, slot_id=s.slots[k].pk) for k in range(3)
-    ])  # fmt: skip
+    results = run_at_once(
+        [
+            lambda k=k: services.book(actor=s.student(0, k), course=s.course, slot_id=s.slots[k].pk)
+            for k in range(3)
+        ]
+    )
     wins = [r for r in results if isinstance(r, Booking)]
     assert len(wins) == 1, results
     assert all("already holds" in r.message for r in results if not isinstance(r, Booking))
@@ -64,11 +67,13 @@ def test_moves_and_bookings_racing_keep_every_count_right() -> None:
     s = make_signup(n_groups=3)
     a, b = s.slots[0], s.slots[1]
     services.book(actor=s.student(0), course=s.course, slot_id=a.pk)
-    run_at_once([
-        lambda: services.book(actor=s.student(0), course=s.course, slot_id=b.pk, move=True),
-        lambda: services.book(actor=s.student(1), course=s.course, slot_id=a.pk),
-        lambda: services.book(actor=s.student(2), course=s.course, slot_id=b.pk),
-    ])  # fmt: skip
+    run_at_once(
+        [
+            lambda: services.book(actor=s.student(0), course=s.course, slot_id=b.pk, move=True),
+            lambda: services.book(actor=s.student(1), course=s.course, slot_id=a.pk),
+            lambda: services.book(actor=s.student(2), course=s.course, slot_id=b.pk),
+        ]
+    )
     for slot in (a, b):
         held = Booking.objects.filter(slot=slot, cancelled_at__isnull=True).count()
         assert CheckoffSlot.objects.get(pk=slot.pk).booked == held <= 1

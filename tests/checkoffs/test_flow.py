@@ -102,9 +102,22 @@ def test_after_the_cutoff_book_move_and_cancel_are_refused_with_the_cutoff_in_co
     with time_machine.travel(
         start - dt.timedelta(hours=1), tick=False
     ):  # every slot's cut-off has passed
-        for call, slot in ((lambda: services.cancel(actor=s.student(0), course=s.course, slot_id=s.slots[0].pk), s.slots[0]),
-                           (lambda: services.book(actor=s.student(0), course=s.course, slot_id=s.slots[2].pk, move=True), s.slots[2]),
-                           (lambda: services.book(actor=s.student(1), course=s.course, slot_id=s.slots[1].pk), s.slots[1])):  # fmt: skip
+        for call, slot in (
+            (
+                lambda: services.cancel(actor=s.student(0), course=s.course, slot_id=s.slots[0].pk),
+                s.slots[0],
+            ),
+            (
+                lambda: services.book(
+                    actor=s.student(0), course=s.course, slot_id=s.slots[2].pk, move=True
+                ),
+                s.slots[2],
+            ),
+            (
+                lambda: services.book(actor=s.student(1), course=s.course, slot_id=s.slots[1].pk),
+                s.slots[1],
+            ),
+        ):
             with pytest.raises(Conflict) as err:
                 call()
             assert cutoff_text(slot) in err.value.message
@@ -155,8 +168,14 @@ def test_outcomes_pass_needs_presence_and_a_redo_lets_the_group_book_again(
     with pytest.raises(DomainError, match="Only course staff"):
         services.record(actor=s.student(1), course=s.course, booking_id=b.pk, attendance="present")
     with sent():
-        services.record(actor=s.ta, course=s.course, booking_id=b.pk, attendance="present", outcome="redo",
-                        notes="Throughput numbers did not match the log.")  # fmt: skip
+        services.record(
+            actor=s.ta,
+            course=s.course,
+            booking_id=b.pk,
+            attendance="present",
+            outcome="redo",
+            notes="Throughput numbers did not match the log.",
+        )
     assert "book again" in mail.outbox[0].subject
     assert "did not match" in mail.outbox[0].body
     again = services.book(
@@ -197,9 +216,14 @@ def test_a_day_of_slots_previews_clashes_and_creates_all_or_nothing(signup: Sign
     s = signup
     day = s.slots[0].starts_at.astimezone(s.course.tz).date()
     start = s.slots[0].starts_at.astimezone(s.course.tz).time()
-    plans = services.slots_plan(course=s.course, day=day, start=(dt.datetime.combine(day, start) - dt.timedelta(minutes=30)).time(),
-                                end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(), minutes=15,
-                                location="521 cory hall")  # fmt: skip
+    plans = services.slots_plan(
+        course=s.course,
+        day=day,
+        start=(dt.datetime.combine(day, start) - dt.timedelta(minutes=30)).time(),
+        end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(),
+        minutes=15,
+        location="521 cory hall",
+    )
     assert [bool(p.clash) for p in plans] == [
         False,
         False,
@@ -212,11 +236,24 @@ def test_a_day_of_slots_previews_clashes_and_creates_all_or_nothing(signup: Sign
         services.slots_create(actor=s.ta, course=s.course, set_id=s.set.pk, plans=plans)
     assert CheckoffSlot.objects.count() == before
     # same times in another room, run by someone else: fine; run by the same TA: a clash named
-    other = services.slots_plan(course=s.course, day=day, start=start, end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(),
-                                minutes=15, location="Soda 510", staff_id=s.ta.pk)  # fmt: skip
+    other = services.slots_plan(
+        course=s.course,
+        day=day,
+        start=start,
+        end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(),
+        minutes=15,
+        location="Soda 510",
+        staff_id=s.ta.pk,
+    )
     assert all("Tara Assistant runs" in p.clash for p in other)
-    elsewhere = services.slots_plan(course=s.course, day=day, start=start, end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(),
-                                    minutes=15, location="Soda 510")  # fmt: skip
+    elsewhere = services.slots_plan(
+        course=s.course,
+        day=day,
+        start=start,
+        end=(dt.datetime.combine(day, start) + dt.timedelta(minutes=30)).time(),
+        minutes=15,
+        location="Soda 510",
+    )
     assert (
         len(services.slots_create(actor=s.ta, course=s.course, set_id=s.set.pk, plans=elsewhere))
         == 2
@@ -291,8 +328,16 @@ def test_api_staff_create_a_set_preview_then_create_a_day_and_delete_with_confir
     )
     assert r.status_code == 201
     sid = r.json()["id"]
-    body = {"day": "2030-03-19", "start": "10:00", "end": "12:00", "minutes": 20, "break_start": "11:00",
-            "break_end": "11:20", "location": "Cory 258", "staff": s.ta.pk}  # fmt: skip
+    body = {
+        "day": "2030-03-19",
+        "start": "10:00",
+        "end": "12:00",
+        "minutes": 20,
+        "break_start": "11:00",
+        "break_end": "11:20",
+        "location": "Cory 258",
+        "staff": s.ta.pk,
+    }
     r = ta.post(f"{base}sets/{sid}/slots/", {**body, "preview": True}, format="json")
     assert r.status_code == 200
     assert not r.json()["created"]
@@ -358,11 +403,34 @@ def test_staff_pages_preview_create_schedule_record_and_export(signup: Signup) -
     ).content.decode()
     assert "6 slots" in page
     assert "Create 6 slots" in page
-    r = c.post(url, {"action": "create_slots", "set": s.set.pk, "day": "2030-04-30", "start": "09:30", "end": "11:00",
-                     "minutes": "15", "location": "521 Cory Hall", "capacity": "1"}, follow=True)  # fmt: skip
+    r = c.post(
+        url,
+        {
+            "action": "create_slots",
+            "set": s.set.pk,
+            "day": "2030-04-30",
+            "start": "09:30",
+            "end": "11:00",
+            "minutes": "15",
+            "location": "521 Cory Hall",
+            "capacity": "1",
+        },
+        follow=True,
+    )
     assert "6 slots created" in r.content.decode()
-    r = c.post(url, {"action": "create_slots", "set": s.set.pk, "day": "2030-04-30", "start": "11:00", "end": "10:00",
-                     "minutes": "15", "location": "521 Cory Hall"}, follow=True)  # fmt: skip
+    r = c.post(
+        url,
+        {
+            "action": "create_slots",
+            "set": s.set.pk,
+            "day": "2030-04-30",
+            "start": "11:00",
+            "end": "10:00",
+            "minutes": "15",
+            "location": "521 Cory Hall",
+        },
+        follow=True,
+    )
     assert "must end after it starts" in r.content.decode()
     day = s.slots[0].starts_at.astimezone(s.course.tz).date().isoformat()
     sched = c.get(f"{url}schedule/?date={day}").content.decode()
@@ -370,8 +438,17 @@ def test_staff_pages_preview_create_schedule_record_and_export(signup: Signup) -
     assert "<svg" in sched
     assert "521 Cory Hall" in sched
     booking = Booking.objects.get(group=s.groups[0])
-    r = c.post(f"{url}schedule/", {"booking": booking.pk, "attendance": "present", "outcome": "passed", "notes": "clear",
-                                   "date": day}, follow=True)  # fmt: skip
+    r = c.post(
+        f"{url}schedule/",
+        {
+            "booking": booking.pk,
+            "attendance": "present",
+            "outcome": "passed",
+            "notes": "clear",
+            "date": day,
+        },
+        follow=True,
+    )
     assert "Team 1: present, passed" in r.content.decode()
     csv = b"".join(c.get(f"{url}schedule/?date={day}&format=csv").streaming_content).decode()
     assert "Team 1" in csv
@@ -425,20 +502,46 @@ def test_implausible_dates_are_refused_by_name_not_crashed_on(signup: Signup) ->
     s = signup
     base = f"/api/v1/courses/{s.course.code}/checkoffs/"
     ta = _api(s.ta)
-    r = ta.post(f"{base}sets/{s.set.pk}/slots/", {"day": "9999-12-31", "start": "22:00", "end": "23:59", "minutes": 15,
-                                                  "location": "Cory 258", "preview": True}, format="json")  # fmt: skip
+    r = ta.post(
+        f"{base}sets/{s.set.pk}/slots/",
+        {
+            "day": "9999-12-31",
+            "start": "22:00",
+            "end": "23:59",
+            "minutes": 15,
+            "location": "Cory 258",
+            "preview": True,
+        },
+        format="json",
+    )
     assert r.status_code == 400
     assert r.json()["field"] == "day"
-    r = ta.post(f"{base}sets/{s.set.pk}/slots/", {"starts_at": "0001-01-01T00:30:00Z", "ends_at": "0001-01-01T00:45:00Z",
-                                                  "location": "Cory 258"}, format="json")  # fmt: skip
+    r = ta.post(
+        f"{base}sets/{s.set.pk}/slots/",
+        {
+            "starts_at": "0001-01-01T00:30:00Z",
+            "ends_at": "0001-01-01T00:45:00Z",
+            "location": "Cory 258",
+        },
+        format="json",
+    )
     assert r.status_code == 400
     assert ta.get(f"{base}bookings/?date=9999-12-31").status_code == 400
     c = Client()
     c.force_login(s.ta)
     assert c.get(f"/c/{s.course.code}/checkoffs/?set={s.set.pk}&week=9999-12-31").status_code == 200
     assert c.get(f"/c/{s.course.code}/checkoffs/schedule/?date=9999-12-31").status_code == 200
-    r = c.post(f"/c/{s.course.code}/checkoffs/", {"action": "create_slot", "set": s.set.pk, "starts_at": "9999-12-31T23:59",
-                                                  "minutes": "15", "location": "Cory 258"}, follow=True)  # fmt: skip
+    r = c.post(
+        f"/c/{s.course.code}/checkoffs/",
+        {
+            "action": "create_slot",
+            "set": s.set.pk,
+            "starts_at": "9999-12-31T23:59",
+            "minutes": "15",
+            "location": "Cory 258",
+        },
+        follow=True,
+    )
     assert "Give the slot&#x27;s start as a date and time" in r.content.decode()
 
 

@@ -20,8 +20,15 @@ def _local(cuts: list[rules.Cut]) -> list[str]:
 
 
 def test_an_afternoon_in_15_minute_slots_skips_the_break() -> None:
-    cuts = rules.cut_day(day=dt.date(2026, 2, 17), start=dt.time(13), end=dt.time(17), minutes=15, tz_name=LA,
-                         break_start=dt.time(14), break_end=dt.time(14, 30))  # fmt: skip
+    cuts = rules.cut_day(
+        day=dt.date(2026, 2, 17),
+        start=dt.time(13),
+        end=dt.time(17),
+        minutes=15,
+        tz_name=LA,
+        break_start=dt.time(14),
+        break_end=dt.time(14, 30),
+    )
     starts = _local(cuts)
     assert len(cuts) == 14  # 16 quarter hours minus the two in the break
     assert "14:00" not in starts
@@ -33,8 +40,15 @@ def test_an_afternoon_in_15_minute_slots_skips_the_break() -> None:
 
 
 def test_a_break_that_does_not_align_pushes_the_next_slot_to_its_end() -> None:
-    cuts = rules.cut_day(day=dt.date(2026, 3, 19), start=dt.time(10), end=dt.time(13), minutes=20, tz_name=LA,
-                         break_start=dt.time(11, 50), break_end=dt.time(12, 10))  # fmt: skip
+    cuts = rules.cut_day(
+        day=dt.date(2026, 3, 19),
+        start=dt.time(10),
+        end=dt.time(13),
+        minutes=20,
+        tz_name=LA,
+        break_start=dt.time(11, 50),
+        break_end=dt.time(12, 10),
+    )
     assert _local(cuts) == ["10:00", "10:20", "10:40", "11:00", "11:20", "12:10", "12:30"]
 
 

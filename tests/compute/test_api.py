@@ -36,11 +36,21 @@ def world():  # type: ignore[no-untyped-def]
     alloc = {n: Allocation.objects.get(group=g, ended_at__isnull=True) for n, g in groups.items()}
     students = {n: g.memberships.first().user for n, g in groups.items()}
     # B and C share a window; B reports an incident
-    w = window_request(actor=students["B"], course=course, node_ids=[alloc["C"].node_id],
-                       starts_at=timezone.now() + dt.timedelta(hours=3), ends_at=timezone.now() + dt.timedelta(hours=9))  # fmt: skip
+    w = window_request(
+        actor=students["B"],
+        course=course,
+        node_ids=[alloc["C"].node_id],
+        starts_at=timezone.now() + dt.timedelta(hours=3),
+        ends_at=timezone.now() + dt.timedelta(hours=9),
+    )
     window_approve(actor=ta, course=course, window_id=w.pk)
-    incident_report(actor=students["B"], course=course, node_id=alloc["B"].node_id,
-                    occurred_at=timezone.now() - dt.timedelta(minutes=1), summary="B's secret trouble")  # fmt: skip
+    incident_report(
+        actor=students["B"],
+        course=course,
+        node_id=alloc["B"].node_id,
+        occurred_at=timezone.now() - dt.timedelta(minutes=1),
+        summary="B's secret trouble",
+    )
     return course, ta, alloc, students, w
 
 
@@ -78,10 +88,26 @@ def test_window_partners_get_both_ips_in_the_files(world) -> None:  # type: igno
 
 @pytest.mark.parametrize(
     ("method", "path", "body"),
-    [("post", "nodes/", {"name": "n9", "gcp_project": "p-project", "zone": "us-central1-a", "internal_ip": "10.0.9.9"}),
-     ("post", "static-ips/", {"address": "198.51.100.99", "resource_name": "ip-99", "region": "us-central1"}),
-     ("post", "allocations/allocate-all/", None), ("post", "allocations/", {"group": 1})],
-)  # fmt: skip
+    [
+        (
+            "post",
+            "nodes/",
+            {
+                "name": "n9",
+                "gcp_project": "p-project",
+                "zone": "us-central1-a",
+                "internal_ip": "10.0.9.9",
+            },
+        ),
+        (
+            "post",
+            "static-ips/",
+            {"address": "198.51.100.99", "resource_name": "ip-99", "region": "us-central1"},
+        ),
+        ("post", "allocations/allocate-all/", None),
+        ("post", "allocations/", {"group": 1}),
+    ],
+)
 def test_students_get_403_on_staff_writes(world, method: str, path: str, body: dict | None) -> None:  # type: ignore[no-untyped-def]
     course, _ta, _alloc, students, _w = world
     response = getattr(api(students["A"]), method)(
@@ -113,9 +139,15 @@ def test_staff_release_and_node_status(world) -> None:  # type: ignore[no-untype
 def test_overlapping_window_approval_is_409_naming_the_window(world) -> None:  # type: ignore[no-untyped-def]
     course, _ta, alloc, students, w = world
     start = w.starts_at + dt.timedelta(hours=1)
-    created = api(students["A"]).post(f"/api/v1/courses/{course.code}/windows/", {
-        "node_ids": [alloc["C"].node_id], "starts_at": start.isoformat(),
-        "ends_at": (start + dt.timedelta(hours=2)).isoformat()}, format="json")  # fmt: skip
+    created = api(students["A"]).post(
+        f"/api/v1/courses/{course.code}/windows/",
+        {
+            "node_ids": [alloc["C"].node_id],
+            "starts_at": start.isoformat(),
+            "ends_at": (start + dt.timedelta(hours=2)).isoformat(),
+        },
+        format="json",
+    )
     assert created.status_code == 201
     response = api(students["C"]).post(
         f"/api/v1/courses/{course.code}/windows/{created.json()['id']}/approve/"
@@ -127,17 +159,30 @@ def test_overlapping_window_approval_is_409_naming_the_window(world) -> None:  #
 def test_bad_window_request_is_400(world) -> None:  # type: ignore[no-untyped-def]
     course, _ta, alloc, students, _w = world
     start = timezone.now() + dt.timedelta(hours=1)
-    response = api(students["A"]).post(f"/api/v1/courses/{course.code}/windows/", {
-        "node_ids": [alloc["B"].node_id], "starts_at": start.isoformat(),
-        "ends_at": (start + dt.timedelta(hours=72)).isoformat()}, format="json")  # fmt: skip
+    response = api(students["A"]).post(
+        f"/api/v1/courses/{course.code}/windows/",
+        {
+            "node_ids": [alloc["B"].node_id],
+            "starts_at": start.isoformat(),
+            "ends_at": (start + dt.timedelta(hours=72)).isoformat(),
+        },
+        format="json",
+    )
     assert response.status_code == 400
     assert "at most 48 hours" in response.json()["detail"]
 
 
 def test_incidents_through_the_api(world) -> None:  # type: ignore[no-untyped-def]
     course, ta, alloc, students, _w = world
-    created = api(students["A"]).post(f"/api/v1/courses/{course.code}/incidents/", {
-        "node": alloc["A"].node_id, "occurred_at": timezone.now().isoformat(), "summary": "Xid 79"}, format="json")  # fmt: skip
+    created = api(students["A"]).post(
+        f"/api/v1/courses/{course.code}/incidents/",
+        {
+            "node": alloc["A"].node_id,
+            "occurred_at": timezone.now().isoformat(),
+            "summary": "Xid 79",
+        },
+        format="json",
+    )
     assert created.status_code == 201
     assert [
         i["summary"]

@@ -30,8 +30,14 @@ def world():  # type: ignore[no-untyped-def]
 
 
 def report(course, actor, node, **kw):  # type: ignore[no-untyped-def]
-    return incident_report(actor=actor, course=course, node_id=node.pk, occurred_at=timezone.now() - dt.timedelta(minutes=5),
-                           summary=kw.pop("summary", "NCCL timeout"), **kw)  # fmt: skip
+    return incident_report(
+        actor=actor,
+        course=course,
+        node_id=node.pk,
+        occurred_at=timezone.now() - dt.timedelta(minutes=5),
+        summary=kw.pop("summary", "NCCL timeout"),
+        **kw,
+    )
 
 
 def test_reporting_queues_an_email_to_staff_after_commit(

@@ -56,8 +56,13 @@ def test_my_node_files_are_my_groups_only(world) -> None:  # type: ignore[no-unt
 
 def test_window_files_only_for_participants_after_approval(world) -> None:  # type: ignore[no-untyped-def]
     course, staff, alloc, students = world
-    w = window_request(actor=students["G0"], course=course, node_ids=[alloc["G1"].node_id],
-                       starts_at=timezone.now() + dt.timedelta(hours=2), ends_at=timezone.now() + dt.timedelta(hours=8))  # fmt: skip
+    w = window_request(
+        actor=students["G0"],
+        course=course,
+        node_ids=[alloc["G1"].node_id],
+        starts_at=timezone.now() + dt.timedelta(hours=2),
+        ends_at=timezone.now() + dt.timedelta(hours=8),
+    )
     url = f"/c/{course.code}/windows/{w.pk}/files/hosts/"
     assert as_user(students["G0"]).get(url).status_code == 403  # not approved yet
     window_approve(actor=staff, course=course, window_id=w.pk)
@@ -77,8 +82,12 @@ def test_requesting_a_window_in_course_time_and_errors_on_fields(world) -> None:
         .astimezone(course.tz)
         .replace(minute=0, second=0, microsecond=0)
     )
-    data = {"nodes": [str(alloc["G1"].node_id)], "starts_at": start.strftime("%Y-%m-%dT%H:%M"),
-            "ends_at": (start + dt.timedelta(hours=50)).strftime("%Y-%m-%dT%H:%M"), "master_port": 29500}  # fmt: skip
+    data = {
+        "nodes": [str(alloc["G1"].node_id)],
+        "starts_at": start.strftime("%Y-%m-%dT%H:%M"),
+        "ends_at": (start + dt.timedelta(hours=50)).strftime("%Y-%m-%dT%H:%M"),
+        "master_port": 29500,
+    }
     page = client.post(f"/c/{course.code}/node/", data).content.decode()
     assert "at most 48 hours" in page
     data["ends_at"] = (start + dt.timedelta(hours=12)).strftime("%Y-%m-%dT%H:%M")
@@ -92,8 +101,13 @@ def test_requesting_a_window_in_course_time_and_errors_on_fields(world) -> None:
 def test_the_board_is_staff_only_and_shows_the_timeline(world) -> None:  # type: ignore[no-untyped-def]
     course, staff, alloc, students = world
     assert as_user(students["G0"]).get(f"/c/{course.code}/compute/").status_code == 403
-    w = window_request(actor=students["G0"], course=course, node_ids=[alloc["G1"].node_id],
-                       starts_at=timezone.now() + dt.timedelta(days=1), ends_at=timezone.now() + dt.timedelta(days=1, hours=12))  # fmt: skip
+    w = window_request(
+        actor=students["G0"],
+        course=course,
+        node_ids=[alloc["G1"].node_id],
+        starts_at=timezone.now() + dt.timedelta(days=1),
+        ends_at=timezone.now() + dt.timedelta(days=1, hours=12),
+    )
     page = as_user(staff).get(f"/c/{course.code}/compute/").content.decode()
     assert "<svg" in page and 'class="window requested"' in page  # noqa: PT018
     assert f"#{w.pk} G0" in page
@@ -161,8 +175,13 @@ def test_the_timeline_moves_and_lists_what_it_does_not_show(ee290_demo) -> None:
     mine = Allocation.objects.get(group__memberships__user=student, ended_at__isnull=True)
     other = Allocation.objects.exclude(pk=mine.pk).filter(ended_at__isnull=True).first()
     start = timezone.now() + dt.timedelta(days=35)
-    w = window_request(actor=student, course=ee290_demo, node_ids=[other.node_id],  # type: ignore[union-attr]
-                       starts_at=start, ends_at=start + dt.timedelta(hours=6))  # fmt: skip
+    w = window_request(
+        actor=student,
+        course=ee290_demo,
+        node_ids=[other.node_id],  # type: ignore[union-attr]
+        starts_at=start,
+        ends_at=start + dt.timedelta(hours=6),
+    )
     staff = Client()
     staff.force_login(User.objects.get(email="instructor@example.edu"))
     board = staff.get(f"/c/{ee290_demo.code}/compute/").content.decode()

@@ -160,8 +160,13 @@ def test_overlapping_approval_is_refused_naming_the_window_and_back_to_back_is_f
     clash.refresh_from_db()
     assert clash.status == "requested"
     assert not WindowNode.objects.filter(window=clash, active=True).exists()
-    adjacent = window_request(actor=students["G2"], course=course, node_ids=[node["G1"].pk],
-                              starts_at=first.ends_at, ends_at=later(14))  # fmt: skip
+    adjacent = window_request(
+        actor=students["G2"],
+        course=course,
+        node_ids=[node["G1"].pk],
+        starts_at=first.ends_at,
+        ends_at=later(14),
+    )
     assert window_approve(actor=staff, course=course, window_id=adjacent.pk).status == "approved"
 
 
@@ -283,7 +288,8 @@ def test_access_files_for_a_two_node_window_name_both_ips_and_parse_back() -> No
 def test_the_exclusion_constraint_is_in_the_database() -> None:
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'window_node_no_overlap'"
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = "
+            "'window_node_no_overlap'"
         )
         (definition,) = cur.fetchone()
     assert "EXCLUDE USING gist" in definition

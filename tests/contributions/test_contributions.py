@@ -14,10 +14,15 @@ from tests.factories import CourseFactory, group_of, member
 
 pytestmark = pytest.mark.django_db
 
-NUMERIC = {"kind": "numeric", "unit": "s", "rel_tol": 0.02,
-           "prompt": "Ring AllReduce (exact) of {gb} GB over {n} GPUs on 50 GB/s links, no latency. Seconds?",
-           "params_text": "gb in 2..20 step 2\nn in {8, 16, 32}",
-           "answer": "ring_allreduce(message_bytes=gb*1e9, n_gpus=n, bandwidth_bytes_per_s=50e9)"}  # fmt: skip
+NUMERIC = {
+    "kind": "numeric",
+    "unit": "s",
+    "rel_tol": 0.02,
+    "prompt": "Ring AllReduce (exact) of {gb} GB over {n} GPUs on 50 GB/s links, no latency. "
+    "Seconds?",
+    "params_text": "gb in 2..20 step 2\nn in {8, 16, 32}",
+    "answer": "ring_allreduce(message_bytes=gb*1e9, n_gpus=n, bandwidth_bytes_per_s=50e9)",
+}
 
 
 CHECK = {k: v for k, v in NUMERIC.items() if k != "unit"}
@@ -45,8 +50,14 @@ def test_parameters_and_keys_are_checked_with_the_reason() -> None:
     choice = rules.options_from_text(
         "*a) Memory bandwidth | \nb) Peak FLOPS | More FLOPS = faster\nc) Disk |"
     )
-    _, _, bad = rules.check(kind="choice", prompt="What limits batch-1 decode of a 70B model?", params_text="",
-                            answer="", rel_tol=0.02, options=choice)  # fmt: skip
+    _, _, bad = rules.check(
+        kind="choice",
+        prompt="What limits batch-1 decode of a 70B model?",
+        params_text="",
+        answer="",
+        rel_tol=0.02,
+        options=choice,
+    )
     assert bad == {"options": "Name the misconception each wrong option reveals."}
 
 
@@ -78,8 +89,12 @@ def test_proposed_then_accepted_then_graded_like_any_bank_question() -> None:
         decision="changes",
         comment="Say 'exact form'.",
     )
-    services.proposal_update(actor=author, course=course, proposal_id=p.pk,
-                             data={**NUMERIC, "prompt": NUMERIC["prompt"].replace("(exact)", "(exact form)")})  # fmt: skip
+    services.proposal_update(
+        actor=author,
+        course=course,
+        proposal_id=p.pk,
+        data={**NUMERIC, "prompt": NUMERIC["prompt"].replace("(exact)", "(exact form)")},
+    )
     p = services.proposal_review(actor=staff, course=course, proposal_id=p.pk, decision="accept")
     assert p.status == "accepted"
     with pytest.raises(Conflict):

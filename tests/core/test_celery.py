@@ -25,8 +25,11 @@ def settings_seen_with(env: dict[str, str]) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={**clean, "DJANGO_SETTINGS_MODULE": "courseops.settings.dev", **env},
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 

@@ -68,8 +68,13 @@ def test_make_run_starts_again_after_people_used_the_demo(ee290_demo, settings) 
     member = renamed.memberships.filter(left_at__isnull=True).first().user  # type: ignore[union-attr]
     other = Allocation.objects.exclude(group=renamed).filter(ended_at__isnull=True).first()
     start = timezone.now() + dt.timedelta(days=1)
-    window = window_request(actor=member, course=ee290_demo, node_ids=[other.node_id],  # type: ignore[union-attr]
-                            starts_at=start, ends_at=start + dt.timedelta(hours=2))  # fmt: skip
+    window = window_request(
+        actor=member,
+        course=ee290_demo,
+        node_ids=[other.node_id],  # type: ignore[union-attr]
+        starts_at=start,
+        ends_at=start + dt.timedelta(hours=2),
+    )
     SharingWindow.objects.filter(pk=window.pk).delete()
     a = Assignment.objects.filter(course=ee290_demo).order_by("due_at").first()
     Assignment.objects.filter(pk=a.pk).update(due_at=timezone.now() + dt.timedelta(days=3))  # type: ignore[union-attr]

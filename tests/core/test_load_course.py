@@ -45,9 +45,16 @@ def test_loading_twice_gives_the_same_rows(tmp_path: Path, course_file_text: str
     second = run(path)
     assert after_first == counts()
     assert after_first == {
-        "Course": 1, "Lecture": 26, "RecessDay": 2, "Assignment": 5, "Milestone": 8,
-        "CourseEvent": 6 + 13, "GradingComponent": 8, "Node": 8, "StaticIP": 8,
-    }  # fmt: skip
+        "Course": 1,
+        "Lecture": 26,
+        "RecessDay": 2,
+        "Assignment": 5,
+        "Milestone": 8,
+        "CourseEvent": 6 + 13,
+        "GradingComponent": 8,
+        "Node": 8,
+        "StaticIP": 8,
+    }
     assert "lectures            26  (created 26" in first
     assert "Already up to date; nothing changed." in second
     assert AuditEvent.objects.filter(action="course.loaded").count() == 1

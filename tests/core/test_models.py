@@ -63,9 +63,13 @@ def test_audit_record_keeps_who_what_and_before_after() -> None:
     actor = UserFactory()
     with transaction.atomic():
         audit_record(
-            actor=actor, action="course.renamed", course=course, obj=course,
-            before={"title": "Old"}, after={"title": "New"},
-        )  # fmt: skip
+            actor=actor,
+            action="course.renamed",
+            course=course,
+            obj=course,
+            before={"title": "Old"},
+            after={"title": "New"},
+        )
     event = AuditEvent.objects.get()
     assert (event.actor, event.course, event.object_type) == (actor, course, "core.course")
     assert event.object_id == str(course.pk)

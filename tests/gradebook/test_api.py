@@ -32,15 +32,28 @@ def test_bulk_scores_are_all_or_nothing_and_name_every_bad_row(ee290_demo) -> No
     ta = User.objects.get(email="ta1@example.edu")
     group = Group.objects.filter(course=course).order_by("name").first()
     url = f"/api/v1/courses/{course.code}/gradebook/scores/"
-    bad = {"scores": [{"component": "participation", "student": "student01@example.edu", "percent": "90"},
-                      {"component": "participation", "student": "student02@example.edu", "percent": "190"},
-                      {"component": "nope", "group": group.pk, "percent": "80"}]}  # fmt: skip
+    bad = {
+        "scores": [
+            {"component": "participation", "student": "student01@example.edu", "percent": "90"},
+            {"component": "participation", "student": "student02@example.edu", "percent": "190"},
+            {"component": "nope", "group": group.pk, "percent": "80"},
+        ]
+    }
     r = api(ta).post(url, bad, format="json")
     assert r.status_code == 400
     assert set(r.json()["errors"]) == {"scores[1].percent", "scores[2].component"}
     assert api(ta).get(url).json()["count"] == 0  # the good row was not stored either
-    good = {"scores": [{"component": "participation", "student": "student01@example.edu", "percent": "90"},
-                       {"component": "project-technical", "group": group.pk, "percent": "17/20", "note": "demo"}]}  # fmt: skip
+    good = {
+        "scores": [
+            {"component": "participation", "student": "student01@example.edu", "percent": "90"},
+            {
+                "component": "project-technical",
+                "group": group.pk,
+                "percent": "17/20",
+                "note": "demo",
+            },
+        ]
+    }
     assert api(ta).post(url, good, format="json").json() == {"set": 2, "cleared": 0, "unchanged": 0}
     assert api(ta).get(url).json()["count"] == 2
 
@@ -50,8 +63,15 @@ def test_me_and_what_if(ee290_demo) -> None:
     student = User.objects.get(email="student01@example.edu")
     ta = User.objects.get(email="ta1@example.edu")
     for key in ("project-technical", "project-impact", "assignments-enhancements", "participation"):
-        services.scores_apply(actor=ta, course=course, changes=[
-            services.score_change(course=course, component_key=key, percent="90", student_email=student.email)])  # fmt: skip
+        services.scores_apply(
+            actor=ta,
+            course=course,
+            changes=[
+                services.score_change(
+                    course=course, component_key=key, percent="90", student_email=student.email
+                )
+            ],
+        )
     me = api(student).get(f"/api/v1/courses/{course.code}/gradebook/me/?target=A-").json()
     assert me["status"] == "incomplete"
     assert me["missing"] == ["Core / working", "Scribing (2 lectures per student)"]
@@ -78,9 +98,23 @@ def test_scribing_scores_come_from_accepted_notes(ee290_demo) -> None:
     student = User.objects.get(email="student01@example.edu")
     lectures = list(course.lectures.order_by("number")[:2])
     past = timezone.now() - timezone.timedelta(days=1)
-    ScribeDuty.objects.bulk_create([
-        ScribeDuty(course=course, lecture=lectures[0], student=student, due_at=past, status=ScribeDuty.Status.ACCEPTED),
-        ScribeDuty(course=course, lecture=lectures[1], student=student, due_at=past + timezone.timedelta(days=30))])  # fmt: skip
+    ScribeDuty.objects.bulk_create(
+        [
+            ScribeDuty(
+                course=course,
+                lecture=lectures[0],
+                student=student,
+                due_at=past,
+                status=ScribeDuty.Status.ACCEPTED,
+            ),
+            ScribeDuty(
+                course=course,
+                lecture=lectures[1],
+                student=student,
+                due_at=past + timezone.timedelta(days=30),
+            ),
+        ]
+    )
     cell = selectors.gradebook_rows(course, student_ids=[student.pk])[0].cells["scribing"]
     assert cell.percent is None  # one note not due yet: incomplete, not 50 %
     assert cell.detail == "1 of 2 notes accepted; 1 not due yet"

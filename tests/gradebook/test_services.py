@@ -15,8 +15,13 @@ from apps.groups.models import Group
 
 pytestmark = pytest.mark.django_db
 
-FULL = {"project-technical": 100, "project-impact": 100, "assignments-core": 100,
-        "assignments-enhancements": 100, "participation": 100}  # fmt: skip
+FULL = {
+    "project-technical": 100,
+    "project-impact": 100,
+    "assignments-core": 100,
+    "assignments-enhancements": 100,
+    "participation": 100,
+}
 
 
 def people(course):  # type: ignore[no-untyped-def]
@@ -46,8 +51,15 @@ def test_95_percent_with_scribing_unsatisfactory_is_an_f_on_both_pages(ee290_dem
     _, ta, group, members = people(course)
     student = members[0]
     set_scores(course, ta, group_id=group.pk)
-    services.scores_apply(actor=ta, course=course, changes=[
-        services.score_change(course=course, component_key="scribing", percent="0", student_email=student.email)])  # fmt: skip
+    services.scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course, component_key="scribing", percent="0", student_email=student.email
+            )
+        ],
+    )
     row = row_of(course, student)
     assert (row.status, row.letter, row.total) == ("fail", "F", pytest.approx(95.0))
     why = "Scribing (2 lectures per student) is 0 %, below the satisfactory 60 %"
@@ -68,10 +80,22 @@ def test_95_percent_with_scribing_unsatisfactory_is_an_f_on_both_pages(ee290_dem
 def test_a_group_score_applies_to_each_member_and_a_student_score_overrides_it(ee290_demo) -> None:
     course = ee290_demo
     _, ta, group, members = people(course)
-    services.scores_apply(actor=ta, course=course, changes=[
-        services.score_change(course=course, component_key="project-technical", percent="17/20", group_id=group.pk),
-        services.score_change(course=course, component_key="project-technical", percent="92", note="carried the demo",
-                              student_email=members[1].email)])  # fmt: skip
+    services.scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course, component_key="project-technical", percent="17/20", group_id=group.pk
+            ),
+            services.score_change(
+                course=course,
+                component_key="project-technical",
+                percent="92",
+                note="carried the demo",
+                student_email=members[1].email,
+            ),
+        ],
+    )
     rows = {r.student.pk: r for r in selectors.gradebook_rows(course)}
     assert rows[members[0].pk].cells["project-technical"].percent == 85
     assert rows[members[0].pk].cells["project-technical"].origin == "group entry"
@@ -81,8 +105,15 @@ def test_a_group_score_applies_to_each_member_and_a_student_score_overrides_it(e
         outsider.cells["project-technical"].percent is None
     )  # another group: no score, not a zero
     # every change audited, old → new
-    services.scores_apply(actor=ta, course=course, changes=[
-        services.score_change(course=course, component_key="project-technical", percent="80", group_id=group.pk)])  # fmt: skip
+    services.scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course, component_key="project-technical", percent="80", group_id=group.pk
+            )
+        ],
+    )
     history = services.score_history(course=course, student_id=members[0].pk, group_id=group.pk)
     assert [(e.before["percent"], e.after["percent"], e.actor_id) for e in history][:2] == [
         (85.0, 80.0, ta.pk),
@@ -140,9 +171,12 @@ def test_only_instructors_change_weights_and_sums_are_named(ee290_demo) -> None:
         services.components_update(
             actor=instructor, course=course, changes=[{"key": "assignments-core", "weight": 20}]
         )
-    services.components_update(actor=instructor, course=course,
-                               changes=[{"key": "scribing", "weight": 10}, {"key": "participation", "weight": 5}],
-                               cutoffs=[("A", 90), ("B", 80), ("C", 70)])  # fmt: skip
+    services.components_update(
+        actor=instructor,
+        course=course,
+        changes=[{"key": "scribing", "weight": 10}, {"key": "participation", "weight": 5}],
+        cutoffs=[("A", 90), ("B", 80), ("C", 70)],
+    )
     course.refresh_from_db()
     assert selectors.cutoffs_of(course) == [("A", 90.0), ("B", 80.0), ("C", 70.0)]
     events = AuditEvent.objects.filter(course=course, action="gradebook.components_changed")
@@ -176,10 +210,12 @@ def test_import_reports_every_problem_by_row_and_column_and_stores_all_or_nothin
 ) -> None:
     course = ee290_demo
     _, ta, group, members = people(course)
-    bad = _csv(["email", "Technical quality", "participation", "Canvas ID"],
-               [members[0].email, "88", "9O", "1"],
-               ["nobody@example.edu", "70", "", "2"],
-               [members[1].email, "150", "80", "3"])  # fmt: skip
+    bad = _csv(
+        ["email", "Technical quality", "participation", "Canvas ID"],
+        [members[0].email, "88", "9O", "1"],
+        ["nobody@example.edu", "70", "", "2"],
+        [members[1].email, "150", "80", "3"],
+    )
     record, plan = services.import_upload(actor=ta, course=course, filename="scores.csv", data=bad)
     assert [str(p) for p in plan.problems] == [
         "row 2, column 'participation': '9O' is not a score (use 85, 85 % or 17/20)",
@@ -208,8 +244,15 @@ def test_exports_parse_back(ee290_demo) -> None:
     course = ee290_demo
     _, ta, group, members = people(course)
     set_scores(course, ta, group_id=group.pk)
-    services.scores_apply(actor=ta, course=course, changes=[
-        services.score_change(course=course, component_key="scribing", percent="80", group_id=group.pk)])  # fmt: skip
+    services.scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course, component_key="scribing", percent="80", group_id=group.pk
+            )
+        ],
+    )
     c = Client()
     c.force_login(ta)
     for shape in ("plain", "canvas"):

@@ -18,15 +18,21 @@ pytestmark = pytest.mark.django_db
 
 
 def _graded_set(course: Course, code: str, scores: dict[int, tuple[float, float]]) -> None:
-    qs = QuestionSet.objects.create(course=course, key=f"set-{code.lower()}", title=code,
-                                    assignment=AssignmentFactory(course=course, code=code))  # fmt: skip
+    qs = QuestionSet.objects.create(
+        course=course,
+        key=f"set-{code.lower()}",
+        title=code,
+        assignment=AssignmentFactory(course=course, code=code),
+    )
     q = Question.objects.create(question_set=qs, key="q1", position=1, kind="numeric", prompt="?")
     run = GradingRun.objects.create(question_set=qs, key_version="k")
     done = GradingPass.objects.create(run=run, number=1, status="done")
     run.current_pass = done
     run.save()
-    Grade.objects.bulk_create(Grade(run=run, grading_pass=done, student_id=s, question=q, score=got, max_points=of)
-                              for s, (got, of) in scores.items())  # fmt: skip
+    Grade.objects.bulk_create(
+        Grade(run=run, grading_pass=done, student_id=s, question=q, score=got, max_points=of)
+        for s, (got, of) in scores.items()
+    )
 
 
 def test_autograder_means_the_graded_assignment_sets() -> None:

@@ -52,10 +52,12 @@ def test_one_student_joining_two_groups_at_once_ends_in_one() -> None:
     course = open_course()
     a, b = group_of(course, 3), group_of(course, 3)
     student = member(course)
-    results = run_at_once([
-        lambda: services.group_join(actor=student, course=course, code=a.join_code),
-        lambda: services.group_join(actor=student, course=course, code=b.join_code),
-    ])  # fmt: skip
+    results = run_at_once(
+        [
+            lambda: services.group_join(actor=student, course=course, code=a.join_code),
+            lambda: services.group_join(actor=student, course=course, code=b.join_code),
+        ]
+    )
     assert sum(not isinstance(r, Exception) for r in results) == 1
     assert sum(isinstance(r, Conflict) for r in results) == 1
     assert student.group_memberships.filter(left_at__isnull=True).count() == 1

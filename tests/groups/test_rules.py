@@ -11,9 +11,13 @@ DEADLINE = dt.datetime(2026, 1, 30, 7, 59, tzinfo=dt.UTC)  # Jan 29 23:59 PST
 
 @pytest.mark.parametrize(
     ("now", "is_open"),
-    [(DEADLINE - dt.timedelta(days=3), True), (DEADLINE, True),
-     (DEADLINE + dt.timedelta(seconds=1), False), (DEADLINE + dt.timedelta(days=200), False)],
-)  # fmt: skip
+    [
+        (DEADLINE - dt.timedelta(days=3), True),
+        (DEADLINE, True),
+        (DEADLINE + dt.timedelta(seconds=1), False),
+        (DEADLINE + dt.timedelta(days=200), False),
+    ],
+)
 def test_formation_is_open_until_the_deadline_inclusive(now: dt.datetime, is_open: bool) -> None:
     assert rules.formation_open(now=now, deadline=DEADLINE) is is_open
 

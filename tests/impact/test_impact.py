@@ -49,17 +49,35 @@ def _people(course):  # type: ignore[no-untyped-def]
 def test_a_group_records_evidence_and_another_group_cannot_touch_it(ee290_demo) -> None:
     course = ee290_demo
     groups, a, b, ta = _people(course)
-    item = services.item_add(actor=a, course=course, kind="merged-pr", url="https://github.com/org/repo/pull/1",
-                             happened_on=dt.date(2026, 4, 20), claim="Our kernel landed upstream.")  # fmt: skip
+    item = services.item_add(
+        actor=a,
+        course=course,
+        kind="merged-pr",
+        url="https://github.com/org/repo/pull/1",
+        happened_on=dt.date(2026, 4, 20),
+        claim="Our kernel landed upstream.",
+    )
     assert item.group == groups[0]
     with pytest.raises(DomainError, match="https://"):
-        services.item_add(actor=a, course=course, kind="report", url="file:///etc/passwd",
-                          happened_on=dt.date(2026, 4, 20), claim="x")  # fmt: skip
+        services.item_add(
+            actor=a,
+            course=course,
+            kind="report",
+            url="file:///etc/passwd",
+            happened_on=dt.date(2026, 4, 20),
+            claim="x",
+        )
     with pytest.raises(NotFound):
         services.item_remove(actor=b, course=course, item_id=item.pk)
     with pytest.raises(NotAllowed):
-        services.item_add(actor=ta, course=course, kind="report", url="https://example.org/r",
-                          happened_on=dt.date(2026, 4, 20), claim="x")  # fmt: skip
+        services.item_add(
+            actor=ta,
+            course=course,
+            kind="report",
+            url="https://example.org/r",
+            happened_on=dt.date(2026, 4, 20),
+            claim="x",
+        )
     b_view = APIClient()
     b_view.force_authenticate(b)
     assert b_view.get(f"/api/v1/courses/{course.code}/impact/items/").json()["count"] == 0
@@ -68,10 +86,18 @@ def test_a_group_records_evidence_and_another_group_cannot_touch_it(ee290_demo) 
 def test_after_the_impact_update_closes_students_cannot_add(ee290_demo) -> None:
     course = ee290_demo
     _, a, _, _ = _people(course)
-    with time_machine.travel(dt.datetime(2026, 5, 20, tzinfo=dt.UTC), tick=False), \
-            pytest.raises(Conflict, match="impact update closed Fri May 15"):  # fmt: skip
-        services.item_add(actor=a, course=course, kind="arxiv", url="https://arxiv.org/abs/2605.1",
-                          happened_on=dt.date(2026, 5, 16), claim="Preprint.")  # fmt: skip
+    with (
+        time_machine.travel(dt.datetime(2026, 5, 20, tzinfo=dt.UTC), tick=False),
+        pytest.raises(Conflict, match="impact update closed Fri May 15"),
+    ):
+        services.item_add(
+            actor=a,
+            course=course,
+            kind="arxiv",
+            url="https://arxiv.org/abs/2605.1",
+            happened_on=dt.date(2026, 5, 16),
+            claim="Preprint.",
+        )
 
 
 def test_staff_score_feeds_the_gradebook_and_is_audited(ee290_demo) -> None:

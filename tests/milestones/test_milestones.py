@@ -42,8 +42,10 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
         assert "not submitted" in cell_text(page, "Alpha")
         a_member = alpha.memberships.first().user
-        r = as_user(a_member).post(f"/c/{course.code}/milestones/",
-                                   {"milestone": m.pk, "link": "https://www.overleaf.com/read/abc"})  # fmt: skip
+        r = as_user(a_member).post(
+            f"/c/{course.code}/milestones/",
+            {"milestone": m.pk, "link": "https://www.overleaf.com/read/abc"},
+        )
         assert r.status_code == 302
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
         assert 'class="cell submitted"' in cell_text(page, "Alpha")
@@ -52,8 +54,12 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
         assert "overdue" in cell_text(page, "Beta")
         # late ones first
         assert page.index('scope="row">Beta') < page.index('scope="row">Alpha')
-        milestone_submit(actor=beta.memberships.first().user, course=course, milestone_id=m.pk,
-                         link="https://docs.google.com/document/d/x")  # fmt: skip
+        milestone_submit(
+            actor=beta.memberships.first().user,
+            course=course,
+            milestone_id=m.pk,
+            link="https://docs.google.com/document/d/x",
+        )
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
         assert 'class="cell late"' in cell_text(page, "Beta")
         mine = (
@@ -66,11 +72,21 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
 
 def test_an_extension_keeps_a_late_link_on_time_and_is_audited() -> None:
     course, m, alpha, _, staff = setup()
-    milestone_extend(actor=staff, course=course, milestone_id=m.pk, group_id=alpha.pk, hours=48,
-                     reason="node down for two days")  # fmt: skip
+    milestone_extend(
+        actor=staff,
+        course=course,
+        milestone_id=m.pk,
+        group_id=alpha.pk,
+        hours=48,
+        reason="node down for two days",
+    )
     with time_machine.travel(DUE + dt.timedelta(hours=30), tick=False):
-        rec = milestone_submit(actor=alpha.memberships.first().user, course=course,
-                               milestone_id=m.pk, link="https://github.com/x/y/pull/1")  # fmt: skip
+        rec = milestone_submit(
+            actor=alpha.memberships.first().user,
+            course=course,
+            milestone_id=m.pk,
+            link="https://github.com/x/y/pull/1",
+        )
     assert rec.extension_hours == 48
     page = as_user(staff).get(f"/c/{course.code}/milestones/").content.decode()
     assert 'class="cell submitted"' in cell_text(page, "Alpha")
@@ -109,8 +125,11 @@ def test_bad_input_is_refused_with_a_reason() -> None:
         milestone_submit(
             actor=student, course=course, milestone_id=untracked.pk, link="https://x.org/"
         )
-    response = as_user(student).post(f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
-                                     {"link": "not a url"}, content_type="application/json")  # fmt: skip
+    response = as_user(student).post(
+        f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
+        {"link": "not a url"},
+        content_type="application/json",
+    )
     assert response.status_code == 400
     assert response.json()["field"] == "link"
 
@@ -120,8 +139,14 @@ def test_excused_wins_and_the_csv_has_every_group_and_milestone() -> None:
     MilestoneFactory(
         course=course, key="proposal", name="Proposal", due_at=DUE + dt.timedelta(days=14)
     )
-    milestone_excuse(actor=staff, course=course, milestone_id=m.pk, group_id=beta.pk, excused=True,
-                     reason="joined late")  # fmt: skip
+    milestone_excuse(
+        actor=staff,
+        course=course,
+        milestone_id=m.pk,
+        group_id=beta.pk,
+        excused=True,
+        reason="joined late",
+    )
     response = as_user(staff).get(f"/c/{course.code}/milestones/export.csv")
     lines = b"".join(response.streaming_content).decode().strip().splitlines()  # type: ignore[attr-defined]
     assert lines[0].startswith("group,milestone,status")
@@ -131,8 +156,12 @@ def test_excused_wins_and_the_csv_has_every_group_and_milestone() -> None:
 
 def test_a_student_sees_only_their_own_groups_row_by_page_and_api() -> None:
     course, m, alpha, beta, staff = setup()
-    milestone_submit(actor=beta.memberships.first().user, course=course, milestone_id=m.pk,
-                     link="https://secret.example.org/beta-draft")  # fmt: skip
+    milestone_submit(
+        actor=beta.memberships.first().user,
+        course=course,
+        milestone_id=m.pk,
+        link="https://secret.example.org/beta-draft",
+    )
     a_student = as_user(alpha.memberships.first().user)
     page = a_student.get(f"/c/{course.code}/milestones/").content.decode()
     api = a_student.get(f"/api/v1/courses/{course.code}/milestones/").json()

@@ -26,8 +26,13 @@ OPEN = dt.datetime(2026, 1, 21, 18, tzinfo=dt.UTC)
 def _answers(rng: random.Random, emails: list[str], me: str) -> dict[str, object]:
     from apps.onboarding.defaults import RESEARCH_DIRECTIONS
 
-    return {"interests": rng.sample(RESEARCH_DIRECTIONS, rng.randint(1, 3)), "hours": "8–12", "gpu": str(rng.randint(1, 5)),
-            "distributed": "2", "teammates": ", ".join(rng.sample([e for e in emails if e != me], rng.randint(0, 2)))}  # fmt: skip
+    return {
+        "interests": rng.sample(RESEARCH_DIRECTIONS, rng.randint(1, 3)),
+        "hours": "8–12",
+        "gpu": str(rng.randint(1, 5)),
+        "distributed": "2",
+        "teammates": ", ".join(rng.sample([e for e in emails if e != me], rng.randint(0, 2))),
+    }
 
 
 @time_machine.travel(OPEN, tick=False)
@@ -91,18 +96,34 @@ def test_answers_until_the_close_and_one_response_per_student(ee290) -> None:
                 actor=student, course=course, raw={"gpu": "9", "teammates": "not-an-email"}
             )
         assert set(bad.value.problems) == {"interests", "hours", "gpu", "distributed", "teammates"}
-        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers"], "hours": "over 16",
-                                                                   "gpu": "3", "distributed": "1"})  # fmt: skip
-        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers", "Agents and applications"],
-                                                                   "hours": "over 16", "gpu": "4", "distributed": "1"})  # fmt: skip
+        services.response_save(
+            actor=student,
+            course=course,
+            raw={"interests": ["Optimizers"], "hours": "over 16", "gpu": "3", "distributed": "1"},
+        )
+        services.response_save(
+            actor=student,
+            course=course,
+            raw={
+                "interests": ["Optimizers", "Agents and applications"],
+                "hours": "over 16",
+                "gpu": "4",
+                "distributed": "1",
+            },
+        )
         assert QuestionnaireResponse.objects.filter(student=student).count() == 1
         assert QuestionnaireResponse.objects.get(student=student).answers["gpu"] == 4
         with pytest.raises(NotAllowed):
             services.response_save(actor=staff, course=course, raw={})
-    with time_machine.travel(dt.datetime(2026, 1, 29, tzinfo=dt.UTC), tick=False), \
-            pytest.raises(Conflict, match="closed Tue Jan 27"):  # fmt: skip
-        services.response_save(actor=student, course=course, raw={"interests": ["Optimizers"], "hours": "8–12",
-                                                                   "gpu": "3", "distributed": "1"})  # fmt: skip
+    with (
+        time_machine.travel(dt.datetime(2026, 1, 29, tzinfo=dt.UTC), tick=False),
+        pytest.raises(Conflict, match="closed Tue Jan 27"),
+    ):
+        services.response_save(
+            actor=student,
+            course=course,
+            raw={"interests": ["Optimizers"], "hours": "8–12", "gpu": "3", "distributed": "1"},
+        )
 
 
 def test_decisions_are_emailed_and_students_see_only_their_own(ee290, celery_eager) -> None:
@@ -111,8 +132,17 @@ def test_decisions_are_emailed_and_students_see_only_their_own(ee290, celery_eag
     a, b = member(course), member(course)
     services.questionnaire_setup(actor=staff, course=course)
     with time_machine.travel(OPEN, tick=False):
-        services.response_save(actor=b, course=course, raw={"interests": ["Optimizers"], "hours": "8–12", "gpu": "3",
-                                                             "distributed": "1", "notes": "SECRET-NOTE-B"})  # fmt: skip
+        services.response_save(
+            actor=b,
+            course=course,
+            raw={
+                "interests": ["Optimizers"],
+                "hours": "8–12",
+                "gpu": "3",
+                "distributed": "1",
+                "notes": "SECRET-NOTE-B",
+            },
+        )
     from django.test import TestCase
 
     with TestCase.captureOnCommitCallbacks(execute=True):

@@ -40,19 +40,15 @@ def test_import_reports_every_problem_and_stores_nothing_until_the_file_is_clean
     course = ee290_demo
     ParticipationEvent.objects.filter(course=course).delete()
     ta = User.objects.get(email="ta1@example.edu")
-    bad = ("email,kind,date,note\n"
-           "student01@example.edu,attendance,2026-01-20,L1\n"
-           "student01@example.edu,attendance,2026-01-20,again\n"
-           "nobody@example.edu,comment,2026-01-22,\n"
-           "student02@example.edu,dance,2026-01-22,\n"
-           "student02@example.edu,ed-post,22/01/2026,\n")  # fmt: skip
+    bad = "email,kind,date,note\nstudent01@example.edu,attendance,2026-01-20,L1\nstudent01@example.edu,attendance,2026-01-20,again\nnobody@example.edu,comment,2026-01-22,\nstudent02@example.edu,dance,2026-01-22,\nstudent02@example.edu,ed-post,22/01/2026,\n"
     record, plan = services.import_upload(
         actor=ta, course=course, filename="p.csv", data=bad.encode()
     )
     assert [str(p) for p in plan.problems] == [
         "row 3, column 'date': student01@example.edu is already marked present on 2026-01-20",
         "row 4, column 'email': 'nobody@example.edu': no student of this course",
-        "row 5, column 'kind': 'dance': use one of attendance, ed-post, ed-answer, comment, checkin, other",
+        "row 5, column 'kind': 'dance': use one of attendance, ed-post, ed-answer, comment, "
+        "checkin, other",
         "row 6, column 'date': '22/01/2026' is not a date (YYYY-MM-DD)",
     ]
     with pytest.raises(Conflict, match="4 problem"):
@@ -64,8 +60,13 @@ def test_import_reports_every_problem_and_stores_nothing_until_the_file_is_clean
     )
     assert services.import_commit(actor=ta, course=course, import_id=record.pk) == 2
     with pytest.raises(Conflict, match="already marked present"):
-        services.event_record(actor=ta, course=course, student_email="student01@example.edu", kind="attendance",
-                              occurred_on=dt.date(2026, 1, 20))  # fmt: skip
+        services.event_record(
+            actor=ta,
+            course=course,
+            student_email="student01@example.edu",
+            kind="attendance",
+            occurred_on=dt.date(2026, 1, 20),
+        )
     s = selectors.summaries(course, [User.objects.get(email="student01@example.edu").pk])
     assert next(iter(s.values())).counts == {"attendance": 1, "ed-answer": 1}
 
@@ -85,8 +86,14 @@ def test_students_see_only_their_own_and_the_gradebook_reads_the_score(ee290_dem
             kind="comment",
             occurred_on=dt.date(2026, 2, 1),
         )
-    services.event_record(actor=ta, course=course, student_email=s2.email, kind="comment", occurred_on=dt.date(2026, 2, 1),
-                          note="SECRET of student02")  # fmt: skip
+    services.event_record(
+        actor=ta,
+        course=course,
+        student_email=s2.email,
+        kind="comment",
+        occurred_on=dt.date(2026, 2, 1),
+        note="SECRET of student02",
+    )
     c = APIClient()
     c.force_authenticate(s1)
     mine = c.get(f"/api/v1/courses/{course.code}/participation/events/").json()

@@ -19,11 +19,18 @@ from apps.peerreview import services
 from apps.peerreview.models import PeerAssignment, PeerRound
 
 pytestmark = pytest.mark.django_db
-GOOD = {"clarity": 4, "depth": 3, "correctness": 5, "rigour": 2, "artifact": 4,
-        "strengths": "A clear hypothesis and a careful roofline analysis of the attention kernel.",
-        "weaknesses": "The scaling experiment stops at two nodes, so the network claims are untested.",
-        "suggestions": "Run the 4-node case in a sharing window and report the AllReduce share of the step.",
-        "recommendation": "good"}  # fmt: skip
+GOOD = {
+    "clarity": 4,
+    "depth": 3,
+    "correctness": 5,
+    "rigour": 2,
+    "artifact": 4,
+    "strengths": "A clear hypothesis and a careful roofline analysis of the attention kernel.",
+    "weaknesses": "The scaling experiment stops at two nodes, so the network claims are untested.",
+    "suggestions": "Run the 4-node case in a sharing window and report the AllReduce share of the "
+    "step.",
+    "recommendation": "good",
+}
 
 
 def _api(user) -> APIClient:  # type: ignore[no-untyped-def]
@@ -35,14 +42,22 @@ def _api(user) -> APIClient:  # type: ignore[no-untyped-def]
 def _setup(course, *, publish: bool = True, due_in_days: int = 3):  # type: ignore[no-untyped-def]
     staff = Membership.objects.filter(course=course, role=Role.INSTRUCTOR).first().user
     draft = Milestone.objects.get(course=course, name__icontains="draft")
-    r = _api(staff).post(f"/api/v1/courses/{course.code}/peer-review/rounds/",
-                         {"milestone": draft.pk, "due_at": (timezone.now() + dt.timedelta(days=due_in_days)).isoformat()},
-                         format="json")  # fmt: skip
+    r = _api(staff).post(
+        f"/api/v1/courses/{course.code}/peer-review/rounds/",
+        {
+            "milestone": draft.pk,
+            "due_at": (timezone.now() + dt.timedelta(days=due_in_days)).isoformat(),
+        },
+        format="json",
+    )
     assert r.status_code == 201, r.content
     round_id = r.json()["id"]
     if publish:
-        p = _api(staff).post(f"/api/v1/courses/{course.code}/peer-review/rounds/{round_id}/pairing/",
-                             {"seed": 5, "publish": True}, format="json")  # fmt: skip
+        p = _api(staff).post(
+            f"/api/v1/courses/{course.code}/peer-review/rounds/{round_id}/pairing/",
+            {"seed": 5, "publish": True},
+            format="json",
+        )
         assert p.json()["published"] is True
     return staff, PeerRound.objects.get(pk=round_id)
 

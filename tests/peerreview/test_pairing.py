@@ -57,7 +57,8 @@ def test_two_groups_review_each_other_and_three_cannot_do_k_2() -> None:
     three = pair(PairingProblem([1, 2, 3], k=2, names={1: "A", 2: "B", 3: "C"}))
     assert not three.ok
     assert three.reasons == [
-        "with 3 groups, reviewing 2 each forces two groups to review each other (k can be at most 1)"
+        "with 3 groups, reviewing 2 each forces two groups to review each other (k can be at most "
+        "1)"
     ]
 
 
@@ -70,8 +71,13 @@ def test_avoided_pairs_that_leave_a_group_nobody_are_named() -> None:
     assert result.reasons == [
         "G0 may review only 0 groups (the others are avoided) but must review 1"
     ]
-    dense = pair(PairingProblem(list(range(5)), names=names,
-                                avoid={frozenset((0, 1)), frozenset((0, 2)), frozenset((1, 2)), frozenset((3, 4))}))  # fmt: skip
+    dense = pair(
+        PairingProblem(
+            list(range(5)),
+            names=names,
+            avoid={frozenset((0, 1)), frozenset((0, 2)), frozenset((1, 2)), frozenset((3, 4))},
+        )
+    )
     assert not dense.ok
     assert dense.reasons[0].startswith(
         "the avoided pairs leave no pairing: these cannot all hold together: "

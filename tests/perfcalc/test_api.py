@@ -21,23 +21,77 @@ def api() -> APIClient:
 
 
 QUIZ = [
-    ("Q1", "roofline-time", {"flops": "32 GFLOP", "bytes_moved": "16 GB", "peak_flops_per_s": "1979 TFLOPS",
-                             "bandwidth_bytes_per_s": "3.35 TB/s"}, 16e9 / 3.35e12, "memory-bound"),
-    ("Q2", "decode-speedup", {"model_bytes": "16 GB", "flops_per_token": "32 GFLOP",
-                              "peak_a_flops_per_s": "624 TFLOPS", "bandwidth_a_bytes_per_s": "2.0 TB/s",
-                              "peak_b_flops_per_s": "1979 TFLOPS", "bandwidth_b_bytes_per_s": "3.35 TB/s"},
-     1.675, "memory-bound on both"),
-    ("Q4", "ring-allreduce", {"message_bytes": "14 GB", "n_gpus": 64, "bandwidth_bytes_per_s": "50 GB/s",
-                              "convention": "approx-2m-bw"}, 0.56, None),
-    ("Q5 fp16", "gpus-per-replica", {"model_bytes": 140e9, "gpu": "h100-sxm"}, 2, "needs 2-way model parallelism"),
-    ("Q5 int4", "gpus-per-replica", {"model_bytes": "35 GB", "gpu_memory_bytes": "80 GB"}, 1, "fits on one GPU"),
+    (
+        "Q1",
+        "roofline-time",
+        {
+            "flops": "32 GFLOP",
+            "bytes_moved": "16 GB",
+            "peak_flops_per_s": "1979 TFLOPS",
+            "bandwidth_bytes_per_s": "3.35 TB/s",
+        },
+        16e9 / 3.35e12,
+        "memory-bound",
+    ),
+    (
+        "Q2",
+        "decode-speedup",
+        {
+            "model_bytes": "16 GB",
+            "flops_per_token": "32 GFLOP",
+            "peak_a_flops_per_s": "624 TFLOPS",
+            "bandwidth_a_bytes_per_s": "2.0 TB/s",
+            "peak_b_flops_per_s": "1979 TFLOPS",
+            "bandwidth_b_bytes_per_s": "3.35 TB/s",
+        },
+        1.675,
+        "memory-bound on both",
+    ),
+    (
+        "Q4",
+        "ring-allreduce",
+        {
+            "message_bytes": "14 GB",
+            "n_gpus": 64,
+            "bandwidth_bytes_per_s": "50 GB/s",
+            "convention": "approx-2m-bw",
+        },
+        0.56,
+        None,
+    ),
+    (
+        "Q5 fp16",
+        "gpus-per-replica",
+        {"model_bytes": 140e9, "gpu": "h100-sxm"},
+        2,
+        "needs 2-way model parallelism",
+    ),
+    (
+        "Q5 int4",
+        "gpus-per-replica",
+        {"model_bytes": "35 GB", "gpu_memory_bytes": "80 GB"},
+        1,
+        "fits on one GPU",
+    ),
     ("Q6 int4", "fleet-size", {"target_qps": 1000, "qps_per_replica": 25}, 40, None),
-    ("Q6 fp16", "fleet-size", {"target_qps": 1000, "qps_per_replica": 20, "gpus_per_replica": 2}, 100, None),
+    (
+        "Q6 fp16",
+        "fleet-size",
+        {"target_qps": 1000, "qps_per_replica": 20, "gpus_per_replica": 2},
+        100,
+        None,
+    ),
     ("Q7 VA", "carbon", {"energy_kwh": "500 MWh", "carbon_intensity_g_per_kwh": 390}, 195, None),
-    ("Q7 QC", "carbon", {"energy_kwh": "500 MWh", "carbon_intensity_g_per_kwh": "1.2 g/kWh"}, 0.6, None),
+    (
+        "Q7 QC",
+        "carbon",
+        {"energy_kwh": "500 MWh", "carbon_intensity_g_per_kwh": "1.2 g/kWh"},
+        0.6,
+        None,
+    ),
     ("Q9", "required-bandwidth", {"model_bytes": "16 GB", "latency_s": "40 ms"}, 400e9, None),
     ("Q10", "gpus-meeting-target", {"model_bytes": "16 GB", "latency_s": "40 ms"}, 8, None),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -69,8 +123,11 @@ def test_q10_lists_which_gpus_pass(api) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_bad_inputs_are_a_400_naming_each_field(api) -> None:  # type: ignore[no-untyped-def]
-    response = api.post("/api/v1/perfcalc/roofline-time/",
-                        {"flops": -1, "bytes_moved": "16 ms", "peak_flops_per_s": "NaN", "oops": 1}, format="json")  # fmt: skip
+    response = api.post(
+        "/api/v1/perfcalc/roofline-time/",
+        {"flops": -1, "bytes_moved": "16 ms", "peak_flops_per_s": "NaN", "oops": 1},
+        format="json",
+    )
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert errors["flops"] == ["must be greater than zero"]
@@ -100,10 +157,15 @@ def test_every_formula_answers_its_example(api) -> None:  # type: ignore[no-unty
 
 
 def test_batch_answers_each_call_in_order(api) -> None:  # type: ignore[no-untyped-def]
-    calls = [{"formula": "amdahl", "inputs": {"fraction": 0.12, "speedup": 3}},
-             {"formula": "amdahl", "inputs": {"fraction": 2}},
-             {"formula": "nope", "inputs": {}},
-             {"formula": "pipeline-bubble", "inputs": {"stages": 8, "microbatches": 4, "convention": "course-lab"}}]  # fmt: skip
+    calls = [
+        {"formula": "amdahl", "inputs": {"fraction": 0.12, "speedup": 3}},
+        {"formula": "amdahl", "inputs": {"fraction": 2}},
+        {"formula": "nope", "inputs": {}},
+        {
+            "formula": "pipeline-bubble",
+            "inputs": {"stages": 8, "microbatches": 4, "convention": "course-lab"},
+        },
+    ]
     results = api.post("/api/v1/perfcalc/batch/", {"calls": calls}, format="json").json()["results"]
     assert [r["ok"] for r in results] == [True, False, False, True]
     assert results[0]["result"]["value"] == pytest.approx(1 / 0.92)
@@ -119,9 +181,19 @@ def test_batch_refuses_too_many_or_no_calls(api) -> None:  # type: ignore[no-unt
 
 
 def test_vector_evaluates_arrays_and_flags_bad_rows(api) -> None:  # type: ignore[no-untyped-def]
-    body = api.post("/api/v1/perfcalc/vector/", {"formula": "roofline-time", "inputs": {
-        "flops": [32e9, -5, 2 * 4096**3], "bytes_moved": [16e9, 16e9, 3 * 4096**2 * 2],
-        "peak_flops_per_s": 989.5e12, "bandwidth_bytes_per_s": 3.35e12}}, format="json").json()  # fmt: skip
+    body = api.post(
+        "/api/v1/perfcalc/vector/",
+        {
+            "formula": "roofline-time",
+            "inputs": {
+                "flops": [32e9, -5, 2 * 4096**3],
+                "bytes_moved": [16e9, 16e9, 3 * 4096**2 * 2],
+                "peak_flops_per_s": 989.5e12,
+                "bandwidth_bytes_per_s": 3.35e12,
+            },
+        },
+        format="json",
+    ).json()
     assert body["values"][0] == pytest.approx(16e9 / 3.35e12)
     assert body["values"][1] is None
     assert body["errors"][1].startswith("flops")
@@ -131,10 +203,24 @@ def test_vector_evaluates_arrays_and_flags_bad_rows(api) -> None:  # type: ignor
 def test_hardware_lists_sources_and_my_courses_custom_gpus_only() -> None:
     mine, theirs = CourseFactory(), CourseFactory()
     student = member(mine, Role.STUDENT)
-    CustomGPU.objects.create(course=mine, key="node3", name="node 3 measured", source="GEMM sweep",
-                             memory_gb=80, bandwidth_gbs=3000, peaks_tflops={"bf16": {"dense": 700}})  # fmt: skip
-    CustomGPU.objects.create(course=theirs, key="secret", name="other course", source="x",
-                             memory_gb=80, bandwidth_gbs=3000, peaks_tflops={"bf16": {"dense": 700}})  # fmt: skip
+    CustomGPU.objects.create(
+        course=mine,
+        key="node3",
+        name="node 3 measured",
+        source="GEMM sweep",
+        memory_gb=80,
+        bandwidth_gbs=3000,
+        peaks_tflops={"bf16": {"dense": 700}},
+    )
+    CustomGPU.objects.create(
+        course=theirs,
+        key="secret",
+        name="other course",
+        source="x",
+        memory_gb=80,
+        bandwidth_gbs=3000,
+        peaks_tflops={"bf16": {"dense": 700}},
+    )
     client = APIClient()
     client.force_authenticate(student)
     gpus = {g["key"]: g for g in client.get("/api/v1/perfcalc/hardware/").json()["gpus"]}

@@ -29,8 +29,12 @@ def test_arithmetic_intensity_and_ridge() -> None:
 def test_a_big_gemm_is_compute_bound() -> None:
     """AI 1365 > ridge 295 → time = 2·4096³ / 989.5e12 = 138.9 µs."""
     n = 4096
-    r = get("roofline-time")(flops=2 * n**3, bytes_moved=3 * n * n * 2,
-                             peak_flops_per_s=989.5e12, bandwidth_bytes_per_s=3.35e12)  # fmt: skip
+    r = get("roofline-time")(
+        flops=2 * n**3,
+        bytes_moved=3 * n * n * 2,
+        peak_flops_per_s=989.5e12,
+        bandwidth_bytes_per_s=3.35e12,
+    )
     assert r.classification == "compute-bound"
     assert r.value == pytest.approx(2 * n**3 / 989.5e12)
 
@@ -38,10 +42,19 @@ def test_a_big_gemm_is_compute_bound() -> None:
 def test_decode_step_batch_shares_the_weight_read() -> None:
     """16 GB at 3.35 TB/s = 4.776 ms per step whether batch is 1 or 64 (64 × 32 GFLOP / 989.5 TFLOPS
     = 2.07 ms < 4.776 ms), so tokens/s grows 64×."""
-    one = get("decode-step-time")(model_bytes="16 GB", flops_per_token="32 GFLOP",
-                                  peak_flops_per_s="989.5 TFLOPS", bandwidth_bytes_per_s="3.35 TB/s")  # fmt: skip
-    many = get("decode-step-time")(model_bytes="16 GB", flops_per_token="32 GFLOP", batch_size=64,
-                                   peak_flops_per_s="989.5 TFLOPS", bandwidth_bytes_per_s="3.35 TB/s")  # fmt: skip
+    one = get("decode-step-time")(
+        model_bytes="16 GB",
+        flops_per_token="32 GFLOP",
+        peak_flops_per_s="989.5 TFLOPS",
+        bandwidth_bytes_per_s="3.35 TB/s",
+    )
+    many = get("decode-step-time")(
+        model_bytes="16 GB",
+        flops_per_token="32 GFLOP",
+        batch_size=64,
+        peak_flops_per_s="989.5 TFLOPS",
+        bandwidth_bytes_per_s="3.35 TB/s",
+    )
     assert one.value == pytest.approx(many.value)
     assert many.extras["tokens_per_s"] == pytest.approx(64 * one.extras["tokens_per_s"])
 

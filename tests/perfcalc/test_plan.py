@@ -62,8 +62,16 @@ def test_a_layout_that_fits_is_ranked_and_the_fastest_ranks_first(client_in: Cli
     assert mine.fits
     assert 1 <= (mine.rank or 0) <= mine.feasible
     best = mine.alternatives[0]
-    top = planner.plan({"model": "llama-3-8b", "nodes": 1, "tp": best["tp"], "pp": best["pp"], "dp": best["dp"],
-                        "zero_stage": "1"})  # fmt: skip
+    top = planner.plan(
+        {
+            "model": "llama-3-8b",
+            "nodes": 1,
+            "tp": best["tp"],
+            "pp": best["pp"],
+            "dp": best["dp"],
+            "zero_stage": "1",
+        }
+    )
     assert top.rank == 1
     assert [a["step_s"] for a in mine.alternatives] == sorted(
         a["step_s"] for a in mine.alternatives
@@ -86,19 +94,23 @@ def test_the_default_page_plans_something(client_in: Client) -> None:
     assert "per GPU" in page
 
 
-@pytest.mark.parametrize(("query", "field", "words"), [
-    ("nodes=9", "nodes", "from 1 to 8"),
-    ("nodes=1&tp=8&pp=1&dp=2", "dp", "must equal the 8 GPUs of 1 node"),
-    ("nodes=1&tp=3&pp=1&dp=8", "tp", "1, 2, 4 or 8"),
-    ("nodes=1&tp=1&pp=3&dp=8", "pp", "32 layers evenly"),
-    ("global_batch=60&dp=8", "global_batch", "multiple of DP × micro-batch = 8"),
-    ("model=gpt-9", "model", "unknown model"),
-    ("zero_stage=5", "zero_stage", "one of: 0, 1, 2, 3"),
-    ("kernel_efficiency=1.5", "kernel_efficiency", "at most 1"),
-    ("micro_batch=abc", "micro_batch", "whole number"),
-])  # fmt: skip
-def test_bad_input_names_the_field_on_the_page_and_in_the_api(client_in: Client, query: str, field: str,
-                                                              words: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("query", "field", "words"),
+    [
+        ("nodes=9", "nodes", "from 1 to 8"),
+        ("nodes=1&tp=8&pp=1&dp=2", "dp", "must equal the 8 GPUs of 1 node"),
+        ("nodes=1&tp=3&pp=1&dp=8", "tp", "1, 2, 4 or 8"),
+        ("nodes=1&tp=1&pp=3&dp=8", "pp", "32 layers evenly"),
+        ("global_batch=60&dp=8", "global_batch", "multiple of DP × micro-batch = 8"),
+        ("model=gpt-9", "model", "unknown model"),
+        ("zero_stage=5", "zero_stage", "one of: 0, 1, 2, 3"),
+        ("kernel_efficiency=1.5", "kernel_efficiency", "at most 1"),
+        ("micro_batch=abc", "micro_batch", "whole number"),
+    ],
+)
+def test_bad_input_names_the_field_on_the_page_and_in_the_api(
+    client_in: Client, query: str, field: str, words: str
+) -> None:
     page = client_in.get(f"/calc/plan/?{query}")
     assert page.status_code == 200
     html = page.content.decode()
@@ -136,8 +148,11 @@ def test_the_formula_index_lists_at_least_55_and_says_which_take_a_model(client_
     assert len(index) >= 55
     assert index["kv-cache"]["uses_model"]
     assert not index["amdahl"]["uses_model"]
-    r = api.post("/api/v1/perfcalc/tpot/", {"model": "llama-3-8b", "context_length": 4096, "gpu": "h100-sxm"},
-                 format="json")  # fmt: skip
+    r = api.post(
+        "/api/v1/perfcalc/tpot/",
+        {"model": "llama-3-8b", "context_length": 4096, "gpu": "h100-sxm"},
+        format="json",
+    )
     assert r.status_code == 200
     assert r.json()["steps"][0].startswith("Llama 3 8B:")
     bad = api.post(

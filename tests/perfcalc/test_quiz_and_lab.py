@@ -14,8 +14,12 @@ from apps.perfcalc.calc.registry import get
 def test_q1_decode_at_batch_1_is_memory_bound() -> None:
     """Compute 32e9 / 1979e12 = 16.2 µs; memory 16e9 / 3.35e12 = 4.78 ms; 4.78 ms > 16.2 µs,
     AI = 2 FLOP/B far below the ridge 1979/3.35 = 591 FLOP/B: memory-bound, answer (b)."""
-    r = get("roofline-time")(flops="32 GFLOP", bytes_moved="16 GB",
-                             peak_flops_per_s="1979 TFLOPS", bandwidth_bytes_per_s="3.35 TB/s")  # fmt: skip
+    r = get("roofline-time")(
+        flops="32 GFLOP",
+        bytes_moved="16 GB",
+        peak_flops_per_s="1979 TFLOPS",
+        bandwidth_bytes_per_s="3.35 TB/s",
+    )
     assert r.classification == "memory-bound"
     assert r.value == pytest.approx(16e9 / 3.35e12)
     assert r.extras["compute_time_s"] == pytest.approx(32e9 / 1979e12)
@@ -26,9 +30,14 @@ def test_q1_decode_at_batch_1_is_memory_bound() -> None:
 def test_q2_a100_to_h100_speedup_is_the_bandwidth_ratio() -> None:
     """Both GPUs are memory-bound at batch 1, so speed-up = 3.35 / 2.0 = 1.675 ≈ 1.7×, answer (a);
     the FLOPS ratio 1979 / 624 = 3.17 is distractor (b)."""
-    r = get("decode-speedup")(model_bytes="16 GB", flops_per_token="32 GFLOP",
-                              peak_a_flops_per_s="624 TFLOPS", bandwidth_a_bytes_per_s="2.0 TB/s",
-                              peak_b_flops_per_s="1979 TFLOPS", bandwidth_b_bytes_per_s="3.35 TB/s")  # fmt: skip
+    r = get("decode-speedup")(
+        model_bytes="16 GB",
+        flops_per_token="32 GFLOP",
+        peak_a_flops_per_s="624 TFLOPS",
+        bandwidth_a_bytes_per_s="2.0 TB/s",
+        peak_b_flops_per_s="1979 TFLOPS",
+        bandwidth_b_bytes_per_s="3.35 TB/s",
+    )
     assert r.value == pytest.approx(1.675)
     assert r.classification == "memory-bound on both"
     assert "not the FLOPS ratio 3.171×" in r.steps[-1]
@@ -40,8 +49,9 @@ def test_q4_ring_allreduce_exact_and_the_quiz_approximation() -> None:
     exact = get("ring-allreduce")(
         message_bytes="14 GB", n_gpus=64, bandwidth_bytes_per_s="400 Gb/s"
     )
-    approx = get("ring-allreduce")(message_bytes="14 GB", n_gpus=64,
-                                   bandwidth_bytes_per_s="50 GB/s", convention="approx-2m-bw")  # fmt: skip
+    approx = get("ring-allreduce")(
+        message_bytes="14 GB", n_gpus=64, bandwidth_bytes_per_s="50 GB/s", convention="approx-2m-bw"
+    )
     assert exact.value == pytest.approx(0.55125)
     assert approx.value == pytest.approx(0.56)
     assert exact.convention == "exact"

@@ -24,11 +24,36 @@ REL = 1e-12
 
 def test_the_calculator_covers_the_syllabus() -> None:
     assert len(all_formulas()) >= 55
-    for name in ("all-to-all", "double-tree-allreduce", "hierarchical-allreduce", "p2p-send", "reduce-scatter",
-                 "all-gather", "ring-tree-crossover", "interleaved-bubble", "sharded-memory", "activation-memory",
-                 "step-time", "compute-optimal", "checkpoint-size", "checkpoint-overhead", "node-mtbf",
-                 "prefill-flops", "decode-flops", "ttft", "tpot", "paged-kv-cache", "mla-kv-cache", "kv-max-batch",
-                 "speculative-decoding", "mmc-queue", "littles-law", "quantized-weights", "strong-scaling", "usl"):  # fmt: skip
+    for name in (
+        "all-to-all",
+        "double-tree-allreduce",
+        "hierarchical-allreduce",
+        "p2p-send",
+        "reduce-scatter",
+        "all-gather",
+        "ring-tree-crossover",
+        "interleaved-bubble",
+        "sharded-memory",
+        "activation-memory",
+        "step-time",
+        "compute-optimal",
+        "checkpoint-size",
+        "checkpoint-overhead",
+        "node-mtbf",
+        "prefill-flops",
+        "decode-flops",
+        "ttft",
+        "tpot",
+        "paged-kv-cache",
+        "mla-kv-cache",
+        "kv-max-batch",
+        "speculative-decoding",
+        "mmc-queue",
+        "littles-law",
+        "quantized-weights",
+        "strong-scaling",
+        "usl",
+    ):
         f = get(name)
         r = f(**f.example)
         assert r.steps, name
@@ -75,8 +100,12 @@ def test_at_the_crossover_ring_and_tree_take_the_same_time() -> None:
     small = get("double-tree-allreduce")(
         message_bytes=m / 10, n_gpus=n, bandwidth_bytes_per_s=bw, latency_s=alpha
     )
-    assert small.value < get("ring-allreduce")(message_bytes=m / 10, n_gpus=n, bandwidth_bytes_per_s=bw,
-                                                latency_s=alpha).value  # fmt: skip
+    assert (
+        small.value
+        < get("ring-allreduce")(
+            message_bytes=m / 10, n_gpus=n, bandwidth_bytes_per_s=bw, latency_s=alpha
+        ).value
+    )
     with pytest.raises(InputError) as exc:
         get("ring-tree-crossover")(n_gpus=1, bandwidth_bytes_per_s=bw, latency_s=alpha)
     assert exc.value.field == "n_gpus"
@@ -84,8 +113,13 @@ def test_at_the_crossover_ring_and_tree_take_the_same_time() -> None:
 
 def test_hierarchical_allreduce_by_hand_two_nodes() -> None:
     # 14 GB, 2 nodes × 8 GPUs: RS 7/8 × 14 GB / 450 GB/s twice, plus 2 × 1/2 × 1.75 GB / 12.5 GB/s
-    r = get("hierarchical-allreduce")(message_bytes=14e9, nodes=2, gpus_per_node=8, intra_bandwidth_bytes_per_s=450e9,
-                                      inter_bandwidth_bytes_per_s=12.5e9)  # fmt: skip
+    r = get("hierarchical-allreduce")(
+        message_bytes=14e9,
+        nodes=2,
+        gpus_per_node=8,
+        intra_bandwidth_bytes_per_s=450e9,
+        inter_bandwidth_bytes_per_s=12.5e9,
+    )
     assert r.value == pytest.approx(2 * (7 / 8) * 14e9 / 450e9 + 1.75e9 / 12.5e9, rel=REL)
     assert "one node this is exactly the ring" in (r.convention or "")
 
@@ -100,8 +134,15 @@ def test_hierarchical_allreduce_by_hand_two_nodes() -> None:
 def test_hierarchical_allreduce_on_one_node_is_the_ring(
     m: float, g: int, bw: float, alpha: float
 ) -> None:
-    hier = get("hierarchical-allreduce")(message_bytes=m, nodes=1, gpus_per_node=g, intra_bandwidth_bytes_per_s=bw,
-                                         inter_bandwidth_bytes_per_s=1e9, intra_latency_s=alpha, inter_latency_s=1.0)  # fmt: skip
+    hier = get("hierarchical-allreduce")(
+        message_bytes=m,
+        nodes=1,
+        gpus_per_node=g,
+        intra_bandwidth_bytes_per_s=bw,
+        inter_bandwidth_bytes_per_s=1e9,
+        intra_latency_s=alpha,
+        inter_latency_s=1.0,
+    )
     ring = get("ring-allreduce")(
         message_bytes=m, n_gpus=g, bandwidth_bytes_per_s=bw, latency_s=alpha
     )
@@ -150,13 +191,29 @@ def test_activation_memory_gpt3_layer_korthikanti_table_2() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(s=st.integers(1, 65536), b=st.integers(1, 64), h=st.integers(64, 32768), a=st.integers(1, 256),
-       t=st.sampled_from([1, 2, 4, 8, 16]), sp=st.booleans())  # fmt: skip
+@given(
+    s=st.integers(1, 65536),
+    b=st.integers(1, 64),
+    h=st.integers(64, 32768),
+    a=st.integers(1, 256),
+    t=st.sampled_from([1, 2, 4, 8, 16]),
+    sp=st.booleans(),
+)
 def test_recomputation_never_increases_memory(
     s: int, b: int, h: int, a: int, t: int, sp: bool
 ) -> None:
-    values = [get("activation-memory")(sequence_length=s, micro_batch=b, hidden_size=h, heads=a, tp=t,
-                                       sequence_parallel=sp, recompute=r).value for r in ("none", "selective", "full")]  # fmt: skip
+    values = [
+        get("activation-memory")(
+            sequence_length=s,
+            micro_batch=b,
+            hidden_size=h,
+            heads=a,
+            tp=t,
+            sequence_parallel=sp,
+            recompute=r,
+        ).value
+        for r in ("none", "selective", "full")
+    ]
     assert values[0] >= values[1] >= values[2] > 0
 
 
@@ -189,8 +246,16 @@ def test_interleaved_bubble_by_hand() -> None:
 
 
 def test_step_time_parts_add_up_and_a_single_gpu_only_computes() -> None:
-    kw = {"active_parameters": 8e9, "parameters": 8e9, "layers": 32, "hidden_size": 4096, "sequence_length": 2048,
-          "global_batch": 16, "peak_flops_per_s": 1e15, "kernel_efficiency": 0.5}  # fmt: skip
+    kw = {
+        "active_parameters": 8e9,
+        "parameters": 8e9,
+        "layers": 32,
+        "hidden_size": 4096,
+        "sequence_length": 2048,
+        "global_batch": 16,
+        "peak_flops_per_s": 1e15,
+        "kernel_efficiency": 0.5,
+    }
     one = get("step-time")(**kw)
     assert one.value == pytest.approx(6 * 8e9 * 16 * 2048 / 0.5e15, rel=REL)
     assert one.extras["mfu"] == pytest.approx(0.5, rel=REL)
@@ -362,8 +427,16 @@ def test_every_model_cites_a_source_and_has_the_dimensions() -> None:
     for m in catalog.models().values():
         assert m.source
         assert m.name
-        for f in ("parameters", "active_parameters", "layers", "hidden_size", "heads", "kv_heads", "head_dim",
-                  "vocab_size"):  # fmt: skip
+        for f in (
+            "parameters",
+            "active_parameters",
+            "layers",
+            "hidden_size",
+            "heads",
+            "kv_heads",
+            "head_dim",
+            "vocab_size",
+        ):
             assert (m.get(f) or 0) > 0, (m.key, f)
         assert m.get("active_parameters") <= m.get("parameters")  # type: ignore[operator]
         assert m.is_moe == bool(m.get("experts"))

@@ -14,17 +14,42 @@ from apps.perfcalc.calc.registry import Formula, InputErrors, all_formulas, eval
 from apps.perfcalc.calc.units import UnitError, parse
 
 GOOD = [
-    ("3.35 TB/s", "B/s", 3.35e12), ("400 Gb/s", "B/s", 50e9), ("50GB/s", "B/s", 50e9),
-    ("2 TiB/s", "B/s", 2 * 2**40), ("16 GB", "B", 16e9), ("16 GiB", "B", 16 * 2**30),
-    ("512 MB", "B", 512e6), ("128 Gb", "B", 16e9), ("32 GFLOP", "FLOP", 32e9),
-    ("5.88e23", "FLOP", 5.88e23), ("1,979 TFLOPS", "FLOP/s", 1979e12), ("989.5 TFLOP/s", "FLOP/s", 989.5e12),
-    ("2 PFLOPS", "FLOP/s", 2e15), ("560 ms", "s", 0.56), ("40ms", "s", 0.04), ("5 us", "s", 5e-6),
-    ("5 µs", "s", 5e-6), ("2 min", "s", 120), ("8 h", "s", 28800), ("30 days", "s", 2_592_000),
-    ("500 MWh", "kWh", 500_000), ("1 GWh", "kWh", 1e6), ("3.6 MJ", "kWh", 1), ("700 W", "W", 700),
-    ("390 g/kWh", "g/kWh", 390), ("35%", "fraction", 0.35), ("0.56", "", 0.56), ("5.6e-1", "", 0.56),
-    ("1,979", "", 1979), ("70B", "count", 70e9), ("1.4T", "count", 1.4e12), ("7e9", "count", 7e9),
-    ("−3", "", -3), (42, "B", 42), (0.5, "fraction", 0.5),
-]  # fmt: skip
+    ("3.35 TB/s", "B/s", 3.35e12),
+    ("400 Gb/s", "B/s", 50e9),
+    ("50GB/s", "B/s", 50e9),
+    ("2 TiB/s", "B/s", 2 * 2**40),
+    ("16 GB", "B", 16e9),
+    ("16 GiB", "B", 16 * 2**30),
+    ("512 MB", "B", 512e6),
+    ("128 Gb", "B", 16e9),
+    ("32 GFLOP", "FLOP", 32e9),
+    ("5.88e23", "FLOP", 5.88e23),
+    ("1,979 TFLOPS", "FLOP/s", 1979e12),
+    ("989.5 TFLOP/s", "FLOP/s", 989.5e12),
+    ("2 PFLOPS", "FLOP/s", 2e15),
+    ("560 ms", "s", 0.56),
+    ("40ms", "s", 0.04),
+    ("5 us", "s", 5e-6),
+    ("5 µs", "s", 5e-6),
+    ("2 min", "s", 120),
+    ("8 h", "s", 28800),
+    ("30 days", "s", 2_592_000),
+    ("500 MWh", "kWh", 500_000),
+    ("1 GWh", "kWh", 1e6),
+    ("3.6 MJ", "kWh", 1),
+    ("700 W", "W", 700),
+    ("390 g/kWh", "g/kWh", 390),
+    ("35%", "fraction", 0.35),
+    ("0.56", "", 0.56),
+    ("5.6e-1", "", 0.56),
+    ("1,979", "", 1979),
+    ("70B", "count", 70e9),
+    ("1.4T", "count", 1.4e12),
+    ("7e9", "count", 7e9),
+    ("−3", "", -3),
+    (42, "B", 42),
+    (0.5, "fraction", 0.5),
+]
 
 
 @pytest.mark.parametrize(("text", "unit", "expected"), GOOD)
@@ -54,13 +79,21 @@ def test_bad_quantities_say_why(text: str, unit: str, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [(0, "greater than zero"), (-1, "greater than zero"), (float("nan"), "not NaN"),
-     (float("inf"), "finite"), ("NaN GB", "not a number"), (1e31, "too large"), (True, "number")],
-)  # fmt: skip
+    [
+        (0, "greater than zero"),
+        (-1, "greater than zero"),
+        (float("nan"), "not NaN"),
+        (float("inf"), "finite"),
+        ("NaN GB", "not a number"),
+        (1e31, "too large"),
+        (True, "number"),
+    ],
+)
 def test_bad_values_name_the_field(value: object, message: str) -> None:
     with pytest.raises(InputErrors) as info:
-        get("roofline-time")(flops=value, bytes_moved="16 GB", peak_flops_per_s=1e15,
-                             bandwidth_bytes_per_s=1e12)  # fmt: skip
+        get("roofline-time")(
+            flops=value, bytes_moved="16 GB", peak_flops_per_s=1e15, bandwidth_bytes_per_s=1e12
+        )
     assert message in info.value.as_dict()["flops"][0]
 
 
@@ -138,9 +171,11 @@ def test_roofline_time_is_at_least_both_lower_bounds(
 
 
 @settings(max_examples=200, deadline=None)
-@given(f=st.one_of(st.just(0.0), st.floats(min_value=MIN_MAGNITUDE, max_value=0.999)),
-       k=st.floats(min_value=1, max_value=1e6),
-       k2=st.floats(min_value=1, max_value=1e6))  # fmt: skip
+@given(
+    f=st.one_of(st.just(0.0), st.floats(min_value=MIN_MAGNITUDE, max_value=0.999)),
+    k=st.floats(min_value=1, max_value=1e6),
+    k2=st.floats(min_value=1, max_value=1e6),
+)
 def test_amdahl_is_bounded_and_monotone(f: float, k: float, k2: float) -> None:
     s = get("amdahl")(fraction=f, speedup=k).value
     assert 1 <= s <= 1 / (1 - f) * (1 + 1e-12)
@@ -181,8 +216,12 @@ def test_batch_form_matches_the_scalar_form(name: str) -> None:
         for k, v in scalar.inputs.items()
         if f.param(k).kind not in {"choice", "bool", "fractions", "factors"}
     }
-    arrays = {k: np.full(5, v) * rng.uniform(1.0, 1.2, 5) if f.param(k).kind in {"positive"} else np.full(5, v)
-              for k, v in numeric.items()}  # fmt: skip
+    arrays = {
+        k: np.full(5, v) * rng.uniform(1.0, 1.2, 5)
+        if f.param(k).kind in {"positive"}
+        else np.full(5, v)
+        for k, v in numeric.items()
+    }
     others = {k: v for k, v in scalar.inputs.items() if k not in numeric}
     batch = evaluate_batch(name, {**arrays, **others})
     assert batch.valid.all()
@@ -192,9 +231,15 @@ def test_batch_form_matches_the_scalar_form(name: str) -> None:
 
 
 def test_batch_reports_bad_rows_and_computes_the_rest() -> None:
-    b = evaluate_batch("roofline-time", {"flops": [32e9, -1, float("nan"), 1e15],
-                                         "bytes_moved": 16e9, "peak_flops_per_s": 1979e12,
-                                         "bandwidth_bytes_per_s": 3.35e12})  # fmt: skip
+    b = evaluate_batch(
+        "roofline-time",
+        {
+            "flops": [32e9, -1, float("nan"), 1e15],
+            "bytes_moved": 16e9,
+            "peak_flops_per_s": 1979e12,
+            "bandwidth_bytes_per_s": 3.35e12,
+        },
+    )
     assert list(b.valid) == [True, False, False, True]
     assert b.errors[1] == "flops: out of range or not a number"
     assert b.values[0] == pytest.approx(16e9 / 3.35e12)

@@ -16,14 +16,18 @@ def test_plain_file() -> None:
         b"name,email,sid,role\nAda Okafor,Ada@Uni.edu,3031,student\nTim TA,tim@uni.edu,,TA\n"
     )
     assert [(r.name, r.email, r.sid, r.role) for r in p.rows] == [
-        ("Ada Okafor", "ada@uni.edu", "3031", "student"), ("Tim TA", "tim@uni.edu", "", "ta")]  # fmt: skip
+        ("Ada Okafor", "ada@uni.edu", "3031", "student"),
+        ("Tim TA", "tim@uni.edu", "", "ta"),
+    ]
     assert p.problems == []
 
 
 def test_bcourses_export_with_bom_and_sortable_names() -> None:
-    data = ("\ufeffName,Student ID,Email Address,Role,Sections,Majors\n"
-            '"Okafor, Ada",3031,ada@berkeley.edu,Student,LEC 001,EECS\n'
-            '"Tanaka, Hiro",3032,hiro@berkeley.edu,GSI,LEC 001,\n').encode()  # fmt: skip
+    data = (
+        "\ufeffName,Student ID,Email Address,Role,Sections,Majors\n"
+        '"Okafor, Ada",3031,ada@berkeley.edu,Student,LEC 001,EECS\n'
+        '"Tanaka, Hiro",3032,hiro@berkeley.edu,GSI,LEC 001,\n'
+    ).encode()
     p = parse_roster(data)
     assert [(r.name, r.role) for r in p.rows] == [("Ada Okafor", "student"), ("Hiro Tanaka", "ta")]
     assert p.columns == {
@@ -53,14 +57,14 @@ def test_tabs_and_no_role_column_default_to_students() -> None:
 
 
 def test_every_bad_row_is_named_with_row_and_column() -> None:
-    data = (b"name,email,sid,role\n"
-            b"Ada,ada@uni.edu,3031,student\n"
-            b",bo@uni.edu,3032,student\n"         # row 3: missing name
-            b"Cy,,3033,student\n"                 # row 4: missing email
-            b"Di,ada@uni.edu,3034,student\n"      # row 5: duplicate email
-            b"Ed,ed@uni.edu,3031,student\n"       # row 6: duplicate SID
-            b"Fy,fy@uni.edu,3036,wizard\n"        # row 7: unknown role
-            b"Gu,not-an-email,3037,student\n")  # row 8  # fmt: skip
+    data = (
+        b"name,email,sid,role\nAda,ada@uni.edu,3031,student\n,bo@uni.edu,3032,student\n"  # row 3: missing name
+        b"Cy,,3033,student\n"  # row 4: missing email
+        b"Di,ada@uni.edu,3034,student\n"  # row 5: duplicate email
+        b"Ed,ed@uni.edu,3031,student\n"  # row 6: duplicate SID
+        b"Fy,fy@uni.edu,3036,wizard\n"  # row 7: unknown role
+        b"Gu,not-an-email,3037,student\n"
+    )  # row 8
     assert problems(data) == [
         "row 3, column 'name': missing name",
         "row 4, column 'email': missing email",
@@ -73,10 +77,13 @@ def test_every_bad_row_is_named_with_row_and_column() -> None:
 
 @pytest.mark.parametrize(
     ("data", "message"),
-    [(b"", "file: the file is empty"), (b"   \n\n", "file: the file is empty"),
-     (b"first,last,mail\nA,B,c@d.e\n", "row 1: no name column"),
-     (b"name,email\n", "file: the file has a header but no people")],
-)  # fmt: skip
+    [
+        (b"", "file: the file is empty"),
+        (b"   \n\n", "file: the file is empty"),
+        (b"first,last,mail\nA,B,c@d.e\n", "row 1: no name column"),
+        (b"name,email\n", "file: the file has a header but no people"),
+    ],
+)
 def test_wrong_columns_and_empty_files(data: bytes, message: str) -> None:
     assert any(p.startswith(message) for p in problems(data))
 

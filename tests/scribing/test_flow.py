@@ -42,8 +42,11 @@ def test_demo_course_solve_and_publish_gives_80_duties_that_keep_every_rule(
     assert Lecture.objects.filter(course=course).count() == 26
     first = students[0]
     lecs = [lec for lec, _ in services.eligible_lectures(course)]
-    r = _api(first).put(f"/api/v1/courses/{course.code}/scribing/preferences/",
-                        {"cannot": [lecs[0].pk], "prefer": [lecs[5].pk, lecs[12].pk], "group_mode": "spread"}, format="json")  # fmt: skip
+    r = _api(first).put(
+        f"/api/v1/courses/{course.code}/scribing/preferences/",
+        {"cannot": [lecs[0].pk], "prefer": [lecs[5].pk, lecs[12].pk], "group_mode": "spread"},
+        format="json",
+    )
     assert r.status_code == 200, r.content
     solved = _api(staff).post(f"/api/v1/courses/{course.code}/scribing/solve/").json()
     assert solved["ok"] is True
@@ -137,17 +140,35 @@ def test_notes_submission_review_and_late_list(ee290_demo) -> None:  # type: ign
     s = students[0]
     duty = ScribeDuty.objects.filter(student=s).first()
     api = _api(s)
-    bad = api.post(f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/submit/",
-                   {"link": "https://github.com/x/pull/1", "declaration": "  "}, format="json")  # fmt: skip
+    bad = api.post(
+        f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/submit/",
+        {"link": "https://github.com/x/pull/1", "declaration": "  "},
+        format="json",
+    )
     assert bad.status_code == 400
-    ok = api.post(f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/submit/",
-                  {"link": "https://github.com/x/pull/1", "declaration": "ChatGPT for the outline"}, format="json")  # fmt: skip
+    ok = api.post(
+        f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/submit/",
+        {"link": "https://github.com/x/pull/1", "declaration": "ChatGPT for the outline"},
+        format="json",
+    )
     assert ok.json()["status"] == "submitted"
     other = ScribeDuty.objects.exclude(student=s).first()
-    assert api.post(f"/api/v1/courses/{course.code}/scribing/duties/{other.pk}/submit/",
-                    {"link": "https://x.org", "declaration": "none"}, format="json").status_code == 404  # fmt: skip
-    assert api.post(f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/review/",
-                    {"accept": True}, format="json").status_code == 403  # fmt: skip
+    assert (
+        api.post(
+            f"/api/v1/courses/{course.code}/scribing/duties/{other.pk}/submit/",
+            {"link": "https://x.org", "declaration": "none"},
+            format="json",
+        ).status_code
+        == 404
+    )
+    assert (
+        api.post(
+            f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/review/",
+            {"accept": True},
+            format="json",
+        ).status_code
+        == 403
+    )
     staff_api = _api(staff)
     revise = staff_api.post(
         f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/review/",
@@ -155,8 +176,11 @@ def test_notes_submission_review_and_late_list(ee290_demo) -> None:  # type: ign
         format="json",
     )
     assert revise.status_code == 400  # a revision needs feedback
-    done = staff_api.post(f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/review/",
-                          {"accept": True, "feedback": "Clear derivations."}, format="json")  # fmt: skip
+    done = staff_api.post(
+        f"/api/v1/courses/{course.code}/scribing/duties/{duty.pk}/review/",
+        {"accept": True, "feedback": "Clear derivations."},
+        format="json",
+    )
     assert done.json()["status"] == "accepted"
 
 
@@ -191,8 +215,9 @@ def test_a_swap_is_checked_accepted_and_can_be_reverted(
         else:
             continue
         break
-    swap = services.swap_propose(proposer=a, course=course, duty_id=mine[0].pk, other_email=b.email,
-                                 other_duty_id=theirs.pk)  # fmt: skip
+    swap = services.swap_propose(
+        proposer=a, course=course, duty_id=mine[0].pk, other_email=b.email, other_duty_id=theirs.pk
+    )
     with django_capture_on_commit_callbacks(execute=True):
         r = _api(b).post(
             f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
@@ -210,8 +235,16 @@ def test_a_swap_is_checked_accepted_and_can_be_reverted(
         format="json",
     )
     assert again.status_code == 409
-    assert _api(a).post(f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
-                        {"action": "revert"}, format="json").status_code == 403  # fmt: skip
+    assert (
+        _api(a)
+        .post(
+            f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
+            {"action": "revert"},
+            format="json",
+        )
+        .status_code
+        == 403
+    )
     _api(staff).post(
         f"/api/v1/courses/{course.code}/scribing/swaps/{swap.pk}/decide/",
         {"action": "revert"},
@@ -234,8 +267,13 @@ def test_a_swap_that_breaks_spacing_is_refused(ee290_demo) -> None:  # type: ign
         .first()
     )
     with pytest.raises(Conflict, match="days apart"):
-        services.swap_propose(proposer=a, course=course, duty_id=mine[0].pk, other_email=near.student.email,
-                              other_duty_id=near.pk)  # fmt: skip
+        services.swap_propose(
+            proposer=a,
+            course=course,
+            duty_id=mine[0].pk,
+            other_email=near.student.email,
+            other_duty_id=near.pk,
+        )
 
 
 @pytest.mark.postgres
@@ -248,11 +286,21 @@ def test_two_students_accepting_the_same_duty_at_once_one_wins(ee290_demo) -> No
     a = students[0]
     duty = ScribeDuty.objects.filter(student=a).order_by("lecture__starts_at").first()
     days = {lec.pk: lec.starts_at for lec in Lecture.objects.filter(course=course)}
-    takers = [s for s in students[1:]
-              if all(abs((days[d.lecture_id] - days[duty.lecture_id]).days) >= 7 for d in ScribeDuty.objects.filter(student=s))][:2]  # fmt: skip
+    takers = [
+        s
+        for s in students[1:]
+        if all(
+            abs((days[d.lecture_id] - days[duty.lecture_id]).days) >= 7
+            for d in ScribeDuty.objects.filter(student=s)
+        )
+    ][:2]
     assert len(takers) == 2
-    swaps = [services.swap_propose(proposer=a, course=course, duty_id=duty.pk, other_email=t.email, other_duty_id=None)
-             for t in takers]  # fmt: skip
+    swaps = [
+        services.swap_propose(
+            proposer=a, course=course, duty_id=duty.pk, other_email=t.email, other_duty_id=None
+        )
+        for t in takers
+    ]
     barrier = threading.Barrier(2)
     outcomes: list[object] = []
 
@@ -351,8 +399,13 @@ def test_a_student_who_drops_and_one_who_joins_late_are_handled_by_re_solving(ee
     Membership.objects.filter(course=course, user=gone).update(is_active=False)
     for d in ScribeDuty.objects.filter(course=course, student=gone):
         services.release(actor=staff, course=course, duty_id=d.pk)
-    late = Membership.objects.create(course=course, user=type(gone).objects.create_user(
-        email="late@example.edu", password="x-123456789", full_name="Late Joiner"), role=Role.STUDENT).user  # fmt: skip
+    late = Membership.objects.create(
+        course=course,
+        user=type(gone).objects.create_user(
+            email="late@example.edu", password="x-123456789", full_name="Late Joiner"
+        ),
+        role=Role.STUDENT,
+    ).user
     result = services.solve(actor=staff, course=course)
     assert result.ok, result.reasons
     created = services.publish(actor=staff, course=course)
@@ -370,9 +423,19 @@ def test_staff_set_the_rules_in_course_time_and_the_deadline_closes_preferences(
     staff, students = _people(course)
     c = Client()
     c.force_login(staff)
-    r = c.post(f"/c/{course.code}/scribing/", {"action": "plan", "per_student": "2", "min_gap_days": "7",
-                                               "notes_due_days": "5", "max_preferences": "2",
-                                               "preferences_due_at": "2026-01-20T23:59", "seed": "9"}, follow=True)  # fmt: skip
+    r = c.post(
+        f"/c/{course.code}/scribing/",
+        {
+            "action": "plan",
+            "per_student": "2",
+            "min_gap_days": "7",
+            "notes_due_days": "5",
+            "max_preferences": "2",
+            "preferences_due_at": "2026-01-20T23:59",
+            "seed": "9",
+        },
+        follow=True,
+    )
     assert "Scribing rules saved" in r.content.decode()
     plan = services.plan_for(course)
     assert plan.preferences_due_at == dt.datetime(2026, 1, 21, 7, 59, tzinfo=dt.UTC)  # 23:59 PST

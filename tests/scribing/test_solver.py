@@ -17,8 +17,10 @@ D0 = dt.date(2026, 1, 13)
 
 def lectures(n: int) -> list[Lec]:
     """Tuesdays and Thursdays from Jan 13."""
-    return [Lec(i, f"lecture {i}", D0 + dt.timedelta(days=(i - 1) // 2 * 7 + (2 if i % 2 == 0 else 0)))
-            for i in range(1, n + 1)]  # fmt: skip
+    return [
+        Lec(i, f"lecture {i}", D0 + dt.timedelta(days=(i - 1) // 2 * 7 + (2 if i % 2 == 0 else 0)))
+        for i in range(1, n + 1)
+    ]
 
 
 @st.composite
@@ -35,8 +37,15 @@ def instances(draw: st.DrawFn) -> Problem:
         for lec in picks[3:]:
             cannot.add((s.id, lec.id))
     spread = set(draw(st.lists(st.integers(0, 6), max_size=2)))
-    return Problem(studs, lecs, cannot=cannot, prefer=prefer, spread=spread, seed=draw(st.integers(0, 5)),
-                   deterministic_seconds=5)  # fmt: skip
+    return Problem(
+        studs,
+        lecs,
+        cannot=cannot,
+        prefer=prefer,
+        spread=spread,
+        seed=draw(st.integers(0, 5)),
+        deterministic_seconds=5,
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -65,8 +74,15 @@ def test_every_hard_rule_holds_or_a_reason_is_given(p: Problem) -> None:
 
 def brute_force_best(p: Problem) -> int | None:
     """The best score over every assignment that keeps the rules (tiny instances only)."""
-    options = [[c for c in itertools.combinations(p.lectures, 2) if abs((c[1].day - c[0].day).days) >= 7
-                and not {(s.id, c[0].id), (s.id, c[1].id)} & p.cannot] for s in p.students]  # fmt: skip
+    options = [
+        [
+            c
+            for c in itertools.combinations(p.lectures, 2)
+            if abs((c[1].day - c[0].day).days) >= 7
+            and not {(s.id, c[0].id), (s.id, c[1].id)} & p.cannot
+        ]
+        for s in p.students
+    ]
     best = None
     for choice in itertools.product(*options):
         pairs = [(s.id, lec.id) for s, c in zip(p.students, choice, strict=True) for lec in c]
@@ -136,8 +152,11 @@ def test_a_lecture_without_enough_available_students_is_named() -> None:
 
 
 def test_spacing_that_cannot_work_is_explained_from_the_core() -> None:
-    lecs = [Lec(1, "lecture 1", D0), Lec(2, "lecture 2", D0 + dt.timedelta(days=2)),
-            Lec(3, "lecture 3", D0 + dt.timedelta(days=9))]  # fmt: skip
+    lecs = [
+        Lec(1, "lecture 1", D0),
+        Lec(2, "lecture 2", D0 + dt.timedelta(days=2)),
+        Lec(3, "lecture 3", D0 + dt.timedelta(days=9)),
+    ]
     sol = solve(Problem([Stu(i, f"student{i:02d}") for i in range(3)], lecs))
     assert not sol.ok
     assert sol.reasons[0].startswith("these rules cannot all hold (at least 7 days apart")

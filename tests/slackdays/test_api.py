@@ -76,8 +76,17 @@ def test_students_get_403_on_staff_endpoints(world, method: str, path: str) -> N
 
 def test_students_cannot_grant_themselves_exceptions(world) -> None:  # type: ignore[no-untyped-def]
     course, a, pair, _other, _ta = world
-    response = api(pair[0]).post(f"/api/v1/courses/{course.code}/slack/exceptions/",
-                                 {"kind": "extension", "hours": 48, "reason": "please", "assignment": a.pk, "students": [pair[0].pk]}, format="json")  # fmt: skip
+    response = api(pair[0]).post(
+        f"/api/v1/courses/{course.code}/slack/exceptions/",
+        {
+            "kind": "extension",
+            "hours": 48,
+            "reason": "please",
+            "assignment": a.pk,
+            "students": [pair[0].pk],
+        },
+        format="json",
+    )
     assert response.status_code == 403
 
 

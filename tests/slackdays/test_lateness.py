@@ -118,7 +118,8 @@ def test_problems_are_reported_by_row_and_block_the_commit(world) -> None:  # ty
     ).encode()
     report = run(course, a, staff, data, commit=False)
     assert report.problems == [
-        "row 3, column 'Submission Time': 'yesterday' is not a timestamp with a UTC offset (e.g. 2026-02-11 08:30:12 -0800)",
+        "row 3, column 'Submission Time': 'yesterday' is not a timestamp with a UTC offset (e.g. "
+        "2026-02-11 08:30:12 -0800)",
         "row 2: no student of this course with email ghost@uni.edu or SID —",
     ]
     with pytest.raises(Conflict, match="2 problem"):

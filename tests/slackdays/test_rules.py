@@ -95,8 +95,13 @@ def test_moving_the_base_moves_every_extension_with_it() -> None:
 def test_lateness_classification(
     submitted: dt.datetime, grace: int, lateness: Lateness, days: int
 ) -> None:
-    assert classify(submitted=submitted, deadline_without_slack=local(2026, 3, 7, 23, 59), tz=PT,
-                    grace_minutes=grace, max_slack_days=1) == (lateness, days)  # fmt: skip
+    assert classify(
+        submitted=submitted,
+        deadline_without_slack=local(2026, 3, 7, 23, 59),
+        tz=PT,
+        grace_minutes=grace,
+        max_slack_days=1,
+    ) == (lateness, days)
 
 
 def test_can_spend() -> None:

@@ -41,8 +41,17 @@ def test_dashboard_shows_the_students_effective_deadline() -> None:
     a = AssignmentFactory(course=course, code="A1")
     me = member(course)
     staff = member(course, Role.TA)
-    as_user(staff).post(f"/c/{course.code}/slack/staff/", {"action": "grant", "kind": "extension", "hours": 48,
-                                                           "assignment": a.pk, "students": [me.pk], "reason": "illness"})  # fmt: skip
+    as_user(staff).post(
+        f"/c/{course.code}/slack/staff/",
+        {
+            "action": "grant",
+            "kind": "extension",
+            "hours": 48,
+            "assignment": a.pk,
+            "students": [me.pk],
+            "reason": "illness",
+        },
+    )
     assert DeadlineException.objects.count() == 1
     import datetime as dt
 
@@ -68,7 +77,17 @@ def test_grant_without_a_reason_is_refused_on_the_page() -> None:
     course = CourseFactory()
     a = AssignmentFactory(course=course)
     staff, student = member(course, Role.TA), member(course)
-    response = as_user(staff).post(f"/c/{course.code}/slack/staff/", {"action": "grant", "kind": "extension", "hours": 5,
-                                                                      "assignment": a.pk, "students": [student.pk], "reason": ""}, follow=True)  # fmt: skip
+    response = as_user(staff).post(
+        f"/c/{course.code}/slack/staff/",
+        {
+            "action": "grant",
+            "kind": "extension",
+            "hours": 5,
+            "assignment": a.pk,
+            "students": [student.pk],
+            "reason": "",
+        },
+        follow=True,
+    )
     assert "Give a reason" in response.content.decode()
     assert DeadlineException.objects.count() == 0

@@ -31,8 +31,16 @@ class AssessmentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Assessment
-        fields = ("id", "title", "question_set", "question_set_key", "time_limit_minutes", "published_at",
-                  "identities_destroyed_at", "created_at")  # fmt: skip
+        fields = (
+            "id",
+            "title",
+            "question_set",
+            "question_set_key",
+            "time_limit_minutes",
+            "published_at",
+            "identities_destroyed_at",
+            "created_at",
+        )
 
 
 class AssessmentCreateSerializer(serializers.Serializer):
@@ -57,15 +65,24 @@ class AssessmentsView(APIView):
             ).data
         )
 
-    @extend_schema(tags=TAGS, summary="Create an assessment (staff)", request=AssessmentCreateSerializer,
-                   responses={201: AssessmentSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Create an assessment (staff)",
+        request=AssessmentCreateSerializer,
+        responses={201: AssessmentSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         data = AssessmentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        a = services.create(actor=user, course=course, question_set_id=v["question_set"], title=v["title"],
-                            time_limit_minutes=v["time_limit_minutes"])  # fmt: skip
+        a = services.create(
+            actor=user,
+            course=course,
+            question_set_id=v["question_set"],
+            title=v["title"],
+            time_limit_minutes=v["time_limit_minutes"],
+        )
         return Response(AssessmentSerializer(a).data, status=201)
 
 
@@ -87,17 +104,27 @@ class ImportUploadSerializer(serializers.Serializer):
 class ImportsView(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(tags=TAGS, summary="Upload responses for one administration: the preview, every problem by row and "
-                   "column (staff; nothing stored yet)", request={"multipart/form-data": ImportUploadSerializer},
-                   responses={201: ImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Upload responses for one administration: the preview, every problem by row and "
+        "column (staff; nothing stored yet)",
+        request={"multipart/form-data": ImportUploadSerializer},
+        responses={201: ImportSerializer, **E},
+    )
     def post(self, request: Request, code: str, assessment_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.get(course, assessment_id)
         data = ImportUploadSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         f = data.validated_data["file"]
-        imp = services.import_preview(actor=user, course=course, assessment_id=assessment_id, phase=data.validated_data["phase"],
-                                      filename=f.name, data=f.read(services.MAX_UPLOAD + 1))  # fmt: skip
+        imp = services.import_preview(
+            actor=user,
+            course=course,
+            assessment_id=assessment_id,
+            phase=data.validated_data["phase"],
+            filename=f.name,
+            data=f.read(services.MAX_UPLOAD + 1),
+        )
         return Response(ImportSerializer(imp).data, status=201)
 
 
@@ -122,8 +149,12 @@ class ImportView(APIView):
 
 
 class ImportCommitView(APIView):
-    @extend_schema(tags=TAGS, summary="Store the previewed file, all rows or none (staff; 409 if it has problems)",
-                   request=None, responses={200: ImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Store the previewed file, all rows or none (staff; 409 if it has problems)",
+        request=None,
+        responses={200: ImportSerializer, **E},
+    )
     def post(self, request: Request, code: str, assessment_id: int, batch_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         imp = services.import_commit(
@@ -141,16 +172,27 @@ def _readable(request: Request, code: str, assessment_id: int) -> Assessment:
 
 
 class ReportView(APIView):
-    @extend_schema(tags=TAGS, summary="Every figure of the report (staff; students once published). NO RESEARCH "
-                   "participants excluded, groups under 5 suppressed", responses={200: OpenApiResponse(description="The report as JSON."), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Every figure of the report (staff; students once published). NO RESEARCH "
+        "participants excluded, groups under 5 suppressed",
+        responses={200: OpenApiResponse(description="The report as JSON."), **E},
+    )
     def get(self, request: Request, code: str, assessment_id: int) -> Response:
         return Response(report.build(_readable(request, code, assessment_id)))
 
 
 class ExportView(APIView):
-    @extend_schema(tags=TAGS, summary="Exports (staff): de-identified per-participant scores (csv) or the summary (json)",
-                   parameters=[OpenApiParameter("as", str, enum=["csv", "json"], required=False, description="csv (default) or json")],
-                   responses={200: OpenApiResponse(description="text/csv or application/json"), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Exports (staff): de-identified per-participant scores (csv) or the summary (json)",
+        parameters=[
+            OpenApiParameter(
+                "as", str, enum=["csv", "json"], required=False, description="csv (default) or json"
+            )
+        ],
+        responses={200: OpenApiResponse(description="text/csv or application/json"), **E},
+    )
     def get(self, request: Request, code: str, assessment_id: int) -> HttpResponseBase:
         _, course = api_course(request, code, staff=True)
         a = services.get(course, assessment_id)
@@ -182,8 +224,19 @@ class MineView(APIView):
     def get(self, request: Request, code: str, assessment_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         a = services.get(course, assessment_id)
-        return Response([{"phase": r.administration.phase, "status": r.status, "total": r.total, "opted_out": r.opted_out,
-                          "participant": r.participant.code, "scores": r.scores} for r in services.own_responses(a, user)])  # fmt: skip
+        return Response(
+            [
+                {
+                    "phase": r.administration.phase,
+                    "status": r.status,
+                    "total": r.total,
+                    "opted_out": r.opted_out,
+                    "participant": r.participant.code,
+                    "scores": r.scores,
+                }
+                for r in services.own_responses(a, user)
+            ]
+        )
 
 
 class PublishSerializer(serializers.Serializer):
@@ -191,8 +244,12 @@ class PublishSerializer(serializers.Serializer):
 
 
 class PublishView(APIView):
-    @extend_schema(tags=TAGS, summary="Publish or hide the report (staff)", request=PublishSerializer,
-                   responses={200: AssessmentSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Publish or hide the report (staff)",
+        request=PublishSerializer,
+        responses={200: AssessmentSerializer, **E},
+    )
     def post(self, request: Request, code: str, assessment_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = PublishSerializer(data=request.data)
@@ -211,10 +268,18 @@ class DestroyedSerializer(serializers.Serializer):
 
 
 class IdentitiesView(APIView):
-    @extend_schema(tags=TAGS, summary="Destroy the participant-ID → person map for good (instructors; ?confirm=true)",
-                   parameters=[OpenApiParameter("confirm", bool, required=False)], responses={200: DestroyedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Destroy the participant-ID → person map for good (instructors; ?confirm=true)",
+        parameters=[OpenApiParameter("confirm", bool, required=False)],
+        responses={200: DestroyedSerializer, **E},
+    )
     def delete(self, request: Request, code: str, assessment_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
-        n = services.identities_destroy(actor=user, course=course, assessment_id=assessment_id,
-                                        confirm=request.query_params.get("confirm") in ("1", "true"))  # fmt: skip
+        n = services.identities_destroy(
+            actor=user,
+            course=course,
+            assessment_id=assessment_id,
+            confirm=request.query_params.get("confirm") in ("1", "true"),
+        )
         return Response({"links_destroyed": n})

@@ -62,13 +62,26 @@ class SetListView(APIView):
     @extend_schema(tags=TAGS, summary="Question sets of the course", responses={200: ANY, **E})
     def get(self, request: Request, code: str) -> Response:
         _, course, _ = _ctx(request, code)
-        return Response([{"key": s.key, "title": s.title, "assignment": s.assignment.code if s.assignment else None,
-                          "released": s.released_at is not None} for s in QuestionSet.objects.filter(course=course).select_related("assignment")])  # fmt: skip
+        return Response(
+            [
+                {
+                    "key": s.key,
+                    "title": s.title,
+                    "assignment": s.assignment.code if s.assignment else None,
+                    "released": s.released_at is not None,
+                }
+                for s in QuestionSet.objects.filter(course=course).select_related("assignment")
+            ]
+        )
 
 
 class MineView(APIView):
-    @extend_schema(tags=TAGS, summary="Your questions with your own parameters, your answers, and (after release) your grades and keys",
-                   responses={200: ANY, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Your questions with your own parameters, your answers, and (after release) your "
+        "grades and keys",
+        responses={200: ANY, **E},
+    )
     def get(self, request: Request, code: str, key: str) -> Response:
         user, _course, qs = _ctx(request, code, key)
         assert qs is not None  # noqa: S101
@@ -85,9 +98,16 @@ class MineView(APIView):
                 if any(isinstance(v, dict) for v in q.params.values())
                 else dict(q.params)
             )
-            item: dict[str, Any] = {"key": q.key, "kind": q.kind, "points": q.points, "prompt": q.prompt.format(**params) if params else q.prompt,
-                                    "params": params, "parts": [p.get("label", "") for p in q.parts],
-                                    "options": [{"label": o["label"], "text": o["text"]} for o in q.options], "answers": answers.get(q.pk, {})}  # fmt: skip
+            item: dict[str, Any] = {
+                "key": q.key,
+                "kind": q.kind,
+                "points": q.points,
+                "prompt": q.prompt.format(**params) if params else q.prompt,
+                "params": params,
+                "parts": [p.get("label", "") for p in q.parts],
+                "options": [{"label": o["label"], "text": o["text"]} for o in q.options],
+                "answers": answers.get(q.pk, {}),
+            }
             if released and q.pk in grades:
                 g = grades[q.pk]
                 item |= {
@@ -127,28 +147,47 @@ class AnswerView(APIView):
 class UploadView(APIView):
     parser_classes = (MultiPartParser, FormParser)
 
-    @extend_schema(tags=TAGS, summary="Upload answers as CSV (staff): a worker previews it, or stores it with ?commit=1",
-                   description="202 with the upload's progress; poll GET …/uploads/<id>/ until `final`, then read the "
-                               "preview (mapping, counts, every skipped row) and confirm with POST …/uploads/<id>/commit/.",
-                   parameters=[OpenApiParameter("commit", bool, description="Store the answers without waiting for a confirmation.")],
-                   request={"multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}},
-                   responses={202: ANY, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Upload answers as CSV (staff): a worker previews it, or stores it with ?commit=1",
+        description="202 with the upload's progress; poll GET …/uploads/<id>/ until `final`, then "
+        "read the preview (mapping, counts, every skipped row) and confirm with POST "
+        "…/uploads/<id>/commit/.",
+        parameters=[
+            OpenApiParameter(
+                "commit", bool, description="Store the answers without waiting for a confirmation."
+            )
+        ],
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            }
+        },
+        responses={202: ANY, **E},
+    )
     def post(self, request: Request, code: str, key: str) -> Response:
         user, _course, qs = _ctx(request, code, key, staff=True)
         upload = request.FILES.get("file")
         if upload is None or qs is None:
             raise DomainError("Attach the CSV as the form field 'file'.", field="file")
         stored = uploads.upload_create(
-            actor=user, question_set=qs, filename=upload.name or "answers.csv", data=upload.read(),
+            actor=user,
+            question_set=qs,
+            filename=upload.name or "answers.csv",
+            data=upload.read(),
             commit=request.query_params.get("commit") in {"1", "true"},
-        )  # fmt: skip
+        )
         stored.refresh_from_db()  # an eager task (no broker configured) has already finished
         return Response(uploads.progress(stored), status=202)
 
 
 class UploadDetailView(APIView):
-    @extend_schema(tags=TAGS, summary="An answers upload: progress, then the preview or the import's report (staff)",
-                   responses={200: ANY, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="An answers upload: progress, then the preview or the import's report (staff)",
+        responses={200: ANY, **E},
+    )
     def get(self, request: Request, code: str, key: str, upload_id: int) -> Response:
         _user, _course, qs = _ctx(request, code, key, staff=True)
         assert qs is not None  # noqa: S101
@@ -156,8 +195,12 @@ class UploadDetailView(APIView):
 
 
 class UploadCommitView(APIView):
-    @extend_schema(tags=TAGS, summary="Store a previewed upload's answers (staff); 409 until the preview is ready",
-                   request=None, responses={202: ANY, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Store a previewed upload's answers (staff); 409 until the preview is ready",
+        request=None,
+        responses={202: ANY, **E},
+    )
     def post(self, request: Request, code: str, key: str, upload_id: int) -> Response:
         user, _course, qs = _ctx(request, code, key, staff=True)
         assert qs is not None  # noqa: S101
@@ -192,8 +235,8 @@ class ReleaseView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Release (or hide) results and keys to students (staff)",
-        description="409 while a grading pass of the set is still running: students only ever "
-        "see complete passes.",
+        description="409 while a grading pass of the set is still running: students only ever see "
+        "complete passes.",
         request=ReleaseSerializer,
         responses={200: ANY, **E},
     )
@@ -215,26 +258,41 @@ class TotalRowSerializer(serializers.Serializer):
 
 class RunTotalsView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Each student's total in a run's shown pass, by name, paged (staff)",
-        parameters=[*PAGE_PARAMETERS, OpenApiParameter("q", str, description="Name or email contains.")],
+        tags=TAGS,
+        summary="Each student's total in a run's shown pass, by name, paged (staff)",
+        parameters=[
+            *PAGE_PARAMETERS,
+            OpenApiParameter("q", str, description="Name or email contains."),
+        ],
         responses={200: paginated(TotalRowSerializer), **E},
-    )  # fmt: skip
+    )
     def get(self, request: Request, code: str, run_id: int) -> Response:
         _, course, _ = _ctx(request, code, staff=True)
         run = GradingRun.objects.filter(question_set__course=course, pk=run_id).first()
         if run is None:
             raise NotFound("No such run.")
         rows = totals_rows(run, q=request.query_params.get("q", "").strip())
-        return page_response(request, rows, lambda page: [
-            {"email": r["student__email"], "name": r["student__full_name"], "score": r["score"], "max": r["max"]}
-            for r in page
-        ])  # fmt: skip
+        return page_response(
+            request,
+            rows,
+            lambda page: [
+                {
+                    "email": r["student__email"],
+                    "name": r["student__full_name"],
+                    "score": r["score"],
+                    "max": r["max"],
+                }
+                for r in page
+            ],
+        )
 
 
 class RunView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="A run's progress and, with ?results=1, item analysis and the score summary (staff)",
+        summary=(
+            "A run's progress and, with ?results=1, item analysis and the score summary (staff)"
+        ),
         description="Per-student totals are paged at GET …/grading-runs/<id>/totals/.",
         responses={200: ANY, **E},
     )
@@ -251,7 +309,16 @@ class RunView(APIView):
             body["totals_url"] = request.build_absolute_uri(
                 reverse("autograder-api:run-totals", kwargs={"code": code, "run_id": run.pk})
             )
-            body["items"] = [{"question": i.question.key, "mean": i.mean, "share_correct": i.share_correct, "wrong": i.wrong,
-                              "distractors": i.distractors, "implausible": i.implausible} for i in items]  # fmt: skip
+            body["items"] = [
+                {
+                    "question": i.question.key,
+                    "mean": i.mean,
+                    "share_correct": i.share_correct,
+                    "wrong": i.wrong,
+                    "distractors": i.distractors,
+                    "implausible": i.implausible,
+                }
+                for i in items
+            ]
             body["misconceptions"] = misconceptions
         return Response(body)

@@ -39,9 +39,10 @@ class FeedSerializer(serializers.Serializer):
 
 class ReminderChoiceSerializer(serializers.Serializer):
     reminders_off = serializers.ListField(
-        child=serializers.ChoiceField(choices=list(REMINDER_KINDS)), allow_empty=True,
+        child=serializers.ChoiceField(choices=list(REMINDER_KINDS)),
+        allow_empty=True,
         help_text="Kinds of reminder you do not want (assignment, milestone, duty).",
-    )  # fmt: skip
+    )
 
 
 class LectureEditSerializer(serializers.Serializer):
@@ -59,8 +60,11 @@ class DeadlineEditSerializer(serializers.Serializer):
     due_at = serializers.DateTimeField(
         required=False, help_text="New deadline (ISO 8601 with offset)."
     )
-    confirm = serializers.BooleanField(required=False, default=False,
-                                       help_text="Required to move a deadline: everyone affected is e-mailed.")  # fmt: skip
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Required to move a deadline: everyone affected is e-mailed.",
+    )
 
 
 class ImpactQuerySerializer(serializers.Serializer):

@@ -55,13 +55,20 @@ def _instant(request: Request, name: str) -> dt.datetime | None:
 
 class CalendarView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Your calendar: lectures, events, your own deadlines, your group's windows",
+        tags=TAGS,
+        summary="Your calendar: lectures, events, your own deadlines, your group's windows",
         parameters=[
-            OpenApiParameter("from", str, description="Only what ends at or after this (date or ISO 8601 instant)."),
-            OpenApiParameter("to", str, description="Only what starts before this (date or ISO 8601 instant)."),
+            OpenApiParameter(
+                "from",
+                str,
+                description="Only what ends at or after this (date or ISO 8601 instant).",
+            ),
+            OpenApiParameter(
+                "to", str, description="Only what starts before this (date or ISO 8601 instant)."
+            ),
         ],
         responses={200: EventSerializer(many=True), **E},
-    )  # fmt: skip
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         start, end = _instant(request, "from"), _instant(request, "to")
@@ -74,24 +81,33 @@ class CalendarView(APIView):
 def _feed_json(request: Request, course: Course, row: CalendarSettings | None) -> dict[str, Any]:
     token = row.feed_token if row else None
     return {
-        "url": request.build_absolute_uri(reverse("calendar:feed", kwargs={"token": token})) if token else None,
+        "url": request.build_absolute_uri(reverse("calendar:feed", kwargs={"token": token}))
+        if token
+        else None,
         "created_at": row.feed_created_at if row else None,
         "reminders_off": row.reminders_off if row else [],
         "reminder_hours": course.reminder_hours,
-    }  # fmt: skip
+    }
 
 
 class FeedView(APIView):
-    @extend_schema(tags=TAGS, summary="Your feed URL (null until you make one) and reminder choices",
-                   responses={200: FeedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Your feed URL (null until you make one) and reminder choices",
+        responses={200: FeedSerializer, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         return Response(
             _feed_json(request, course, calendar_settings_get(user=user, course=course))
         )
 
-    @extend_schema(tags=TAGS, summary="Choose the reminders you do not want",
-                   request=ReminderChoiceSerializer, responses={200: FeedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Choose the reminders you do not want",
+        request=ReminderChoiceSerializer,
+        responses={200: FeedSerializer, **E},
+    )
     def patch(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         data = ReminderChoiceSerializer(data=request.data)
@@ -101,8 +117,12 @@ class FeedView(APIView):
         )
         return Response(_feed_json(request, course, row))
 
-    @extend_schema(tags=TAGS, summary="Turn the feed off: its URL answers 404 at once",
-                   request=None, responses={200: FeedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Turn the feed off: its URL answers 404 at once",
+        request=None,
+        responses={200: FeedSerializer, **E},
+    )
     def delete(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         row = services.calendar_feed_revoke(actor=user, course=course)
@@ -110,8 +130,12 @@ class FeedView(APIView):
 
 
 class FeedRotateView(APIView):
-    @extend_schema(tags=TAGS, summary="A new feed URL (made on first use); the old one stops at once",
-                   request=None, responses={200: FeedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="A new feed URL (made on first use); the old one stops at once",
+        request=None,
+        responses={200: FeedSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         row = services.calendar_feed_rotate(actor=user, course=course)
@@ -119,8 +143,12 @@ class FeedRotateView(APIView):
 
 
 class LectureEditView(APIView):
-    @extend_schema(tags=TAGS, summary="Change a lecture's title, day or guest flag (staff)",
-                   request=LectureEditSerializer, responses={200: LectureSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Change a lecture's title, day or guest flag (staff)",
+        request=LectureEditSerializer,
+        responses={200: LectureSerializer, **E},
+    )
     def patch(self, request: Request, code: str, lecture_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = LectureEditSerializer(data=request.data)

@@ -52,8 +52,13 @@ class CheckoffSetCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
         choices=CheckoffSet.Kind.choices, help_text="What groups sign up for."
     )
-    title = serializers.CharField(max_length=120, required=False, default="", allow_blank=True,
-                                  help_text="Empty: from the assignment or session.")  # fmt: skip
+    title = serializers.CharField(
+        max_length=120,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Empty: from the assignment or session.",
+    )
     assignment = serializers.IntegerField(
         required=False, allow_null=True, help_text="Required for an assignment checkoff."
     )
@@ -83,16 +88,28 @@ class SetsView(APIView):
             CheckoffSetSerializer(selectors.set_list(user=user, course=course), many=True).data
         )
 
-    @extend_schema(tags=TAGS, summary="Create a sign-up (staff)", request=CheckoffSetCreateSerializer,
-                   responses={201: CheckoffSetSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Create a sign-up (staff)",
+        request=CheckoffSetCreateSerializer,
+        responses={201: CheckoffSetSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         data = CheckoffSetCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        s = services.set_create(actor=user, course=course, kind=v["kind"], title=v["title"], assignment_id=v.get("assignment"),
-                                event_id=v.get("event"), milestone_id=v.get("milestone"), book_by=v.get("book_by"),
-                                publish=v["publish"])  # fmt: skip
+        s = services.set_create(
+            actor=user,
+            course=course,
+            kind=v["kind"],
+            title=v["title"],
+            assignment_id=v.get("assignment"),
+            event_id=v.get("event"),
+            milestone_id=v.get("milestone"),
+            book_by=v.get("book_by"),
+            publish=v["publish"],
+        )
         return Response(CheckoffSetSerializer(s).data, status=201)
 
 
@@ -103,8 +120,12 @@ class SetPublishSerializer(serializers.Serializer):
 
 
 class SetPublishView(APIView):
-    @extend_schema(tags=TAGS, summary="Publish or hide a sign-up (staff)", request=SetPublishSerializer,
-                   responses={200: CheckoffSetSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Publish or hide a sign-up (staff)",
+        request=SetPublishSerializer,
+        responses={200: CheckoffSetSerializer, **E},
+    )
     def post(self, request: Request, code: str, set_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = SetPublishSerializer(data=request.data)
@@ -125,8 +146,20 @@ class CheckoffSlotSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CheckoffSlot
-        fields = ("id", "set", "starts_at", "ends_at", "location", "capacity", "booked", "free", "staff", "staff_name",
-                  "cutoff_at", "open")  # fmt: skip
+        fields = (
+            "id",
+            "set",
+            "starts_at",
+            "ends_at",
+            "location",
+            "capacity",
+            "booked",
+            "free",
+            "staff",
+            "staff_name",
+            "cutoff_at",
+            "open",
+        )
 
     def get_staff_name(self, obj: CheckoffSlot) -> str:
         return obj.staff.get_full_name() if obj.staff else ""
@@ -185,7 +218,8 @@ class SlotsCreateSerializer(serializers.Serializer):
         day = any(k in attrs for k in ("day", "start", "end", "minutes"))
         if one == day:
             raise serializers.ValidationError(
-                "Give either day, start, end and minutes (a day of slots) or starts_at and ends_at (one slot)."
+                "Give either day, start, end and minutes (a day of slots) or starts_at and ends_at "
+                "(one slot)."
             )
         need = ("starts_at", "ends_at") if one else ("day", "start", "end", "minutes")
         missing = [k for k in need if attrs.get(k) is None]
@@ -213,12 +247,26 @@ def _day_start(text: str, course: Course, field: str) -> dt.datetime | None:
 
 
 class SlotsView(APIView):
-    @extend_schema(tags=TAGS, summary="A sign-up's slots with free places, by start (students: published sign-ups)",
-                   parameters=[OpenApiParameter("from", str, required=False, description="First day (course time), YYYY-MM-DD."),
-                               OpenApiParameter("to", str, required=False, description="Day after the last, YYYY-MM-DD."),
-                               OpenApiParameter("free", bool, required=False, description="Only slots with a free place, still open."),
-                               *PAGE_PARAMETERS],
-                   responses={200: paginated(CheckoffSlotSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="A sign-up's slots with free places, by start (students: published sign-ups)",
+        parameters=[
+            OpenApiParameter(
+                "from", str, required=False, description="First day (course time), YYYY-MM-DD."
+            ),
+            OpenApiParameter(
+                "to", str, required=False, description="Day after the last, YYYY-MM-DD."
+            ),
+            OpenApiParameter(
+                "free",
+                bool,
+                required=False,
+                description="Only slots with a free place, still open.",
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(CheckoffSlotSerializer), **E},
+    )
     def get(self, request: Request, code: str, set_id: int) -> Response:
         user, course = api_course(request, code)
         s = selectors.set_list(user=user, course=course).filter(pk=set_id).first()
@@ -245,8 +293,12 @@ class SlotsView(APIView):
             request, qs, lambda page: CheckoffSlotSerializer(page, many=True, context=ctx).data
         )
 
-    @extend_schema(tags=TAGS, summary="Create one slot or a day of slots (staff; preview first with preview=true)",
-                   request=SlotsCreateSerializer, responses={200: SlotsCreatedSerializer, 201: SlotsCreatedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Create one slot or a day of slots (staff; preview first with preview=true)",
+        request=SlotsCreateSerializer,
+        responses={200: SlotsCreatedSerializer, 201: SlotsCreatedSerializer, **E},
+    )
     def post(self, request: Request, code: str, set_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.set_get(course, set_id)
@@ -254,14 +306,38 @@ class SlotsView(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         if "starts_at" in v:
-            plans = services.single_plan(course=course, starts_at=v["starts_at"], ends_at=v["ends_at"], location=v["location"],
-                                         capacity=v["capacity"], staff_id=v.get("staff"))  # fmt: skip
+            plans = services.single_plan(
+                course=course,
+                starts_at=v["starts_at"],
+                ends_at=v["ends_at"],
+                location=v["location"],
+                capacity=v["capacity"],
+                staff_id=v.get("staff"),
+            )
         else:
-            plans = services.slots_plan(course=course, day=v["day"], start=v["start"], end=v["end"], minutes=v["minutes"],
-                                        location=v["location"], capacity=v["capacity"], staff_id=v.get("staff"),
-                                        break_start=v.get("break_start"), break_end=v.get("break_end"))  # fmt: skip
-        body = [{"starts_at": p.starts_at, "ends_at": p.ends_at, "location": p.location, "capacity": p.capacity,
-                 "staff": p.staff.pk if p.staff else None, "clash": p.clash} for p in plans]  # fmt: skip
+            plans = services.slots_plan(
+                course=course,
+                day=v["day"],
+                start=v["start"],
+                end=v["end"],
+                minutes=v["minutes"],
+                location=v["location"],
+                capacity=v["capacity"],
+                staff_id=v.get("staff"),
+                break_start=v.get("break_start"),
+                break_end=v.get("break_end"),
+            )
+        body = [
+            {
+                "starts_at": p.starts_at,
+                "ends_at": p.ends_at,
+                "location": p.location,
+                "capacity": p.capacity,
+                "staff": p.staff.pk if p.staff else None,
+                "clash": p.clash,
+            }
+            for p in plans
+        ]
         if v["preview"]:
             return Response(SlotsCreatedSerializer({"created": False, "slots": body}).data)
         services.slots_create(actor=user, course=course, set_id=set_id, plans=plans)
@@ -276,12 +352,20 @@ class SlotDeletedSerializer(serializers.Serializer):
 
 
 class SlotView(APIView):
-    @extend_schema(tags=TAGS, summary="Delete a slot (staff; a booked one needs ?confirm=true, its groups are e-mailed)",
-                   parameters=[OpenApiParameter("confirm", bool, required=False)], responses={200: SlotDeletedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Delete a slot (staff; a booked one needs ?confirm=true, its groups are e-mailed)",
+        parameters=[OpenApiParameter("confirm", bool, required=False)],
+        responses={200: SlotDeletedSerializer, **E},
+    )
     def delete(self, request: Request, code: str, slot_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
-        n = services.slot_delete(actor=user, course=course, slot_id=slot_id,
-                                 confirm=request.query_params.get("confirm") in ("1", "true"))  # fmt: skip
+        n = services.slot_delete(
+            actor=user,
+            course=course,
+            slot_id=slot_id,
+            confirm=request.query_params.get("confirm") in ("1", "true"),
+        )
         return Response({"deleted": True, "groups_emailed": n})
 
 
@@ -297,8 +381,24 @@ class BookingSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Booking
-        fields = ("id", "set", "set_title", "slot", "starts_at", "ends_at", "location", "group", "group_name", "created_at",
-                  "cancelled_at", "holds", "attendance", "outcome", "notes", "recorded_at")  # fmt: skip
+        fields = (
+            "id",
+            "set",
+            "set_title",
+            "slot",
+            "starts_at",
+            "ends_at",
+            "location",
+            "group",
+            "group_name",
+            "created_at",
+            "cancelled_at",
+            "holds",
+            "attendance",
+            "outcome",
+            "notes",
+            "recorded_at",
+        )
 
 
 class BookSerializer(serializers.Serializer):
@@ -308,8 +408,12 @@ class BookSerializer(serializers.Serializer):
 
 
 class BookView(APIView):
-    @extend_schema(tags=TAGS, summary="Book the slot for your whole group (or move to it)", request=BookSerializer,
-                   responses={201: BookingSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Book the slot for your whole group (or move to it)",
+        request=BookSerializer,
+        responses={201: BookingSerializer, **E},
+    )
     def post(self, request: Request, code: str, slot_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         data = BookSerializer(data=request.data)
@@ -321,8 +425,12 @@ class BookView(APIView):
 
 
 class CancelView(APIView):
-    @extend_schema(tags=TAGS, summary="Cancel your group's booking of the slot (until the cut-off)", request=None,
-                   responses={200: BookingSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Cancel your group's booking of the slot (until the cut-off)",
+        request=None,
+        responses={200: BookingSerializer, **E},
+    )
     def post(self, request: Request, code: str, slot_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         return Response(
@@ -331,13 +439,26 @@ class CancelView(APIView):
 
 
 class BookingsView(APIView):
-    @extend_schema(tags=TAGS, summary="Bookings (students: their group's, outcomes and notes included; staff: all)",
-                   parameters=[OpenApiParameter("set", int, required=False), OpenApiParameter("group", int, required=False, description="Staff."),
-                               OpenApiParameter("date", str, required=False, description="Slots on this day (course time), YYYY-MM-DD."),
-                               OpenApiParameter("outcome", str, required=False, enum=["passed", "redo", "none"]),
-                               OpenApiParameter("cancelled", bool, required=False, description="Include cancelled ones."),
-                               *PAGE_PARAMETERS],
-                   responses={200: paginated(BookingSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Bookings (students: their group's, outcomes and notes included; staff: all)",
+        parameters=[
+            OpenApiParameter("set", int, required=False),
+            OpenApiParameter("group", int, required=False, description="Staff."),
+            OpenApiParameter(
+                "date",
+                str,
+                required=False,
+                description="Slots on this day (course time), YYYY-MM-DD.",
+            ),
+            OpenApiParameter("outcome", str, required=False, enum=["passed", "redo", "none"]),
+            OpenApiParameter(
+                "cancelled", bool, required=False, description="Include cancelled ones."
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(BookingSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = selectors.booking_list(user=user, course=course).order_by("slot__starts_at", "pk")
@@ -363,8 +484,12 @@ class OutcomeSerializer(serializers.Serializer):
     attendance = serializers.ChoiceField(
         choices=Booking.Attendance.choices, help_text="present, no-show, or empty."
     )
-    outcome = serializers.ChoiceField(choices=Booking.Outcome.choices, required=False, default="",
-                                      help_text="passed (needs present), redo (the group may book again), or empty.")  # fmt: skip
+    outcome = serializers.ChoiceField(
+        choices=Booking.Outcome.choices,
+        required=False,
+        default="",
+        help_text="passed (needs present), redo (the group may book again), or empty.",
+    )
     notes = serializers.CharField(
         max_length=5000,
         required=False,
@@ -375,15 +500,25 @@ class OutcomeSerializer(serializers.Serializer):
 
 
 class OutcomeView(APIView):
-    @extend_schema(tags=TAGS, summary="Record attendance and the outcome (staff)", request=OutcomeSerializer,
-                   responses={200: BookingSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Record attendance and the outcome (staff)",
+        request=OutcomeSerializer,
+        responses={200: BookingSerializer, **E},
+    )
     def post(self, request: Request, code: str, booking_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = OutcomeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        b = services.record(actor=user, course=course, booking_id=booking_id, attendance=v["attendance"], outcome=v["outcome"],
-                            notes=v["notes"])  # fmt: skip
+        b = services.record(
+            actor=user,
+            course=course,
+            booking_id=booking_id,
+            attendance=v["attendance"],
+            outcome=v["outcome"],
+            notes=v["notes"],
+        )
         return Response(BookingSerializer(b).data)
 
 
@@ -397,8 +532,12 @@ class RemindedSerializer(serializers.Serializer):
 
 
 class UnbookedView(APIView):
-    @extend_schema(tags=TAGS, summary="Groups holding no place in the sign-up (staff)", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(UnbookedGroupSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Groups holding no place in the sign-up (staff)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(UnbookedGroupSerializer), **E},
+    )
     def get(self, request: Request, code: str, set_id: int) -> Response:
         _, course = api_course(request, code, staff=True)
         s = services.set_get(course, set_id)
@@ -408,8 +547,12 @@ class UnbookedView(APIView):
             lambda page: [{"id": g.pk, "name": g.name} for g in page],
         )
 
-    @extend_schema(tags=TAGS, summary="E-mail every group holding no place to book (staff; once per 10 minutes)", request=None,
-                   responses={202: RemindedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="E-mail every group holding no place to book (staff; once per 10 minutes)",
+        request=None,
+        responses={202: RemindedSerializer, **E},
+    )
     def post(self, request: Request, code: str, set_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         return Response(

@@ -50,9 +50,12 @@ class AllocateSerializer(serializers.Serializer):
         required=False, help_text="IP id; the first free IP in the node's region when left out."
     )
     override_reason = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=300,
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=300,
         help_text="Required for a group under the course's minimum size (audited).",
-    )  # fmt: skip
+    )
 
 
 class WindowNodeSerializer(serializers.ModelSerializer):

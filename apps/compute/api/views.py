@@ -52,9 +52,13 @@ _ctx = api_course
 
 
 def _files(bundle: access.Bundle) -> dict[str, Any]:
-    return {"hosts": access.hosts_block(bundle), "ssh_config": access.ssh_config(bundle),
-            "launch": access.launch_script(bundle), "launch_env": access.launch_env(bundle),
-            "firewall": access.firewall_command(bundle)}  # fmt: skip
+    return {
+        "hosts": access.hosts_block(bundle),
+        "ssh_config": access.ssh_config(bundle),
+        "launch": access.launch_script(bundle),
+        "launch_env": access.launch_env(bundle),
+        "firewall": access.firewall_command(bundle),
+    }
 
 
 class NodeListView(APIView):
@@ -157,17 +161,27 @@ class AllocationListView(APIView):
         user, course = _ctx(request, code, staff=True)
         data = AllocateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        a = services.allocation_create(actor=user, course=course, group_id=data.validated_data["group"],
-                                       node_id=data.validated_data.get("node"), ip_id=data.validated_data.get("static_ip"),
-                                       override_reason=data.validated_data["override_reason"])  # fmt: skip
+        a = services.allocation_create(
+            actor=user,
+            course=course,
+            group_id=data.validated_data["group"],
+            node_id=data.validated_data.get("node"),
+            ip_id=data.validated_data.get("static_ip"),
+            override_reason=data.validated_data["override_reason"],
+        )
         return Response(AllocationSerializer(a).data, status=201)
 
 
 class AllocateAllView(APIView):
-    @extend_schema(tags=TAGS, summary="Allocate every unallocated group, all or nothing (staff)",
-                   description="409 names the groups left without when there are too few free nodes or IPs. "
-                   "Groups under the minimum size are left out: merge them, or allocate each with an override_reason.",
-                   request=None, responses={200: AllocationSerializer(many=True), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Allocate every unallocated group, all or nothing (staff)",
+        description="409 names the groups left without when there are too few free nodes or IPs. "
+        "Groups under the minimum size are left out: merge them, or allocate each with an "
+        "override_reason.",
+        request=None,
+        responses={200: AllocationSerializer(many=True), **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         return Response(
@@ -199,8 +213,15 @@ class MyNodeFilesView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
-        a = Allocation.objects.filter(course=course, group_id=group_id_of(user=user, course=course) or 0,
-                                      ended_at__isnull=True).select_related("node", "static_ip", "group", "course").first()  # fmt: skip
+        a = (
+            Allocation.objects.filter(
+                course=course,
+                group_id=group_id_of(user=user, course=course) or 0,
+                ended_at__isnull=True,
+            )
+            .select_related("node", "static_ip", "group", "course")
+            .first()
+        )
         if a is None:
             raise NotFound("Your group holds no node.")
         return Response(_files(own_node_bundle(allocation=a)))
@@ -298,9 +319,16 @@ class IncidentListView(APIView):
         data = IncidentReportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        i = incidents.incident_report(actor=user, course=course, node_id=v["node"], occurred_at=v["occurred_at"],
-                                      summary=v["summary"], job_ids=v.get("job_ids", ""), logs=v.get("logs", ""),
-                                      repro=v.get("repro", ""))  # fmt: skip
+        i = incidents.incident_report(
+            actor=user,
+            course=course,
+            node_id=v["node"],
+            occurred_at=v["occurred_at"],
+            summary=v["summary"],
+            job_ids=v.get("job_ids", ""),
+            logs=v.get("logs", ""),
+            repro=v.get("repro", ""),
+        )
         return Response(IncidentSerializer(i).data, status=201)
 
 
@@ -315,6 +343,11 @@ class IncidentStatusView(APIView):
         user, course = _ctx(request, code, staff=True)
         data = IncidentStatusSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        i = incidents.incident_update(actor=user, course=course, incident_id=incident_id,
-                                      status=data.validated_data["status"], note=data.validated_data.get("note", ""))  # fmt: skip
+        i = incidents.incident_update(
+            actor=user,
+            course=course,
+            incident_id=incident_id,
+            status=data.validated_data["status"],
+            note=data.validated_data.get("note", ""),
+        )
         return Response(IncidentSerializer(i).data)

@@ -38,10 +38,20 @@ class ProposalOptionSerializer(serializers.Serializer):
 class ProposalInSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS)
     prompt = serializers.CharField(max_length=5000)
-    params_text = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
-                                        help_text="One a line: n = 8, gb in 2..20 step 2, n in {8, 16}.")  # fmt: skip
-    answer = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
-                                   help_text="Numeric: the key as a calculator expression.")  # fmt: skip
+    params_text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="One a line: n = 8, gb in 2..20 step 2, n in {8, 16}.",
+    )
+    answer = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=500,
+        help_text="Numeric: the key as a calculator expression.",
+    )
     unit = serializers.CharField(required=False, allow_blank=True, default="", max_length=20)
     rel_tol = serializers.FloatField(
         required=False, default=0.02, help_text="Relative tolerance, 0.02 = 2 %."
@@ -58,8 +68,22 @@ class ProposalSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = QuestionProposal
-        fields = ("id", "kind", "prompt", "params_text", "answer", "unit", "rel_tol", "options", "status",
-                  "staff_comment", "authors", "question", "created_at", "reviewed_at")  # fmt: skip
+        fields = (
+            "id",
+            "kind",
+            "prompt",
+            "params_text",
+            "answer",
+            "unit",
+            "rel_tol",
+            "options",
+            "status",
+            "staff_comment",
+            "authors",
+            "question",
+            "created_at",
+            "reviewed_at",
+        )
 
     def get_authors(self, obj: QuestionProposal) -> list[str]:
         return [u.get_full_name() or u.email for u in obj.authors.all()]
@@ -81,9 +105,17 @@ def _data(d: dict[str, Any]) -> dict[str, Any]:
 
 
 class ProposalsView(APIView):
-    @extend_schema(tags=TAGS, summary="Proposals (students: theirs and the accepted ones; staff: all)",
-                   parameters=[OpenApiParameter("status", str, required=False, enum=["proposed", "changes", "accepted", "rejected"]),
-                               *PAGE_PARAMETERS], responses={200: paginated(ProposalSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Proposals (students: theirs and the accepted ones; staff: all)",
+        parameters=[
+            OpenApiParameter(
+                "status", str, required=False, enum=["proposed", "changes", "accepted", "rejected"]
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(ProposalSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = (
@@ -95,36 +127,60 @@ class ProposalsView(APIView):
             qs = qs.filter(status=request.query_params["status"])
         return page_response(request, qs, lambda page: ProposalSerializer(page, many=True).data)
 
-    @extend_schema(tags=TAGS, summary="Propose a question (students; refused with every problem, the key checked)",
-                   request=ProposalInSerializer, responses={201: ProposalSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Propose a question (students; refused with every problem, the key checked)",
+        request=ProposalInSerializer,
+        responses={201: ProposalSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         s = ProposalInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         try:
-            p = services.proposal_submit(actor=user, course=course, data=_data(s.validated_data),
-                                         as_group=s.validated_data["as_group"])  # fmt: skip
+            p = services.proposal_submit(
+                actor=user,
+                course=course,
+                data=_data(s.validated_data),
+                as_group=s.validated_data["as_group"],
+            )
         except services.ProposalProblems as exc:
             raise serializers.ValidationError(exc.problems) from None
         return Response(ProposalSerializer(p).data, status=201)
 
 
 class CheckView(APIView):
-    @extend_schema(tags=TAGS, summary="Check a proposal without saving it: problems, or the key on five students' numbers",
-                   request=ProposalInSerializer, responses={200: CheckResultSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary=(
+            "Check a proposal without saving it: problems, or the key on five students' numbers"
+        ),
+        request=ProposalInSerializer,
+        responses={200: CheckResultSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         api_course(request, code)
         s = ProposalInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
-        _, samples, problems = rules.check(kind=d["kind"], prompt=d["prompt"], params_text=d["params_text"], answer=d["answer"],
-                                           rel_tol=d["rel_tol"], options=d["options"])  # fmt: skip
+        _, samples, problems = rules.check(
+            kind=d["kind"],
+            prompt=d["prompt"],
+            params_text=d["params_text"],
+            answer=d["answer"],
+            rel_tol=d["rel_tol"],
+            options=d["options"],
+        )
         return Response({"ok": not problems, "problems": problems, "samples": samples})
 
 
 class ProposalView(APIView):
-    @extend_schema(tags=TAGS, summary="Edit your proposal while it waits (authors)", request=ProposalInSerializer,
-                   responses={200: ProposalSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Edit your proposal while it waits (authors)",
+        request=ProposalInSerializer,
+        responses={200: ProposalSerializer, **E},
+    )
     def put(self, request: Request, code: str, proposal_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         services.proposal_of_author(actor=user, course=course, proposal_id=proposal_id)
@@ -145,8 +201,12 @@ class ReviewInSerializer(serializers.Serializer):
 
 
 class ReviewView(APIView):
-    @extend_schema(tags=TAGS, summary="Accept (joins the contributed set), ask for changes or reject (staff)",
-                   request=ReviewInSerializer, responses={200: ProposalSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Accept (joins the contributed set), ask for changes or reject (staff)",
+        request=ReviewInSerializer,
+        responses={200: ProposalSerializer, **E},
+    )
     def post(self, request: Request, code: str, proposal_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ReviewInSerializer(data=request.data)
@@ -164,11 +224,20 @@ class CreditSerializer(serializers.Serializer):
 
 
 class CreditsView(APIView):
-    @extend_schema(tags=TAGS, summary="Accepted questions per student (staff; for the enhancements component)",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(CreditSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Accepted questions per student (staff; for the enhancements component)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(CreditSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         credits = selectors.accepted_per_student(course)
         people = User.objects.filter(pk__in=list(credits)).order_by("full_name", "email")
-        return page_response(request, people, lambda page: [{"student": u.email, "name": u.full_name,
-                                                             "accepted": credits[u.pk]} for u in page])  # fmt: skip
+        return page_response(
+            request,
+            people,
+            lambda page: [
+                {"student": u.email, "name": u.full_name, "accepted": credits[u.pk]} for u in page
+            ],
+        )

@@ -46,6 +46,10 @@ def coursewhen(value: dt.datetime | None, course: Any) -> str:
         return ""
     full = format_instant(value, _tz(course))
     return format_html(
-        '<time datetime="{}" title="{}"><span class="d-long">{}</span><span class="d-short">{}</span></time>',
-        value.isoformat(), full, full, format_short(value, _tz(course)),
-    )  # fmt: skip
+        '<time datetime="{}" title="{}"><span class="d-long">{}</span><span '
+        'class="d-short">{}</span></time>',
+        value.isoformat(),
+        full,
+        full,
+        format_short(value, _tz(course)),
+    )

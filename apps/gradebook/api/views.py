@@ -42,8 +42,12 @@ class GradebookComponentSerializer(serializers.Serializer):
     satisfactory_threshold = serializers.FloatField(
         required=False, help_text="Minimum percent; 0 is not checked."
     )
-    source = serializers.ChoiceField(choices=list(SOURCE_HELP), required=False,  # type: ignore[assignment]
-                                     help_text="Where scores come from: " + "; ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()))  # fmt: skip
+    source = serializers.ChoiceField(
+        choices=list(SOURCE_HELP),
+        required=False,  # type: ignore[assignment]
+        help_text="Where scores come from: "
+        + "; ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()),
+    )
 
 
 class LetterCutoffSerializer(serializers.Serializer):
@@ -63,11 +67,20 @@ def _components_data(course: Any) -> dict[str, Any]:
     comps = selectors.components_of(course)
     keys = {c.pk: c.key for c in comps}
     return {
-        "components": [{"key": c.key, "name": c.name, "parent": keys.get(c.parent_id or 0), "weight": float(c.weight),
-                        "satisfactory_threshold": float(c.satisfactory_threshold), "source": c.source} for c in comps],
+        "components": [
+            {
+                "key": c.key,
+                "name": c.name,
+                "parent": keys.get(c.parent_id or 0),
+                "weight": float(c.weight),
+                "satisfactory_threshold": float(c.satisfactory_threshold),
+                "source": c.source,
+            }
+            for c in comps
+        ],
         "letter_cutoffs": [{"letter": x, "min": y} for x, y in selectors.cutoffs_of(course)],
         "frozen": selectors.freeze_of(course) is not None,
-    }  # fmt: skip
+    }
 
 
 def _instructor(request: Request, code: str) -> tuple[Any, Any]:
@@ -79,15 +92,22 @@ def _instructor(request: Request, code: str) -> tuple[Any, Any]:
 
 
 class ComponentsView(APIView):
-    @extend_schema(tags=TAGS, summary="Components, weights, thresholds, sources and letter cut-offs (members)",
-                   responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Components, weights, thresholds, sources and letter cut-offs (members)",
+        responses={200: GradebookComponentsSerializer, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code)
         return Response(_components_data(course))
 
-    @extend_schema(tags=TAGS, summary="Change weights, thresholds, sources or cut-offs, all or nothing (instructors; "
-                   "weights that do not add up are refused with the sum)", request=GradebookComponentsSerializer,
-                   responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Change weights, thresholds, sources or cut-offs, all or nothing (instructors; "
+        "weights that do not add up are refused with the sum)",
+        request=GradebookComponentsSerializer,
+        responses={200: GradebookComponentsSerializer, **E},
+    )
     def put(self, request: Request, code: str) -> Response:
         user, course = _instructor(request, code)
         s = GradebookComponentsSerializer(data=request.data)
@@ -125,8 +145,12 @@ class ScoreEntryInSerializer(serializers.Serializer):
     group = serializers.IntegerField(
         required=False, allow_null=True, default=None, help_text="…or a group's id."
     )
-    percent = serializers.CharField(allow_null=True, allow_blank=True, max_length=20,
-                                    help_text="85, 85 %, 17/20; null or empty clears the score.")  # fmt: skip
+    percent = serializers.CharField(
+        allow_null=True,
+        allow_blank=True,
+        max_length=20,
+        help_text="85, 85 %, 17/20; null or empty clears the score.",
+    )
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=300)
 
 
@@ -141,9 +165,12 @@ class ScoreCountsSerializer(serializers.Serializer):
 
 
 class ScoresView(APIView):
-    @extend_schema(tags=TAGS, summary="Entered scores (staff; computed ones are in students/)",
-                   parameters=[OpenApiParameter("component", str, required=False), *PAGE_PARAMETERS],
-                   responses={200: paginated(ScoreEntrySerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Entered scores (staff; computed ones are in students/)",
+        parameters=[OpenApiParameter("component", str, required=False), *PAGE_PARAMETERS],
+        responses={200: paginated(ScoreEntrySerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         qs = (
@@ -155,8 +182,12 @@ class ScoresView(APIView):
             qs = qs.filter(component__key=request.query_params["component"])
         return page_response(request, qs, lambda page: ScoreEntrySerializer(page, many=True).data)
 
-    @extend_schema(tags=TAGS, summary="Set or clear scores, all or nothing; every change audited (staff)",
-                   request=ScoreEntriesInSerializer, responses={200: ScoreCountsSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Set or clear scores, all or nothing; every change audited (staff)",
+        request=ScoreEntriesInSerializer,
+        responses={200: ScoreCountsSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ScoreEntriesInSerializer(data=request.data)
@@ -164,8 +195,16 @@ class ScoresView(APIView):
         changes, errors = [], {}
         for i, x in enumerate(s.validated_data["scores"]):
             try:
-                changes.append(services.score_change(course=course, component_key=x["component"], percent=x["percent"],
-                                                     note=x["note"], student_email=x["student"], group_id=x["group"]))  # fmt: skip
+                changes.append(
+                    services.score_change(
+                        course=course,
+                        component_key=x["component"],
+                        percent=x["percent"],
+                        note=x["note"],
+                        student_email=x["student"],
+                        group_id=x["group"],
+                    )
+                )
             except DomainError as exc:
                 errors[f"scores[{i}].{exc.field or 'score'}"] = [exc.message]
         if errors:  # every bad row at once; nothing stored
@@ -203,11 +242,23 @@ class ScoreImportSerializer(serializers.Serializer):
 
 def _import_data(course: Any, record: ScoreImport) -> dict[str, Any]:
     plan = services.import_plan(course=course, data=bytes(record.content))
-    return {"id": record.pk, "filename": record.filename, "committed_at": record.committed_at,
-            "summary": record.summary, "ok": plan.ok, "notes": plan.notes, "unchanged": plan.unchanged,
-            "problems": [{"row": p.row, "column": p.column, "message": p.message} for p in plan.problems],
-            "changes": [{"who": c.who, "component": c.component.key, "old": old, "new": c.percent}
-                        for c, old in plan.changes[:500]], "changes_count": len(plan.changes)}  # fmt: skip
+    return {
+        "id": record.pk,
+        "filename": record.filename,
+        "committed_at": record.committed_at,
+        "summary": record.summary,
+        "ok": plan.ok,
+        "notes": plan.notes,
+        "unchanged": plan.unchanged,
+        "problems": [
+            {"row": p.row, "column": p.column, "message": p.message} for p in plan.problems
+        ],
+        "changes": [
+            {"who": c.who, "component": c.component.key, "old": old, "new": c.percent}
+            for c, old in plan.changes[:500]
+        ],
+        "changes_count": len(plan.changes),
+    }
 
 
 class ScoreImportUploadSerializer(serializers.Serializer):
@@ -219,16 +270,21 @@ class ScoreImportUploadSerializer(serializers.Serializer):
 class ImportsView(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(tags=TAGS, summary="Upload a score CSV: the preview with every problem by row and column (staff; "
-                   "nothing stored yet)", request={"multipart/form-data": ScoreImportUploadSerializer},
-                   responses={201: ScoreImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Upload a score CSV: the preview with every problem by row and column (staff; "
+        "nothing stored yet)",
+        request={"multipart/form-data": ScoreImportUploadSerializer},
+        responses={201: ScoreImportSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ScoreImportUploadSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         f = s.validated_data["file"]
-        record, _ = services.import_upload(actor=user, course=course, filename=f.name,
-                                           data=f.read(services.imports.MAX_BYTES + 1))  # fmt: skip
+        record, _ = services.import_upload(
+            actor=user, course=course, filename=f.name, data=f.read(services.imports.MAX_BYTES + 1)
+        )
         return Response(_import_data(course, record), status=201)
 
 
@@ -248,8 +304,13 @@ class ImportView(APIView):
 
 
 class ImportCommitView(APIView):
-    @extend_schema(tags=TAGS, summary="Store the previewed file, all rows or none (staff; 409 with problems or "
-                   "when already stored)", request=None, responses={200: ScoreImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Store the previewed file, all rows or none (staff; 409 with problems or when "
+        "already stored)",
+        request=None,
+        responses={200: ScoreImportSerializer, **E},
+    )
     def post(self, request: Request, code: str, import_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.import_commit(actor=user, course=course, import_id=import_id)
@@ -290,11 +351,24 @@ class GradeRowSerializer(serializers.Serializer):
 
 
 def _row(r: selectors.Row) -> dict[str, Any]:
-    return {"student": r.student.email, "name": r.student.full_name, "sid": r.student.sid or "", "group": r.group,
-            "status": r.status, "letter": r.letter, "total": r.total, "to_date": r.grade.to_date, "at_risk": r.at_risk,
-            "reason": r.reason, "missing": r.grade.missing, "frozen": r.frozen,
-            "components": [{"component": k, "percent": c.percent, "origin": c.origin, "detail": c.detail}
-                           for k, c in r.cells.items()]}  # fmt: skip
+    return {
+        "student": r.student.email,
+        "name": r.student.full_name,
+        "sid": r.student.sid or "",
+        "group": r.group,
+        "status": r.status,
+        "letter": r.letter,
+        "total": r.total,
+        "to_date": r.grade.to_date,
+        "at_risk": r.at_risk,
+        "reason": r.reason,
+        "missing": r.grade.missing,
+        "frozen": r.frozen,
+        "components": [
+            {"component": k, "percent": c.percent, "origin": c.origin, "detail": c.detail}
+            for k, c in r.cells.items()
+        ],
+    }
 
 
 FILTERS = [
@@ -320,13 +394,22 @@ def _rows(request: Request, course: Any) -> list[selectors.Row]:
         )
     if sort and sort not in selectors.SORTS:
         raise DomainError(f"sort is one of {', '.join(selectors.SORTS)}.", field="sort")
-    return selectors.filter_rows(selectors.gradebook_rows(course), q=p.get("q", "")[:100], status=status,
-                                 letter=p.get("letter", "")[:3], sort=sort)  # fmt: skip
+    return selectors.filter_rows(
+        selectors.gradebook_rows(course),
+        q=p.get("q", "")[:100],
+        status=status,
+        letter=p.get("letter", "")[:3],
+        sort=sort,
+    )
 
 
 class StudentsView(APIView):
-    @extend_schema(tags=TAGS, summary="Every student's components and course grade (staff; at risk first)",
-                   parameters=[*FILTERS, *PAGE_PARAMETERS], responses={200: paginated(GradeRowSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Every student's components and course grade (staff; at risk first)",
+        parameters=[*FILTERS, *PAGE_PARAMETERS],
+        responses={200: paginated(GradeRowSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         return page_response(request, _rows(request, course), lambda page: [_row(r) for r in page])
@@ -345,9 +428,14 @@ class MyGradeSerializer(GradeRowSerializer):
 
 
 class MeView(APIView):
-    @extend_schema(tags=TAGS, summary="Your own components, course grade and why; with `target`, what you need",
-                   parameters=[OpenApiParameter("target", str, required=False, description="A letter, e.g. A-.")],
-                   responses={200: MyGradeSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Your own components, course grade and why; with `target`, what you need",
+        parameters=[
+            OpenApiParameter("target", str, required=False, description="A letter, e.g. A-.")
+        ],
+        responses={200: MyGradeSerializer, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         components = selectors.components_of(course)
@@ -358,16 +446,26 @@ class MeView(APIView):
         data = _row(r) | {"what_if": None}
         target = request.query_params.get("target", "")[:3]
         if target:
-            w = rules.needed_for(selectors.rule_components(components), {k: c.percent for k, c in r.cells.items()},
-                                 target, selectors.cutoffs_of(course))  # fmt: skip
+            w = rules.needed_for(
+                selectors.rule_components(components),
+                {k: c.percent for k, c in r.cells.items()},
+                target,
+                selectors.cutoffs_of(course),
+            )
             data["what_if"] = {"target": w.target, "needed": w.needed, "message": w.message}
         return Response(data)
 
 
 class ExportView(APIView):
-    @extend_schema(tags=TAGS, summary="CSV of the (filtered) gradebook: Canvas's import shape or plain (staff)",
-                   parameters=[OpenApiParameter("shape", str, enum=["canvas", "plain"], required=False), *FILTERS],
-                   responses={200: OpenApiResponse(description="text/csv"), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="CSV of the (filtered) gradebook: Canvas's import shape or plain (staff)",
+        parameters=[
+            OpenApiParameter("shape", str, enum=["canvas", "plain"], required=False),
+            *FILTERS,
+        ],
+        responses={200: OpenApiResponse(description="text/csv"), **E},
+    )
     def get(self, request: Request, code: str) -> HttpResponseBase:
         _, course = api_course(request, code, staff=True)
         shape = request.query_params.get("shape", "plain")
@@ -387,8 +485,12 @@ class GradeFreezeSerializer(serializers.Serializer):
 
 
 class FreezeView(APIView):
-    @extend_schema(tags=TAGS, summary="Freeze or unfreeze the term's grades (instructors; confirm: true)",
-                   request=GradeFreezeSerializer, responses={200: GradebookComponentsSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Freeze or unfreeze the term's grades (instructors; confirm: true)",
+        request=GradeFreezeSerializer,
+        responses={200: GradebookComponentsSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _instructor(request, code)
         s = GradeFreezeSerializer(data=request.data)

@@ -69,9 +69,15 @@ def _one(course: Course, group_id: int) -> Group:
 
 
 class GroupListView(APIView):
-    @extend_schema(tags=["groups"], summary="Groups of the course", operation_id="courses_groups_list",
-                   description="Staff see members and join codes; students see every group's name and size (their own in full at groups/<id>/).",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(GroupSeenSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=["groups"],
+        summary="Groups of the course",
+        operation_id="courses_groups_list",
+        description="Staff see members and join codes; students see every group's name and size "
+        "(their own in full at groups/<id>/).",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(GroupSeenSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         if is_staff(user, course):
@@ -84,9 +90,14 @@ class GroupListView(APIView):
             request, brief, lambda p: [{**GroupBriefSerializer(g).data, "full": False} for g in p]
         )
 
-    @extend_schema(tags=["groups"], summary="Create a group",
-                   description="A student creates a group and becomes its first member (until the formation deadline); staff create an empty group.",
-                   request=NameSerializer, responses={201: GroupFullSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=["groups"],
+        summary="Create a group",
+        description="A student creates a group and becomes its first member (until the formation "
+        "deadline); staff create an empty group.",
+        request=NameSerializer,
+        responses={201: GroupFullSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         data = NameSerializer(data=request.data)
@@ -118,8 +129,12 @@ class GroupDetailView(APIView):
         services.group_rename(actor=user, group=group, name=data.validated_data["name"])
         return Response(_render(user, course, _one(course, group_id)))
 
-    @extend_schema(tags=["groups"], summary="Dissolve a group (staff)",
-                   description="Every member becomes ungrouped; history is kept.", responses={204: None, **E})  # fmt: skip
+    @extend_schema(
+        tags=["groups"],
+        summary="Dissolve a group (staff)",
+        description="Every member becomes ungrouped; history is kept.",
+        responses={204: None, **E},
+    )
     def delete(self, request: Request, code: str, group_id: int) -> Response:
         user, course = _ctx(request, code)
         services.group_dissolve(actor=user, course=course, group_id=group_id)
@@ -152,9 +167,13 @@ class LeaveView(APIView):
 
 
 class MembersView(APIView):
-    @extend_schema(tags=["groups"], summary="Put a student into this group (staff)",
-                   description="Assigns an ungrouped student or moves one from another group.",
-                   request=UserRefSerializer, responses={200: GroupFullSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=["groups"],
+        summary="Put a student into this group (staff)",
+        description="Assigns an ungrouped student or moves one from another group.",
+        request=UserRefSerializer,
+        responses={200: GroupFullSerializer, **E},
+    )
     def post(self, request: Request, code: str, group_id: int) -> Response:
         user, course = _ctx(request, code, staff=True)
         data = UserRefSerializer(data=request.data)

@@ -55,9 +55,15 @@ class ImpactItemInSerializer(serializers.Serializer):
 
 
 class ItemsView(APIView):
-    @extend_schema(tags=TAGS, summary="Evidence items (students: their group's; staff: all)",
-                   parameters=[OpenApiParameter("group", int, required=False, description="Staff."), *PAGE_PARAMETERS],
-                   responses={200: paginated(ImpactItemSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Evidence items (students: their group's; staff: all)",
+        parameters=[
+            OpenApiParameter("group", int, required=False, description="Staff."),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(ImpactItemSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = selectors.item_list(user=user, course=course).order_by(
@@ -68,8 +74,12 @@ class ItemsView(APIView):
             qs = qs.filter(group_id=int(group))
         return page_response(request, qs, lambda page: ImpactItemSerializer(page, many=True).data)
 
-    @extend_schema(tags=TAGS, summary="Record an evidence item for your group (students)",
-                   request=ImpactItemInSerializer, responses={201: ImpactItemSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Record an evidence item for your group (students)",
+        request=ImpactItemInSerializer,
+        responses={201: ImpactItemSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         s = ImpactItemInSerializer(data=request.data)
@@ -79,8 +89,12 @@ class ItemsView(APIView):
 
 
 class ItemView(APIView):
-    @extend_schema(tags=TAGS, summary="Remove your group's item before the close (staff: any)", request=None,
-                   responses={204: None, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Remove your group's item before the close (staff: any)",
+        request=None,
+        responses={204: None, **E},
+    )
     def delete(self, request: Request, code: str, item_id: int) -> Response:
         user, course = api_course(request, code)
         services.item_remove(actor=user, course=course, item_id=item_id)
@@ -93,8 +107,12 @@ class ItemScoreSerializer(serializers.Serializer):
 
 
 class ItemScoreView(APIView):
-    @extend_schema(tags=TAGS, summary="Score one item (staff)", request=ItemScoreSerializer,
-                   responses={200: ImpactItemSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Score one item (staff)",
+        request=ItemScoreSerializer,
+        responses={200: ImpactItemSerializer, **E},
+    )
     def post(self, request: Request, code: str, item_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ItemScoreSerializer(data=request.data)
@@ -112,19 +130,34 @@ class GroupImpactSerializer(serializers.Serializer):
 
 
 class GroupsView(APIView):
-    @extend_schema(tags=TAGS, summary="Every group's item count and impact score (staff)",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(GroupImpactSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Every group's item count and impact score (staff)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(GroupImpactSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         from django.db.models import Count
 
-        groups = (Group.objects.filter(course=course, dissolved_at__isnull=True)
-                  .annotate(n=Count("impact_items")).order_by("name"))  # fmt: skip
+        groups = (
+            Group.objects.filter(course=course, dissolved_at__isnull=True)
+            .annotate(n=Count("impact_items"))
+            .order_by("name")
+        )
 
         def render(page: list[Any]) -> list[dict[str, Any]]:
             scores = {s.group_id: s for s in GroupImpact.objects.filter(group__in=page)}
-            return [{"group": g.pk, "name": g.name, "items": g.n, "percent": float(scores[g.pk].percent) if g.pk in scores else None,
-                     "note": scores[g.pk].note if g.pk in scores else ""} for g in page]  # fmt: skip
+            return [
+                {
+                    "group": g.pk,
+                    "name": g.name,
+                    "items": g.n,
+                    "percent": float(scores[g.pk].percent) if g.pk in scores else None,
+                    "note": scores[g.pk].note if g.pk in scores else "",
+                }
+                for g in page
+            ]
 
         return page_response(request, groups, render)
 
@@ -137,13 +170,24 @@ class GroupScoreInSerializer(serializers.Serializer):
 
 
 class GroupScoreView(APIView):
-    @extend_schema(tags=TAGS, summary="Set or clear a group's impact score, read by the gradebook (staff)",
-                   request=GroupScoreInSerializer, responses={200: GroupImpactSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Set or clear a group's impact score, read by the gradebook (staff)",
+        request=GroupScoreInSerializer,
+        responses={200: GroupImpactSerializer, **E},
+    )
     def post(self, request: Request, code: str, group_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         s = GroupScoreInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         row = services.group_score(actor=user, course=course, group_id=group_id, **s.validated_data)
         group = Group.objects.get(pk=group_id)
-        return Response({"group": group.pk, "name": group.name, "items": group.impact_items.count(),
-                         "percent": float(row.percent) if row else None, "note": row.note if row else ""})  # fmt: skip
+        return Response(
+            {
+                "group": group.pk,
+                "name": group.name,
+                "items": group.impact_items.count(),
+                "percent": float(row.percent) if row else None,
+                "note": row.note if row else "",
+            }
+        )

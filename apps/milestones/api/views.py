@@ -59,28 +59,47 @@ class GroupRowSerializer(serializers.Serializer):
 
 def _cell(c: Cell) -> dict[str, Any]:
     r = c.record
-    return {"milestone": c.milestone.pk, "key": c.milestone.key, "name": c.milestone.name,
-            "status": c.status.value, "overdue": c.overdue, "due_at": c.due,
-            "extension_hours": r.extension_hours if r else 0, "link": r.link if r else "",
-            "submitted_at": r.submitted_at if r else None,
-            "submitted_by": (r.submitted_by.email if r and r.submitted_by else "")}  # fmt: skip
+    return {
+        "milestone": c.milestone.pk,
+        "key": c.milestone.key,
+        "name": c.milestone.name,
+        "status": c.status.value,
+        "overdue": c.overdue,
+        "due_at": c.due,
+        "extension_hours": r.extension_hours if r else 0,
+        "link": r.link if r else "",
+        "submitted_at": r.submitted_at if r else None,
+        "submitted_by": (r.submitted_by.email if r and r.submitted_by else ""),
+    }
 
 
 class MilestoneBoardView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Each group's milestones (staff: every group, late ones first; students: their own)",
-        parameters=[*PAGE_PARAMETERS,
-                    OpenApiParameter("q", str, description="Staff: group name contains."),
-                    OpenApiParameter("status", str, enum=["overdue", "late", "submitted", "excused"],
-                                     description="Staff: groups with at least one milestone in this status.")],
+        tags=TAGS,
+        summary=(
+            "Each group's milestones (staff: every group, late ones first; students: their own)"
+        ),
+        parameters=[
+            *PAGE_PARAMETERS,
+            OpenApiParameter("q", str, description="Staff: group name contains."),
+            OpenApiParameter(
+                "status",
+                str,
+                enum=["overdue", "late", "submitted", "excused"],
+                description="Staff: groups with at least one milestone in this status.",
+            ),
+        ],
         responses={200: paginated(GroupRowSerializer), **E},
-    )  # fmt: skip
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         milestones = tracked_milestones(course=course)
         if is_staff(user, course):
-            groups: Any = board_groups(course=course, q=request.query_params.get("q", "").strip(),
-                                       status=request.query_params.get("status", ""))  # fmt: skip
+            groups: Any = board_groups(
+                course=course,
+                q=request.query_params.get("q", "").strip(),
+                status=request.query_params.get("status", ""),
+            )
         else:
             own = group_of(course=course, user=user)
             groups = [own] if own else []
@@ -120,39 +139,61 @@ class RecordSerializer(serializers.ModelSerializer):
     def get_status(self, obj: GroupMilestone) -> str:
         from apps.milestones import rules
 
-        return rules.milestone_status(due=obj.milestone.due_at, extension_hours=obj.extension_hours,
-                                      submitted_at=obj.submitted_at, excused=obj.excused).value  # fmt: skip
+        return rules.milestone_status(
+            due=obj.milestone.due_at,
+            extension_hours=obj.extension_hours,
+            submitted_at=obj.submitted_at,
+            excused=obj.excused,
+        ).value
 
 
 class SubmitView(APIView):
-    @extend_schema(tags=TAGS, summary="Record your group's link for a milestone (late after the group's deadline)",
-                   request=SubmitSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Record your group's link for a milestone (late after the group's deadline)",
+        request=SubmitSerializer,
+        responses={200: RecordSerializer, **E},
+    )
     def post(self, request: Request, code: str, milestone_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         data = SubmitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        rec = services.milestone_submit(actor=user, course=course, milestone_id=milestone_id,
-                                        link=data.validated_data["link"])  # fmt: skip
+        rec = services.milestone_submit(
+            actor=user, course=course, milestone_id=milestone_id, link=data.validated_data["link"]
+        )
         return Response(RecordSerializer(rec).data)
 
 
 class ExtensionSerializer(serializers.Serializer):
     group = serializers.IntegerField(help_text="Group id.")
-    hours = serializers.IntegerField(min_value=0, max_value=services.MAX_EXTENSION_HOURS,
-                                     help_text="Hours after the due time; 0 removes the extension.")  # fmt: skip
+    hours = serializers.IntegerField(
+        min_value=0,
+        max_value=services.MAX_EXTENSION_HOURS,
+        help_text="Hours after the due time; 0 removes the extension.",
+    )
     reason = serializers.CharField(max_length=300)
 
 
 class ExtensionView(APIView):
-    @extend_schema(tags=TAGS, summary="Give a group extra hours on a milestone (staff; audited)",
-                   request=ExtensionSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Give a group extra hours on a milestone (staff; audited)",
+        request=ExtensionSerializer,
+        responses={200: RecordSerializer, **E},
+    )
     def post(self, request: Request, code: str, milestone_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = ExtensionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        rec = services.milestone_extend(actor=user, course=course, milestone_id=milestone_id,
-                                        group_id=v["group"], hours=v["hours"], reason=v["reason"])  # fmt: skip
+        rec = services.milestone_extend(
+            actor=user,
+            course=course,
+            milestone_id=milestone_id,
+            group_id=v["group"],
+            hours=v["hours"],
+            reason=v["reason"],
+        )
         return Response(RecordSerializer(rec).data)
 
 
@@ -163,15 +204,25 @@ class ExcuseSerializer(serializers.Serializer):
 
 
 class ExcuseView(APIView):
-    @extend_schema(tags=TAGS, summary="Excuse a group from a milestone, or take it back (staff; audited)",
-                   request=ExcuseSerializer, responses={200: RecordSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Excuse a group from a milestone, or take it back (staff; audited)",
+        request=ExcuseSerializer,
+        responses={200: RecordSerializer, **E},
+    )
     def post(self, request: Request, code: str, milestone_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = ExcuseSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        rec = services.milestone_excuse(actor=user, course=course, milestone_id=milestone_id,
-                                        group_id=v["group"], excused=v["excused"], reason=v["reason"])  # fmt: skip
+        rec = services.milestone_excuse(
+            actor=user,
+            course=course,
+            milestone_id=milestone_id,
+            group_id=v["group"],
+            excused=v["excused"],
+            reason=v["reason"],
+        )
         return Response(RecordSerializer(rec).data)
 
 
@@ -180,13 +231,23 @@ class MilestoneEditSerializer(DeadlineEditSerializer):
 
 
 class MilestoneEditView(APIView):
-    @extend_schema(tags=["calendar"], summary="Rename or move a milestone (staff); moving needs confirm: true",
-                   request=MilestoneEditSerializer, responses={200: MilestoneSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=["calendar"],
+        summary="Rename or move a milestone (staff); moving needs confirm: true",
+        request=MilestoneEditSerializer,
+        responses={200: MilestoneSerializer, **E},
+    )
     def patch(self, request: Request, code: str, milestone_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         v = edit_payload(request, MilestoneEditSerializer)
-        m, _ = services.milestone_update(actor=user, course=course, milestone_id=milestone_id,
-                                         name=v.get("name"), due_at=v.get("due_at"), confirm=v["confirm"])  # fmt: skip
+        m, _ = services.milestone_update(
+            actor=user,
+            course=course,
+            milestone_id=milestone_id,
+            name=v.get("name"),
+            due_at=v.get("due_at"),
+            confirm=v["confirm"],
+        )
         return Response(MilestoneSerializer(m).data)
 
 
@@ -199,9 +260,14 @@ class MilestoneImpactView(DeadlineImpactBase):
     )
 
     @extend_schema(
-        tags=["calendar"], summary="Who moving a milestone would affect (staff; changes nothing)",
-        parameters=[OpenApiParameter("due_at", str, required=True, description="The new deadline (ISO 8601 with offset).")],
+        tags=["calendar"],
+        summary="Who moving a milestone would affect (staff; changes nothing)",
+        parameters=[
+            OpenApiParameter(
+                "due_at", str, required=True, description="The new deadline (ISO 8601 with offset)."
+            )
+        ],
         responses={200: ImpactSerializer, **E},
-    )  # fmt: skip
+    )
     def get(self, request: Request, code: str, milestone_id: int) -> Response:  # type: ignore[override]
         return super().get(request, code, milestone_id=milestone_id)

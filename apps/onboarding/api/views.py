@@ -72,15 +72,25 @@ def _questionnaire(user: Any, course: Any) -> dict[str, Any]:
         .values_list("decision", flat=True)
         .first()
     )
-    return {"title": q.title, "opens_at": q.opens_at, "closes_at": q.closes_at,
-            "questions": OnboardingQuestionSerializer(q.questions.all(), many=True).data, "answers": mine,
-            "responded": QuestionnaireResponse.objects.filter(questionnaire=q).count() if staff else None,
-            "decision": decision}  # fmt: skip
+    return {
+        "title": q.title,
+        "opens_at": q.opens_at,
+        "closes_at": q.closes_at,
+        "questions": OnboardingQuestionSerializer(q.questions.all(), many=True).data,
+        "answers": mine,
+        "responded": QuestionnaireResponse.objects.filter(questionnaire=q).count()
+        if staff
+        else None,
+        "decision": decision,
+    }
 
 
 class QuestionnaireView(APIView):
-    @extend_schema(tags=TAGS, summary="The questions; students get their answers and decision, staff the count",
-                   responses={200: QuestionnaireSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="The questions; students get their answers and decision, staff the count",
+        responses={200: QuestionnaireSerializer, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         return Response(_questionnaire(user, course))
@@ -93,8 +103,12 @@ class AnswersSerializer(serializers.Serializer):
 
 
 class AnswersView(APIView):
-    @extend_schema(tags=TAGS, summary="Save your answers (students; until the close; every problem by question key)",
-                   request=AnswersSerializer, responses={200: QuestionnaireSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Save your answers (students; until the close; every problem by question key)",
+        request=AnswersSerializer,
+        responses={200: QuestionnaireSerializer, **E},
+    )
     def put(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         s = AnswersSerializer(data=request.data)
@@ -117,28 +131,48 @@ class OnboardingPersonSerializer(serializers.Serializer):
 
 
 class PeopleView(APIView):
-    @extend_schema(tags=TAGS, summary="Every student's answers and decision (staff)",
-                   parameters=[OpenApiParameter("unanswered", bool, required=False), *PAGE_PARAMETERS],
-                   responses={200: paginated(OnboardingPersonSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Every student's answers and decision (staff)",
+        parameters=[OpenApiParameter("unanswered", bool, required=False), *PAGE_PARAMETERS],
+        responses={200: paginated(OnboardingPersonSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         from apps.core.models import Role, User
 
-        students = (services.unanswered(course) if request.query_params.get("unanswered") in ("1", "true") else
-                    User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT,
-                                        memberships__is_active=True).order_by("full_name", "email"))  # fmt: skip
+        students = (
+            services.unanswered(course)
+            if request.query_params.get("unanswered") in ("1", "true")
+            else User.objects.filter(
+                memberships__course=course,
+                memberships__role=Role.STUDENT,
+                memberships__is_active=True,
+            ).order_by("full_name", "email")
+        )
 
         def render(page: list[Any]) -> list[dict[str, Any]]:
             ids = [u.pk for u in page]
-            answers = dict(QuestionnaireResponse.objects.filter(questionnaire__course=course, student_id__in=ids)
-                           .values_list("student_id", "answers"))  # fmt: skip
+            answers = dict(
+                QuestionnaireResponse.objects.filter(
+                    questionnaire__course=course, student_id__in=ids
+                ).values_list("student_id", "answers")
+            )
             decisions = dict(
                 EnrollmentDecision.objects.filter(course=course, student_id__in=ids).values_list(
                     "student_id", "decision"
                 )
             )
-            return [{"student": u.email, "name": u.full_name, "answered": u.pk in answers, "answers": answers.get(u.pk),
-                     "decision": decisions.get(u.pk)} for u in page]  # fmt: skip
+            return [
+                {
+                    "student": u.email,
+                    "name": u.full_name,
+                    "answered": u.pk in answers,
+                    "answers": answers.get(u.pk),
+                    "decision": decisions.get(u.pk),
+                }
+                for u in page
+            ]
 
         return page_response(request, students, render)
 
@@ -148,8 +182,12 @@ class QuestionnaireRemindedSerializer(serializers.Serializer):
 
 
 class RemindView(APIView):
-    @extend_schema(tags=TAGS, summary="E-mail everyone who has not answered (staff; once per 10 minutes)",
-                   request=None, responses={200: QuestionnaireRemindedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="E-mail everyone who has not answered (staff; once per 10 minutes)",
+        request=None,
+        responses={200: QuestionnaireRemindedSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         return Response({"reminded": services.remind_unanswered(actor=user, course=course)})
@@ -162,8 +200,12 @@ class DecisionInSerializer(serializers.Serializer):
 
 
 class DecisionView(APIView):
-    @extend_schema(tags=TAGS, summary="Admit, waitlist or decline a student; e-mailed (staff)",
-                   request=DecisionInSerializer, responses={200: OnboardingPersonSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Admit, waitlist or decline a student; e-mailed (staff)",
+        request=DecisionInSerializer,
+        responses={200: OnboardingPersonSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = DecisionInSerializer(data=request.data)
@@ -173,15 +215,27 @@ class DecisionView(APIView):
         student = User.objects.filter(email__iexact=s.validated_data["student"]).first()
         if student is None:
             raise DomainError("No student of this course has this e-mail.", field="student")
-        d = services.decision_set(actor=user, course=course, student_id=student.pk,
-                                  decision=s.validated_data["decision"], note=s.validated_data["note"])  # fmt: skip
+        d = services.decision_set(
+            actor=user,
+            course=course,
+            student_id=student.pk,
+            decision=s.validated_data["decision"],
+            note=s.validated_data["note"],
+        )
         answers = (
             QuestionnaireResponse.objects.filter(questionnaire__course=course, student=student)
             .values_list("answers", flat=True)
             .first()
         )
-        return Response({"student": student.email, "name": student.full_name, "answered": answers is not None,
-                         "answers": answers, "decision": d.decision})  # fmt: skip
+        return Response(
+            {
+                "student": student.email,
+                "name": student.full_name,
+                "answered": answers is not None,
+                "answers": answers,
+                "decision": d.decision,
+            }
+        )
 
 
 class GroupSuggestionSerializer(serializers.ModelSerializer):
@@ -207,19 +261,32 @@ class SuggestionsView(APIView):
             raise NotFound("No suggestion yet; POST to make one.")
         return Response(GroupSuggestionSerializer(s).data)
 
-    @extend_schema(tags=TAGS, summary="Suggest groups of the allowed size from wishes and interests (staff; changes nothing)",
-                   request=SuggestInSerializer, responses={201: GroupSuggestionSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Suggest groups of the allowed size from wishes and interests (staff; changes "
+        "nothing)",
+        request=SuggestInSerializer,
+        responses={201: GroupSuggestionSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = SuggestInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        return Response(GroupSuggestionSerializer(services.suggestion_make(actor=user, course=course, **s.validated_data)).data,
-                        status=201)  # fmt: skip
+        return Response(
+            GroupSuggestionSerializer(
+                services.suggestion_make(actor=user, course=course, **s.validated_data)
+            ).data,
+            status=201,
+        )
 
 
 class AcceptView(APIView):
-    @extend_schema(tags=TAGS, summary="Create the suggested groups, all or nothing (staff)", request=None,
-                   responses={200: GroupSuggestionSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Create the suggested groups, all or nothing (staff)",
+        request=None,
+        responses={200: GroupSuggestionSerializer, **E},
+    )
     def post(self, request: Request, code: str, suggestion_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.suggestion_accept(actor=user, course=course, suggestion_id=suggestion_id)

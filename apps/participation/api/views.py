@@ -45,9 +45,12 @@ class ParticipationEventInSerializer(serializers.Serializer):
 
 
 class EventsView(APIView):
-    @extend_schema(tags=TAGS, summary="Participation events (students: their own; staff: all, ?student=e-mail)",
-                   parameters=[OpenApiParameter("student", str, required=False), *PAGE_PARAMETERS],
-                   responses={200: paginated(ParticipationEventSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Participation events (students: their own; staff: all, ?student=e-mail)",
+        parameters=[OpenApiParameter("student", str, required=False), *PAGE_PARAMETERS],
+        responses={200: paginated(ParticipationEventSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = selectors.event_list(user=user, course=course)
@@ -57,15 +60,25 @@ class EventsView(APIView):
             request, qs, lambda page: ParticipationEventSerializer(page, many=True).data
         )
 
-    @extend_schema(tags=TAGS, summary="Record one event (staff)", request=ParticipationEventInSerializer,
-                   responses={201: ParticipationEventSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Record one event (staff)",
+        request=ParticipationEventInSerializer,
+        responses={201: ParticipationEventSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ParticipationEventInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         d = s.validated_data
-        e = services.event_record(actor=user, course=course, student_email=d["student"], kind=d["kind"],
-                                  occurred_on=d["occurred_on"], note=d["note"])  # fmt: skip
+        e = services.event_record(
+            actor=user,
+            course=course,
+            student_email=d["student"],
+            kind=d["kind"],
+            occurred_on=d["occurred_on"],
+            note=d["note"],
+        )
         return Response(ParticipationEventSerializer(e).data, status=201)
 
 
@@ -88,17 +101,30 @@ class ParticipationSummarySerializer(serializers.Serializer):
 
 
 class SummaryView(APIView):
-    @extend_schema(tags=TAGS, summary="Every student's counts per kind and score (staff)",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(ParticipationSummarySerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Every student's counts per kind and score (staff)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(ParticipationSummarySerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
-        students = User.objects.filter(memberships__course=course, memberships__role="student",
-                                       memberships__is_active=True).order_by("full_name", "email")  # fmt: skip
+        students = User.objects.filter(
+            memberships__course=course, memberships__role="student", memberships__is_active=True
+        ).order_by("full_name", "email")
 
         def render(page: list[Any]) -> list[dict[str, Any]]:
             sums = selectors.summaries(course, [u.pk for u in page])
-            return [{"student": u.email, "name": u.full_name, "counts": sums[u.pk].counts,
-                     "lectures_held": sums[u.pk].held, "score": sums[u.pk].score} for u in page]  # fmt: skip
+            return [
+                {
+                    "student": u.email,
+                    "name": u.full_name,
+                    "counts": sums[u.pk].counts,
+                    "lectures_held": sums[u.pk].held,
+                    "score": sums[u.pk].score,
+                }
+                for u in page
+            ]
 
         return page_response(request, students, render)
 
@@ -116,9 +142,14 @@ class ParticipationImportSerializer(serializers.Serializer):
 
 def _import(course: Any, record: ParticipationImport) -> dict[str, Any]:
     plan = services.import_plan(course=course, data=bytes(record.content))
-    return {"id": record.pk, "filename": record.filename, "committed_at": record.committed_at,
-            "ok": plan.ok and record.committed_at is None, "events": record.added or len(plan.events),
-            "problems": [str(p) for p in plan.problems] if record.committed_at is None else []}  # fmt: skip
+    return {
+        "id": record.pk,
+        "filename": record.filename,
+        "committed_at": record.committed_at,
+        "ok": plan.ok and record.committed_at is None,
+        "events": record.added or len(plan.events),
+        "problems": [str(p) for p in plan.problems] if record.committed_at is None else [],
+    }
 
 
 class ParticipationUploadSerializer(serializers.Serializer):
@@ -128,9 +159,12 @@ class ParticipationUploadSerializer(serializers.Serializer):
 class ImportsView(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(tags=TAGS, summary="Upload events as CSV: the preview (staff; nothing stored yet)",
-                   request={"multipart/form-data": ParticipationUploadSerializer},
-                   responses={201: ParticipationImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Upload events as CSV: the preview (staff; nothing stored yet)",
+        request={"multipart/form-data": ParticipationUploadSerializer},
+        responses={201: ParticipationImportSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = ParticipationUploadSerializer(data=request.data)
@@ -156,8 +190,12 @@ class ImportView(APIView):
 
 
 class ImportCommitView(APIView):
-    @extend_schema(tags=TAGS, summary="Store the previewed events, all or none (staff)", request=None,
-                   responses={200: ParticipationImportSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Store the previewed events, all or none (staff)",
+        request=None,
+        responses={200: ParticipationImportSerializer, **E},
+    )
     def post(self, request: Request, code: str, import_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         services.import_commit(actor=user, course=course, import_id=import_id)

@@ -27,7 +27,8 @@ from apps.peerreview import pairing, services
 from apps.peerreview.models import CRITERIA, RECOMMENDATIONS, PeerAssignment, PeerReview, PeerRound
 
 E = error_responses(
-    e409="A stale save (someone saved after you opened it), a published round, or the due date passed."
+    e409="A stale save (someone saved after you opened it), a published round, or the due date "
+    "passed."
 )
 TAGS = ["peer-review"]
 
@@ -68,15 +69,26 @@ class RoundsView(APIView):
             qs = qs.filter(published_at__isnull=False)
         return Response(PeerRoundSerializer(qs, many=True).data)
 
-    @extend_schema(tags=TAGS, summary="Create a round (staff)", request=PeerRoundCreateSerializer,
-                   responses={201: PeerRoundSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Create a round (staff)",
+        request=PeerRoundCreateSerializer,
+        responses={201: PeerRoundSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         data = PeerRoundCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        r = services.round_create(actor=user, course=course, milestone_id=v["milestone"], due_at=v["due_at"], k=v["k"],
-                                  show_reviewers=v["show_reviewers"], title=v["title"])  # fmt: skip
+        r = services.round_create(
+            actor=user,
+            course=course,
+            milestone_id=v["milestone"],
+            due_at=v["due_at"],
+            k=v["k"],
+            show_reviewers=v["show_reviewers"],
+            title=v["title"],
+        )
         return Response(PeerRoundSerializer(r).data, status=201)
 
 
@@ -105,13 +117,23 @@ class PairingRequestSerializer(serializers.Serializer):
 
 
 def _pairing(r: PeerRound, result: pairing.Pairing) -> dict[str, Any]:
-    return {"ok": result.ok, "seed": r.seed, "pairs": [{"reviewer": a, "reviewee": b} for a, b in result.pairs],
-            "reasons": result.reasons, "shared_window_pairs": result.soft_violations, "published": bool(r.published_at)}  # fmt: skip
+    return {
+        "ok": result.ok,
+        "seed": r.seed,
+        "pairs": [{"reviewer": a, "reviewee": b} for a, b in result.pairs],
+        "reasons": result.reasons,
+        "shared_window_pairs": result.soft_violations,
+        "published": bool(r.published_at),
+    }
 
 
 class PairingView(APIView):
-    @extend_schema(tags=TAGS, summary="Preview a pairing for a seed (staff; changes nothing)",
-                   parameters=[OpenApiParameter("seed", int, required=False)], responses={200: PairingSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Preview a pairing for a seed (staff; changes nothing)",
+        parameters=[OpenApiParameter("seed", int, required=False)],
+        responses={200: PairingSerializer, **E},
+    )
     def get(self, request: Request, code: str, round_id: int) -> Response:
         _, course = api_course(request, code, staff=True)
         r = services.round_get(course, round_id)
@@ -127,8 +149,12 @@ class PairingView(APIView):
             _pairing(r, pairing.pair(services.problem_for(r, seed=int(seed) if seed else None)))
         )
 
-    @extend_schema(tags=TAGS, summary="Keep a pairing as the proposal, and publish it if asked (staff)",
-                   request=PairingRequestSerializer, responses={200: PairingSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Keep a pairing as the proposal, and publish it if asked (staff)",
+        request=PairingRequestSerializer,
+        responses={200: PairingSerializer, **E},
+    )
     def post(self, request: Request, code: str, round_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = PairingRequestSerializer(data=request.data)
@@ -150,8 +176,12 @@ class PeerAssignmentSerializer(serializers.ModelSerializer):
 
 
 class AssignmentsView(APIView):
-    @extend_schema(tags=TAGS, summary="Who reviews whom (staff: all; a group: whom it reviews)", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(PeerAssignmentSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Who reviews whom (staff: all; a group: whom it reviews)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(PeerAssignmentSerializer), **E},
+    )
     def get(self, request: Request, code: str, round_id: int) -> Response:
         user, course = api_course(request, code)
         r = services.round_get(course, round_id)
@@ -178,10 +208,18 @@ class DraftSerializer(serializers.Serializer):
 
 
 class DraftsView(APIView):
-    @extend_schema(tags=TAGS, summary="Drafts you may read: your group's and, once published, those your group reviews "
-                   "(staff: every group's)", parameters=[OpenApiParameter("round", int, required=False, description="Default: the latest round."),
-                               *PAGE_PARAMETERS],
-                   responses={200: paginated(DraftSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Drafts you may read: your group's and, once published, those your group reviews "
+        "(staff: every group's)",
+        parameters=[
+            OpenApiParameter(
+                "round", int, required=False, description="Default: the latest round."
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(DraftSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         rid = request.query_params.get("round", "")
@@ -210,9 +248,21 @@ class DraftsView(APIView):
                 ).values("reviewee_id")
                 qs = qs.filter(Q(group=group) | Q(group_id__in=targets))
         due = r.milestone.due_at
-        return page_response(request, qs, lambda page: [
-            {"round": r.pk, "group": d.group_id, "group_name": d.group.name, "link": d.link, "submitted_at": d.submitted_at,
-             "late": bool(d.submitted_at and d.submitted_at > due)} for d in page])  # fmt: skip
+        return page_response(
+            request,
+            qs,
+            lambda page: [
+                {
+                    "round": r.pk,
+                    "group": d.group_id,
+                    "group_name": d.group.name,
+                    "link": d.link,
+                    "submitted_at": d.submitted_at,
+                    "late": bool(d.submitted_at and d.submitted_at > due),
+                }
+                for d in page
+            ],
+        )
 
 
 class PeerReviewSerializer(serializers.ModelSerializer):
@@ -222,8 +272,22 @@ class PeerReviewSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = PeerReview
-        fields = ("id", "assignment", "round", "reviewer", "reviewee", *[k for k, _ in CRITERIA], "strengths",
-                  "weaknesses", "suggestions", "recommendation", "status", "version", "updated_at", "submitted_at")  # fmt: skip
+        fields = (
+            "id",
+            "assignment",
+            "round",
+            "reviewer",
+            "reviewee",
+            *[k for k, _ in CRITERIA],
+            "strengths",
+            "weaknesses",
+            "suggestions",
+            "recommendation",
+            "status",
+            "version",
+            "updated_at",
+            "submitted_at",
+        )
 
     def get_reviewer(self, obj: PeerReview) -> int | None:
         """The reviewing group, unless the round hides reviewers from the reviewed group."""
@@ -232,8 +296,13 @@ class PeerReviewSerializer(serializers.ModelSerializer):
 
 
 class ReviewsView(APIView):
-    @extend_schema(tags=TAGS, summary="Reviews: your group's writing, and reviews of your group once the due date has "
-                   "passed (staff: all)", parameters=PAGE_PARAMETERS, responses={200: paginated(PeerReviewSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Reviews: your group's writing, and reviews of your group once the due date has "
+        "passed (staff: all)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(PeerReviewSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = (
@@ -248,9 +317,15 @@ class ReviewsView(APIView):
                 qs = qs.none()
             else:
                 now = timezone.now()
-                qs = qs.filter(Q(assignment__reviewer=group) | Q(
-                    assignment__reviewee=group, status=PeerReview.Status.SUBMITTED, assignment__round__due_at__lte=now,
-                    assignment__round__published_at__isnull=False))  # fmt: skip
+                qs = qs.filter(
+                    Q(assignment__reviewer=group)
+                    | Q(
+                        assignment__reviewee=group,
+                        status=PeerReview.Status.SUBMITTED,
+                        assignment__round__due_at__lte=now,
+                        assignment__round__published_at__isnull=False,
+                    )
+                )
 
                 def hide(rv: PeerReview) -> bool:
                     return (
@@ -290,17 +365,31 @@ class PeerReviewSaveSerializer(serializers.Serializer):
 
 
 class ReviewSaveView(APIView):
-    @extend_schema(tags=TAGS, summary="Save or submit your group's review of an assignment (until the due date)",
-                   request=PeerReviewSaveSerializer, responses={200: PeerReviewSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Save or submit your group's review of an assignment (until the due date)",
+        request=PeerReviewSaveSerializer,
+        responses={200: PeerReviewSerializer, **E},
+    )
     def put(self, request: Request, code: str, pair_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         group = services.group_of(course, user)
-        if group is None or not PeerAssignment.objects.filter(pk=pair_id, reviewer=group, round__course=course,
-                                                              round__published_at__isnull=False).exists():  # fmt: skip
+        if (
+            group is None
+            or not PeerAssignment.objects.filter(
+                pk=pair_id, reviewer=group, round__course=course, round__published_at__isnull=False
+            ).exists()
+        ):
             raise NotFound("No such review for your group.")
         data = PeerReviewSaveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = dict(data.validated_data)
-        review = services.review_save(actor=user, course=course, assignment_id=pair_id, version=v.pop("version"),
-                                      submit=v.pop("submit"), data=v)  # fmt: skip
+        review = services.review_save(
+            actor=user,
+            course=course,
+            assignment_id=pair_id,
+            version=v.pop("version"),
+            submit=v.pop("submit"),
+            data=v,
+        )
         return Response(PeerReviewSerializer(review).data)

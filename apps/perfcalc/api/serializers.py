@@ -82,8 +82,13 @@ def input_serializer(name: str) -> type[serializers.Serializer]:
                 choices=p.choices, required=False, help_text=_help(p)
             )
         elif p.kind in {"fractions", "factors"}:
-            item = type(p)(p.name, p.label, p.unit, p.help,
-                           kind="fraction" if p.kind == "fractions" else "factor")  # fmt: skip
+            item = type(p)(
+                p.name,
+                p.label,
+                p.unit,
+                p.help,
+                kind="fraction" if p.kind == "fractions" else "factor",
+            )
             fields[p.name] = serializers.ListField(
                 child=quantity_field(item), min_length=1, max_length=64, help_text=_help(p)
             )
@@ -92,10 +97,11 @@ def input_serializer(name: str) -> type[serializers.Serializer]:
             fields[p.name] = quantity_field(p, required=required, help_text=_help(p))
     if f.uses_model:
         fields["model"] = serializers.ChoiceField(
-            choices=list(catalog.models()), required=False,
-            help_text="Catalog model key (see /api/v1/perfcalc/models/) to fill the model dimensions "
-            "you do not give: " + ", ".join(f.model_fields) + ".",
-        )  # fmt: skip
+            choices=list(catalog.models()),
+            required=False,
+            help_text="Catalog model key (see /api/v1/perfcalc/models/) to fill the model "
+            "dimensions you do not give: " + ", ".join(f.model_fields) + ".",
+        )
     if f.uses_gpu:
         fields["gpu"] = serializers.CharField(
             required=False,

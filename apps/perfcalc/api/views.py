@@ -87,58 +87,125 @@ def formula_views() -> list[tuple[str, Any]]:
 
 
 class FormulaIndexView(APIView):
-    @extend_schema(tags=["perfcalc"], summary="Every formula with its inputs and units",
-                   responses={200: OpenApiResponse(description="Formulas by name."), **AUTH})  # fmt: skip
+    @extend_schema(
+        tags=["perfcalc"],
+        summary="Every formula with its inputs and units",
+        responses={200: OpenApiResponse(description="Formulas by name."), **AUTH},
+    )
     def get(self, request: Request) -> Response:
-        return Response({
-            name: {"title": f.title, "topic": f.topic, "summary": f.summary, "unit": f.result_unit,
-                   "uses_gpu": f.uses_gpu, "uses_model": f.uses_model, "model_fields": f.model_fields,
-                   "example": f.example,
-                   "inputs": [{"name": p.name, "label": p.label, "unit": p.unit, "kind": p.kind,
-                               "required": p.required, "default": p.default, "choices": list(p.choices),
-                               "help": p.help} for p in f.params]}
-            for name, f in all_formulas().items()
-        })  # fmt: skip
+        return Response(
+            {
+                name: {
+                    "title": f.title,
+                    "topic": f.topic,
+                    "summary": f.summary,
+                    "unit": f.result_unit,
+                    "uses_gpu": f.uses_gpu,
+                    "uses_model": f.uses_model,
+                    "model_fields": f.model_fields,
+                    "example": f.example,
+                    "inputs": [
+                        {
+                            "name": p.name,
+                            "label": p.label,
+                            "unit": p.unit,
+                            "kind": p.kind,
+                            "required": p.required,
+                            "default": p.default,
+                            "choices": list(p.choices),
+                            "help": p.help,
+                        }
+                        for p in f.params
+                    ],
+                }
+                for name, f in all_formulas().items()
+            }
+        )
 
 
 class HardwareView(APIView):
-    @extend_schema(tags=["perfcalc"], summary="GPU catalog (with sources) and your courses' custom profiles",
-                   responses={200: OpenApiResponse(description="GPUs and links."), **AUTH})  # fmt: skip
+    @extend_schema(
+        tags=["perfcalc"],
+        summary="GPU catalog (with sources) and your courses' custom profiles",
+        responses={200: OpenApiResponse(description="GPUs and links."), **AUTH},
+    )
     def get(self, request: Request) -> Response:
         from apps.perfcalc.calc import catalog
 
         user: User = request.user  # type: ignore[assignment]
-        return Response({
-            "gpus": [{"key": g.key, "name": g.name, "source": g.source, "custom": g.custom,
-                      "memory_bytes": g.memory_bytes, "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
-                      "tdp_w": g.tdp_w, "peaks_flops_per_s": g.peaks}
-                     for g in gpu_table(user=user).values()],
-            "links": [{"key": x.key, "name": x.name, "bandwidth_bytes_per_s": x.bandwidth_bytes_per_s,
-                       "direction": x.direction, "source": x.source} for x in catalog.links().values()],
-        })  # fmt: skip
+        return Response(
+            {
+                "gpus": [
+                    {
+                        "key": g.key,
+                        "name": g.name,
+                        "source": g.source,
+                        "custom": g.custom,
+                        "memory_bytes": g.memory_bytes,
+                        "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
+                        "tdp_w": g.tdp_w,
+                        "peaks_flops_per_s": g.peaks,
+                    }
+                    for g in gpu_table(user=user).values()
+                ],
+                "links": [
+                    {
+                        "key": x.key,
+                        "name": x.name,
+                        "bandwidth_bytes_per_s": x.bandwidth_bytes_per_s,
+                        "direction": x.direction,
+                        "source": x.source,
+                    }
+                    for x in catalog.links().values()
+                ],
+            }
+        )
 
 
 class ModelsView(APIView):
-    @extend_schema(tags=["perfcalc"], summary="Model catalog: dimensions with their sources",
-                   responses={200: OpenApiResponse(description="Models by key."), **AUTH})  # fmt: skip
+    @extend_schema(
+        tags=["perfcalc"],
+        summary="Model catalog: dimensions with their sources",
+        responses={200: OpenApiResponse(description="Models by key."), **AUTH},
+    )
     def get(self, request: Request) -> Response:
         from apps.perfcalc.calc import catalog
 
-        return Response({"models": [{"key": m.key, "name": m.name, "source": m.source, **m.figures}
-                                    for m in catalog.models().values()]})  # fmt: skip
+        return Response(
+            {
+                "models": [
+                    {"key": m.key, "name": m.name, "source": m.source, **m.figures}
+                    for m in catalog.models().values()
+                ]
+            }
+        )
 
 
 class PlanView(APIView):
     @extend_schema(
-        tags=["perfcalc"], summary="Training-step planner: memory per GPU, step time by part, MFU, rank",
-        description="Query parameters as on /calc/plan/: model, nodes (1–8), tp, pp, dp, micro_batch, "
-        "global_batch, sequence_length, zero_stage (0–3), recompute (none/selective/full), kernel_efficiency. "
-        "Missing ones take the page's defaults.",
-        parameters=[OpenApiParameter(n, str, required=False) for n in
-                    ("model", "nodes", "tp", "pp", "dp", "micro_batch", "global_batch", "sequence_length",
-                     "zero_stage", "recompute", "kernel_efficiency")],
+        tags=["perfcalc"],
+        summary="Training-step planner: memory per GPU, step time by part, MFU, rank",
+        description="Query parameters as on /calc/plan/: model, nodes (1–8), tp, pp, dp, "
+        "micro_batch, global_batch, sequence_length, zero_stage (0–3), recompute "
+        "(none/selective/full), kernel_efficiency. Missing ones take the page's defaults.",
+        parameters=[
+            OpenApiParameter(n, str, required=False)
+            for n in (
+                "model",
+                "nodes",
+                "tp",
+                "pp",
+                "dp",
+                "micro_batch",
+                "global_batch",
+                "sequence_length",
+                "zero_stage",
+                "recompute",
+                "kernel_efficiency",
+            )
+        ],
         responses={200: OpenApiResponse(description="The plan."), 400: BAD, **AUTH},
-    )  # fmt: skip
+    )
     def get(self, request: Request) -> Response:
         from apps.perfcalc.calc import plan as planner
 
@@ -151,18 +218,24 @@ class PlanView(APIView):
 
 class BatchView(APIView):
     @extend_schema(
-        tags=["perfcalc"], summary="Many calls at once",
+        tags=["perfcalc"],
+        summary="Many calls at once",
         description="Each call answered in order; a bad call reports its field errors and never "
         "stops the others.",
         request=BatchRequestSerializer,
         responses={200: BatchResponseSerializer, 400: OpenApiResponse(ErrorSerializer), **AUTH},
-    )  # fmt: skip
+    )
     def post(self, request: Request) -> Response:
         data = _object(request.data)
         calls = data.get("calls") if data else None
         if not isinstance(calls, list) or not calls:
-            return Response({"detail": "Send {\"calls\": [{\"formula\": …, \"inputs\": {…}}, …]}.",
-                             "code": "invalid"}, status=400)  # fmt: skip
+            return Response(
+                {
+                    "detail": 'Send {"calls": [{"formula": …, "inputs": {…}}, …]}.',
+                    "code": "invalid",
+                },
+                status=400,
+            )
         if len(calls) > MAX_CALLS:
             return Response(
                 {"detail": f"At most {MAX_CALLS} calls per request.", "code": "invalid"}, status=400
@@ -189,11 +262,12 @@ class BatchView(APIView):
 
 class VectorView(APIView):
     @extend_schema(
-        tags=["perfcalc"], summary="One formula over arrays of inputs (numpy)",
+        tags=["perfcalc"],
+        summary="One formula over arrays of inputs (numpy)",
         description="Rows with a bad value get an error and a null value; the rest are computed.",
         request=VectorRequestSerializer,
         responses={200: VectorResponseSerializer, 400: BAD, **AUTH},
-    )  # fmt: skip
+    )
     def post(self, request: Request) -> Response:
         data = _object(request.data) or {}
         inputs = data.get("inputs")

@@ -87,14 +87,36 @@ def gpu(key: str) -> GPU:
 
 # ------------------------------------------------------------------ models
 
-MODEL_FIELDS = ("parameters", "active_parameters", "layers", "hidden_size", "heads", "kv_heads",
-                "head_dim", "ffn_size", "vocab_size", "experts", "active_experts", "kv_lora_rank",
-                "rope_head_dim")  # fmt: skip
-FIELD_WORDS = {"parameters": "parameters", "active_parameters": "active parameters per token",
-               "layers": "layers", "hidden_size": "hidden size", "heads": "attention heads",
-               "kv_heads": "KV heads", "head_dim": "head dim", "ffn_size": "FFN size",
-               "vocab_size": "vocabulary", "experts": "experts", "active_experts": "experts per token",
-               "kv_lora_rank": "KV latent (MLA)", "rope_head_dim": "RoPE key dim (MLA)"}  # fmt: skip
+MODEL_FIELDS = (
+    "parameters",
+    "active_parameters",
+    "layers",
+    "hidden_size",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn_size",
+    "vocab_size",
+    "experts",
+    "active_experts",
+    "kv_lora_rank",
+    "rope_head_dim",
+)
+FIELD_WORDS = {
+    "parameters": "parameters",
+    "active_parameters": "active parameters per token",
+    "layers": "layers",
+    "hidden_size": "hidden size",
+    "heads": "attention heads",
+    "kv_heads": "KV heads",
+    "head_dim": "head dim",
+    "ffn_size": "FFN size",
+    "vocab_size": "vocabulary",
+    "experts": "experts",
+    "active_experts": "experts per token",
+    "kv_lora_rank": "KV latent (MLA)",
+    "rope_head_dim": "RoPE key dim (MLA)",
+}
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,15 @@ def _with_model(name: str, inputs: dict[str, Any], key: Any) -> tuple[dict[str, 
             kind = (
                 "an MLA" if figure in {"kv_lora_rank", "rope_head_dim"} else "a mixture-of-experts"
             )
-            raise InputErrors([InputError(
-                "model", f"{found.name} has no {catalog.FIELD_WORDS[figure]} (not {kind} model); "
-                f"type {param} in instead")])  # fmt: skip
+            raise InputErrors(
+                [
+                    InputError(
+                        "model",
+                        f"{found.name} has no {catalog.FIELD_WORDS[figure]} (not {kind} model); "
+                        f"type {param} in instead",
+                    )
+                ]
+            )
         inputs[param] = int(value) if float(value).is_integer() and value < 1e6 else value
         shown = f"{sig(value / 1e9)}B" if value >= 1e9 else f"{value:g}"
         used.append(f"{catalog.FIELD_WORDS[figure]} {shown}")
@@ -65,9 +71,10 @@ def evaluate(name: str, raw: Mapping[str, Any], *, gpus: Mapping[str, GPU] | Non
             gpus=gpus,
         )
         return dataclasses.replace(
-            result, steps=(model_note, *result.steps),
+            result,
+            steps=(model_note, *result.steps),
             extras={**result.extras, "model": str(raw["model"])},
-        )  # fmt: skip
+        )
     gpu_key = raw.get("gpu")
     if not gpu_key:
         return formula(**inputs)

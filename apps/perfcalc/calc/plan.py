@@ -31,11 +31,26 @@ GPU = "h100-sxm"
 INTRA_LINK = "nvlink4-per-direction"
 INTER_LINK = "gcp-a3-high-gpu-nic"
 TP_CHOICES = (1, 2, 4, 8)
-DEFAULTS: dict[str, Any] = {"model": "llama-3-8b", "nodes": 1, "tp": 1, "pp": 1, "dp": 8, "micro_batch": 1,
-                            "global_batch": 64, "sequence_length": 4096, "zero_stage": "1",
-                            "recompute": "selective", "kernel_efficiency": 0.6}  # fmt: skip
-PARTS = (("compute_s", "Compute"), ("tp_comm_s", "Tensor-parallel AllReduce"), ("pp_comm_s", "Pipeline sends"),
-         ("dp_comm_s", "Data-parallel AllReduce"), ("bubble_s", "Pipeline bubble"))  # fmt: skip
+DEFAULTS: dict[str, Any] = {
+    "model": "llama-3-8b",
+    "nodes": 1,
+    "tp": 1,
+    "pp": 1,
+    "dp": 8,
+    "micro_batch": 1,
+    "global_batch": 64,
+    "sequence_length": 4096,
+    "zero_stage": "1",
+    "recompute": "selective",
+    "kernel_efficiency": 0.6,
+}
+PARTS = (
+    ("compute_s", "Compute"),
+    ("tp_comm_s", "Tensor-parallel AllReduce"),
+    ("pp_comm_s", "Pipeline sends"),
+    ("dp_comm_s", "Data-parallel AllReduce"),
+    ("bubble_s", "Pipeline bubble"),
+)
 
 
 @dataclass
@@ -54,10 +69,20 @@ class Plan:
     alternatives: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"inputs": self.inputs, "model": self.model.key, "gpu": self.gpu.key,
-                "memory_bytes": self.memory, "time_s": self.time, "mfu": self.mfu,
-                "tokens_per_s": self.tokens_per_s, "microbatches": self.microbatches, "fits": self.fits,
-                "rank": self.rank, "feasible_layouts": self.feasible, "alternatives": self.alternatives}  # fmt: skip
+        return {
+            "inputs": self.inputs,
+            "model": self.model.key,
+            "gpu": self.gpu.key,
+            "memory_bytes": self.memory,
+            "time_s": self.time,
+            "mfu": self.mfu,
+            "tokens_per_s": self.tokens_per_s,
+            "microbatches": self.microbatches,
+            "fits": self.fits,
+            "rank": self.rank,
+            "feasible_layouts": self.feasible,
+            "alternatives": self.alternatives,
+        }
 
 
 def _int(raw: dict[str, Any], name: str, lo: int, hi: int, errors: list[InputError]) -> int:
@@ -116,14 +141,23 @@ def clean(raw: dict[str, Any]) -> dict[str, Any]:
                 )
             )
         if out["tp"] * out["pp"] * out["dp"] != gpus:
-            errors.append(InputError("dp", f"TP × PP × DP = {out['tp'] * out['pp'] * out['dp']} must equal the "
-                                           f"{gpus} GPUs of {out['nodes']} node(s)"))  # fmt: skip
+            errors.append(
+                InputError(
+                    "dp",
+                    f"TP × PP × DP = {out['tp'] * out['pp'] * out['dp']} must equal the "
+                    f"{gpus} GPUs of {out['nodes']} node(s)",
+                )
+            )
         layers = int(catalog.model(out["model"]).figures["layers"])
         if layers % out["pp"]:
             errors.append(InputError("pp", f"must divide the model's {layers} layers evenly"))
         if out["global_batch"] % (out["dp"] * out["micro_batch"]):
-            errors.append(InputError("global_batch", f"must be a multiple of DP × micro-batch = "
-                                                     f"{out['dp'] * out['micro_batch']}"))  # fmt: skip
+            errors.append(
+                InputError(
+                    "global_batch",
+                    f"must be a multiple of DP × micro-batch = {out['dp'] * out['micro_batch']}",
+                )
+            )
     if errors:
         raise InputErrors(errors)
     return out
@@ -143,12 +177,24 @@ def _evaluate(
     in_flight = np.minimum(pp, m_count)
     activations = per_layer * (f["layers"] / pp) * in_flight
     time = step_parts(
-        active_parameters=f["active_parameters"], parameters=f["parameters"], layers=f["layers"],
-        hidden_size=f["hidden_size"], sequence_length=s, global_batch=gb, micro_batch=mb, tp=tp, pp=pp, dp=dp,
-        gpus_per_node=GPUS_PER_NODE, peak_flops_per_s=gpu.peak("bf16"), kernel_efficiency=c["kernel_efficiency"],
-        intra_bandwidth_bytes_per_s=intra, inter_bandwidth_bytes_per_s=inter, intra_latency_s=0.0,
+        active_parameters=f["active_parameters"],
+        parameters=f["parameters"],
+        layers=f["layers"],
+        hidden_size=f["hidden_size"],
+        sequence_length=s,
+        global_batch=gb,
+        micro_batch=mb,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        gpus_per_node=GPUS_PER_NODE,
+        peak_flops_per_s=gpu.peak("bf16"),
+        kernel_efficiency=c["kernel_efficiency"],
+        intra_bandwidth_bytes_per_s=intra,
+        inter_bandwidth_bytes_per_s=inter,
+        intra_latency_s=0.0,
         inter_latency_s=0.0,
-    )  # fmt: skip
+    )
     total = state_total + activations
     return {"state": state, "activations": activations, "total": total, "time": time}
 
@@ -159,17 +205,28 @@ def plan(raw: dict[str, Any]) -> Plan:
     gpu = catalog.gpu(GPU)
     one = _evaluate(m, gpu, c, c["tp"], c["pp"], c["dp"])
     capacity = gpu.memory_bytes
-    memory = {"weights": float(one["state"]["weights_bytes"]), "gradients": float(one["state"]["gradients_bytes"]),
-              "optimizer": float(one["state"]["optimizer_bytes"]), "activations": float(one["activations"]),
-              "total": float(one["total"]), "capacity": capacity}  # fmt: skip
+    memory = {
+        "weights": float(one["state"]["weights_bytes"]),
+        "gradients": float(one["state"]["gradients_bytes"]),
+        "optimizer": float(one["state"]["optimizer_bytes"]),
+        "activations": float(one["activations"]),
+        "total": float(one["total"]),
+        "capacity": capacity,
+    }
     time = {k: float(one["time"][k]) for k, _ in PARTS}
     time["total_s"] = float(one["time"]["total_s"])
     # Every other layout of the same GPUs and batch: TP inside a node, PP dividing the layers.
     gpus = c["nodes"] * GPUS_PER_NODE
     layers = int(m.figures["layers"])
-    cands = [(tp, pp, gpus // (tp * pp)) for tp in TP_CHOICES for pp in range(1, gpus + 1)
-             if gpus % (tp * pp) == 0 and layers % pp == 0 and tp <= gpus
-             and c["global_batch"] % ((gpus // (tp * pp)) * c["micro_batch"]) == 0]  # fmt: skip
+    cands = [
+        (tp, pp, gpus // (tp * pp))
+        for tp in TP_CHOICES
+        for pp in range(1, gpus + 1)
+        if gpus % (tp * pp) == 0
+        and layers % pp == 0
+        and tp <= gpus
+        and c["global_batch"] % ((gpus // (tp * pp)) * c["micro_batch"]) == 0
+    ]
     arr = np.array(cands, dtype=np.float64)
     every = _evaluate(m, gpu, c, arr[:, 0], arr[:, 1], arr[:, 2])
     ok = np.asarray(every["total"]) <= capacity
@@ -177,12 +234,31 @@ def plan(raw: dict[str, Any]) -> Plan:
     fits = memory["total"] <= capacity
     rank = int(np.sum(ok & (times < time["total_s"] * (1 - 1e-12)))) + 1 if fits else None
     order = [i for i in np.argsort(times, kind="stable") if ok[i]][:5]
-    alternatives = [{"tp": cands[i][0], "pp": cands[i][1], "dp": cands[i][2], "step_s": float(times[i]),
-                     "memory_bytes": float(every["total"][i]), "mfu": float(every["time"]["mfu"][i])}
-                    for i in order]  # fmt: skip
-    return Plan(inputs=c, model=m, gpu=gpu, memory=memory, time=time, mfu=float(one["time"]["mfu"]),
-                tokens_per_s=float(one["time"]["tokens_per_s"]), microbatches=int(one["time"]["microbatches"]),
-                fits=fits, rank=rank, feasible=int(ok.sum()), alternatives=alternatives)  # fmt: skip
+    alternatives = [
+        {
+            "tp": cands[i][0],
+            "pp": cands[i][1],
+            "dp": cands[i][2],
+            "step_s": float(times[i]),
+            "memory_bytes": float(every["total"][i]),
+            "mfu": float(every["time"]["mfu"][i]),
+        }
+        for i in order
+    ]
+    return Plan(
+        inputs=c,
+        model=m,
+        gpu=gpu,
+        memory=memory,
+        time=time,
+        mfu=float(one["time"]["mfu"]),
+        tokens_per_s=float(one["time"]["tokens_per_s"]),
+        microbatches=int(one["time"]["microbatches"]),
+        fits=fits,
+        rank=rank,
+        feasible=int(ok.sum()),
+        alternatives=alternatives,
+    )
 
 
 __all__ = ["DEFAULTS", "PARTS", "RECOMPUTE", "ZERO_STAGES", "InputError", "Plan", "clean", "plan"]

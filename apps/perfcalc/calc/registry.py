@@ -13,8 +13,18 @@ import numpy as np
 from apps.perfcalc.calc import core, units
 from apps.perfcalc.calc.core import InputError, Result
 
-KINDS = ("positive", "nonnegative", "fraction", "fraction_pos", "factor", "int", "choice",
-         "fractions", "factors", "bool")  # fmt: skip
+KINDS = (
+    "positive",
+    "nonnegative",
+    "fraction",
+    "fraction_pos",
+    "factor",
+    "int",
+    "choice",
+    "fractions",
+    "factors",
+    "bool",
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +81,13 @@ class Param:
             raise InputError(self.name, "must be a non-empty list of numbers")
         if len(raw) > 64:
             raise InputError(self.name, "at most 64 items")
-        item = Param(self.name, self.label, self.unit, self.help,
-                     kind="fraction" if self.kind == "fractions" else "factor")  # fmt: skip
+        item = Param(
+            self.name,
+            self.label,
+            self.unit,
+            self.help,
+            kind="fraction" if self.kind == "fractions" else "factor",
+        )
         out = []
         for i, x in enumerate(raw):
             try:
@@ -185,8 +200,19 @@ def register(
     def wrap(func: Callable[..., Result]) -> Formula:
         fields = {p.name: p.name for p in params if p.name in MODEL_FIELDS}
         fields.update(model_fields or {})
-        f = Formula(name, title, topic, summary, tuple(params), func, vector, result_unit,
-                    example or {}, uses_gpu, fields)  # fmt: skip
+        f = Formula(
+            name,
+            title,
+            topic,
+            summary,
+            tuple(params),
+            func,
+            vector,
+            result_unit,
+            example or {},
+            uses_gpu,
+            fields,
+        )
         FORMULAS[name] = f
         return f
 
@@ -288,10 +314,13 @@ def evaluate_batch(name: str, inputs: dict[str, Any]) -> BatchResult:
         errors[i] = "no finite result for these inputs (e.g. a queue at or above saturation)"
     with np.errstate(invalid="ignore"):
         extras = {
-            k: np.where(valid & np.isfinite(np.broadcast_to(np.asarray(v, dtype=np.float64), shape)),
-                        np.broadcast_to(np.asarray(v, dtype=np.float64), shape), 0.0)
+            k: np.where(
+                valid & np.isfinite(np.broadcast_to(np.asarray(v, dtype=np.float64), shape)),
+                np.broadcast_to(np.asarray(v, dtype=np.float64), shape),
+                0.0,
+            )
             for k, v in extras.items()
-        }  # fmt: skip
+        }
     if not valid.all():
         flat = {k: v.reshape(-1) for k, v in first_bad.items()}
         for i in np.flatnonzero(~valid.reshape(-1) & ~no_answer.reshape(-1)):

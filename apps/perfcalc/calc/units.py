@@ -89,13 +89,32 @@ _DIMENSION_OF = {
     for suffix in table
     if suffix not in {"/s"}
 }
-_NAMES = {"B": "bytes", "B/s": "bandwidth", "FLOP": "an amount of compute (FLOP)",
-          "FLOP/s": "a compute rate (FLOP/s)", "s": "a time", "kWh": "energy", "W": "power",
-          "g/kWh": "a carbon intensity", "QPS": "a request rate", "tokens/s": "a token rate",
-          "count": "a count (7B = 7 billion)"}  # fmt: skip
-EXAMPLES = {"B": "16 GB", "B/s": "3.35 TB/s", "FLOP": "32 GFLOP", "FLOP/s": "989 TFLOPS",
-            "s": "40 ms", "kWh": "500 MWh", "W": "700 W", "g/kWh": "390 g/kWh",
-            "QPS": "1000", "tokens/s": "3000", "count": "70B"}  # fmt: skip
+_NAMES = {
+    "B": "bytes",
+    "B/s": "bandwidth",
+    "FLOP": "an amount of compute (FLOP)",
+    "FLOP/s": "a compute rate (FLOP/s)",
+    "s": "a time",
+    "kWh": "energy",
+    "W": "power",
+    "g/kWh": "a carbon intensity",
+    "QPS": "a request rate",
+    "tokens/s": "a token rate",
+    "count": "a count (7B = 7 billion)",
+}
+EXAMPLES = {
+    "B": "16 GB",
+    "B/s": "3.35 TB/s",
+    "FLOP": "32 GFLOP",
+    "FLOP/s": "989 TFLOPS",
+    "s": "40 ms",
+    "kWh": "500 MWh",
+    "W": "700 W",
+    "g/kWh": "390 g/kWh",
+    "QPS": "1000",
+    "tokens/s": "3000",
+    "count": "70B",
+}
 
 # A mantissa is required (digits, optionally with thousands commas and a fraction, or .5).
 _NUMBER = r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"

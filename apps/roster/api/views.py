@@ -71,11 +71,17 @@ def _preview_body(record: RosterImport, plan: Preview) -> dict[str, Any]:
         ]
 
     return {
-        "id": record.pk, "committed": record.committed_at is not None, "summary": plan.summary(),
+        "id": record.pk,
+        "committed": record.committed_at is not None,
+        "summary": plan.summary(),
         "notes": plan.parsed.notes,
-        "problems": [{"row": p.row, "column": p.column, "message": p.message} for p in plan.problems],
-        "added": changes(plan.added), "updated": changes(plan.updated), "dropped": changes(plan.dropped),
-    }  # fmt: skip
+        "problems": [
+            {"row": p.row, "column": p.column, "message": p.message} for p in plan.problems
+        ],
+        "added": changes(plan.added),
+        "updated": changes(plan.updated),
+        "dropped": changes(plan.dropped),
+    }
 
 
 class RosterListView(ListAPIView):
@@ -106,9 +112,16 @@ class RosterListView(ListAPIView):
             )
         return qs
 
-    @extend_schema(tags=["roster"], summary="The course roster (staff)", parameters=[
-        OpenApiParameter("role", enum=Role.values), OpenApiParameter("status", enum=["active", "dropped"]),
-        OpenApiParameter("q", description="Search name, email or SID")], responses={200: RosterMemberSerializer(many=True), **E})  # fmt: skip
+    @extend_schema(
+        tags=["roster"],
+        summary="The course roster (staff)",
+        parameters=[
+            OpenApiParameter("role", enum=Role.values),
+            OpenApiParameter("status", enum=["active", "dropped"]),
+            OpenApiParameter("q", description="Search name, email or SID"),
+        ],
+        responses={200: RosterMemberSerializer(many=True), **E},
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -116,9 +129,13 @@ class RosterListView(ListAPIView):
 class RosterUploadView(APIView):
     parser_classes = (MultiPartParser, FormParser)
 
-    @extend_schema(tags=["roster"], summary="Upload a class list for preview (staff)",
-                   description="Nothing changes until you commit the returned import.",
-                   request={"multipart/form-data": UploadSerializer}, responses={201: PreviewSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=["roster"],
+        summary="Upload a class list for preview (staff)",
+        description="Nothing changes until you commit the returned import.",
+        request={"multipart/form-data": UploadSerializer},
+        responses={201: PreviewSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _staff_course(request, code)
         upload = request.FILES.get("file")

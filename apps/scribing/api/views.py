@@ -44,29 +44,51 @@ class ScribeLectureSerializer(serializers.Serializer):
 
 
 class LecturesView(APIView):
-    @extend_schema(tags=TAGS, summary="Lectures that take scribes (with their scribes once published)",
-                   responses={200: ScribeLectureSerializer(many=True), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Lectures that take scribes (with their scribes once published)",
+        responses={200: ScribeLectureSerializer(many=True), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code)
         plan = services.plan_for(course)
         who: dict[int, list[str]] = {}
         if plan.published_at:
             for lid, name, email in ScribeDuty.objects.filter(course=course).values_list(
-                    "lecture_id", "student__full_name", "student__email"):  # fmt: skip
+                "lecture_id", "student__full_name", "student__email"
+            ):
                 who.setdefault(lid, []).append(name or email)
-        return Response([{"id": lec.pk, "number": lec.number, "title": lec.title, "starts_at": lec.starts_at,
-                          "part": lec.part, "is_guest": lec.is_guest, "needed": needed, "scribes": who.get(lec.pk, [])}
-                         for lec, needed in services.eligible_lectures(course)])  # fmt: skip
+        return Response(
+            [
+                {
+                    "id": lec.pk,
+                    "number": lec.number,
+                    "title": lec.title,
+                    "starts_at": lec.starts_at,
+                    "part": lec.part,
+                    "is_guest": lec.is_guest,
+                    "needed": needed,
+                    "scribes": who.get(lec.pk, []),
+                }
+                for lec, needed in services.eligible_lectures(course)
+            ]
+        )
 
 
 class ScribePreferencesSerializer(serializers.Serializer):
     cannot = serializers.ListField(
         child=serializers.IntegerField(), help_text="Lecture ids you cannot take.", max_length=200
     )
-    prefer = serializers.ListField(child=serializers.IntegerField(), help_text="Lecture ids you would like, best first.",
-                                   max_length=50)  # fmt: skip
-    group_mode = serializers.ChoiceField(choices=["none", "spread", "together"], required=False,
-                                         help_text="For your whole group: spread, together, or none.")  # fmt: skip
+    prefer = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Lecture ids you would like, best first.",
+        max_length=50,
+    )
+    group_mode = serializers.ChoiceField(
+        choices=["none", "spread", "together"],
+        required=False,
+        help_text="For your whole group: spread, together, or none.",
+    )
 
 
 class PreferencesView(APIView):
@@ -76,18 +98,31 @@ class PreferencesView(APIView):
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         rows = ScribePreference.objects.filter(course=course, student=user).order_by("rank")
-        return Response({"cannot": [p.lecture_id for p in rows if p.kind == "cannot"],
-                         "prefer": [p.lecture_id for p in rows if p.kind == "prefer"]})  # fmt: skip
+        return Response(
+            {
+                "cannot": [p.lecture_id for p in rows if p.kind == "cannot"],
+                "prefer": [p.lecture_id for p in rows if p.kind == "prefer"],
+            }
+        )
 
-    @extend_schema(tags=TAGS, summary="Replace your preferences (until the deadline)", request=ScribePreferencesSerializer,
-                   responses={200: ScribePreferencesSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Replace your preferences (until the deadline)",
+        request=ScribePreferencesSerializer,
+        responses={200: ScribePreferencesSerializer, **E},
+    )
     def put(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         data = ScribePreferencesSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        services.preferences_save(student=user, course=course, cannot=v["cannot"], prefer=v["prefer"],
-                                  group_mode="" if v.get("group_mode") == "none" else v.get("group_mode"))  # fmt: skip
+        services.preferences_save(
+            student=user,
+            course=course,
+            cannot=v["cannot"],
+            prefer=v["prefer"],
+            group_mode="" if v.get("group_mode") == "none" else v.get("group_mode"),
+        )
         return self.get(request, code)
 
 
@@ -112,24 +147,41 @@ class SolveResultSerializer(serializers.Serializer):
 
 
 def _stored(plan: Any) -> dict[str, Any]:
-    gap = 0.0 if plan.proposal_optimal or not plan.proposal_bound else max(
-        0.0, (plan.proposal_bound - plan.proposal_score) / plan.proposal_bound)  # fmt: skip
-    return {"status": plan.solve_status or "none", "ok": plan.solve_status == "done", "score": plan.proposal_score,
-            "best_bound": plan.proposal_bound, "optimal": plan.proposal_optimal, "gap": gap,
-            "reasons": plan.proposal_reasons, "satisfied": plan.proposal_satisfied,
-            "assignment": [{"student": s, "lecture": lid} for s, lid in plan.proposal]}  # fmt: skip
+    gap = (
+        0.0
+        if plan.proposal_optimal or not plan.proposal_bound
+        else max(0.0, (plan.proposal_bound - plan.proposal_score) / plan.proposal_bound)
+    )
+    return {
+        "status": plan.solve_status or "none",
+        "ok": plan.solve_status == "done",
+        "score": plan.proposal_score,
+        "best_bound": plan.proposal_bound,
+        "optimal": plan.proposal_optimal,
+        "gap": gap,
+        "reasons": plan.proposal_reasons,
+        "satisfied": plan.proposal_satisfied,
+        "assignment": [{"student": s, "lecture": lid} for s, lid in plan.proposal],
+    }
 
 
 class SolveView(APIView):
-    @extend_schema(tags=TAGS, summary="The latest solve (staff): status none/solving/done/failed and its result",
-                   responses={200: SolveResultSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="The latest solve (staff): status none/solving/done/failed and its result",
+        responses={200: SolveResultSerializer, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
         return Response(_stored(services.plan_for(course)))
 
-    @extend_schema(tags=TAGS, summary="Solve the assignment (staff); published duties stay fixed. Large courses: "
-                   "202 while a worker solves; poll GET", request=None,
-                   responses={200: SolveResultSerializer, 202: SolveResultSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Solve the assignment (staff); published duties stay fixed. Large courses: "
+        "202 while a worker solves; poll GET",
+        request=None,
+        responses={200: SolveResultSerializer, 202: SolveResultSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         result = services.solve_requested(actor=user, course=course)
@@ -141,8 +193,12 @@ class PublishedSerializer(serializers.Serializer):
 
 
 class PublishView(APIView):
-    @extend_schema(tags=TAGS, summary="Publish the solved assignment (staff); students are e-mailed",
-                   request=None, responses={200: PublishedSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Publish the solved assignment (staff); students are e-mailed",
+        request=None,
+        responses={200: PublishedSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         return Response({"created": services.publish(actor=user, course=course)})
@@ -154,13 +210,29 @@ class ScribeDutySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ScribeDuty
-        fields = ("id", "lecture", "lecture_number", "student", "student_email", "due_at", "status", "link",
-                  "declaration", "submitted_at", "feedback", "reviewed_at")  # fmt: skip
+        fields = (
+            "id",
+            "lecture",
+            "lecture_number",
+            "student",
+            "student_email",
+            "due_at",
+            "status",
+            "link",
+            "declaration",
+            "submitted_at",
+            "feedback",
+            "reviewed_at",
+        )
 
 
 class DutiesView(APIView):
-    @extend_schema(tags=TAGS, summary="Duties (staff: every duty, paged; students: their own)",
-                   parameters=PAGE_PARAMETERS, responses={200: paginated(ScribeDutySerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Duties (staff: every duty, paged; students: their own)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(ScribeDutySerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = (
@@ -183,8 +255,12 @@ class ScribeSubmitSerializer(serializers.Serializer):
 
 
 class SubmitView(APIView):
-    @extend_schema(tags=TAGS, summary="Submit the notes for your duty", request=ScribeSubmitSerializer,
-                   responses={200: ScribeDutySerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Submit the notes for your duty",
+        request=ScribeSubmitSerializer,
+        responses={200: ScribeDutySerializer, **E},
+    )
     def post(self, request: Request, code: str, duty_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         if not ScribeDuty.objects.filter(course=course, pk=duty_id, student=user).exists():
@@ -203,8 +279,12 @@ class ScribeReviewSerializer(serializers.Serializer):
 
 
 class ReviewView(APIView):
-    @extend_schema(tags=TAGS, summary="Accept notes or ask for a revision (staff)", request=ScribeReviewSerializer,
-                   responses={200: ScribeDutySerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Accept notes or ask for a revision (staff)",
+        request=ScribeReviewSerializer,
+        responses={200: ScribeDutySerializer, **E},
+    )
     def post(self, request: Request, code: str, duty_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         data = ScribeReviewSerializer(data=request.data)
@@ -241,8 +321,12 @@ class SwapProposeSerializer(serializers.Serializer):
 
 
 class SwapsView(APIView):
-    @extend_schema(tags=TAGS, summary="Swaps (staff: all; students: those involving them)", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(ScribeSwapSerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Swaps (staff: all; students: those involving them)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(ScribeSwapSerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         qs = ScribeSwap.objects.filter(course=course)
@@ -254,26 +338,42 @@ class SwapsView(APIView):
             lambda page: ScribeSwapSerializer(page, many=True).data,
         )
 
-    @extend_schema(tags=TAGS, summary="Propose a swap or give a duty away", request=SwapProposeSerializer,
-                   responses={201: ScribeSwapSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Propose a swap or give a duty away",
+        request=SwapProposeSerializer,
+        responses={201: ScribeSwapSerializer, **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, student=True)
         data = SwapProposeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        swap = services.swap_propose(proposer=user, course=course, duty_id=v["duty"], other_email=v["other"],
-                                     other_duty_id=v.get("other_duty"), note=v["note"])  # fmt: skip
+        swap = services.swap_propose(
+            proposer=user,
+            course=course,
+            duty_id=v["duty"],
+            other_email=v["other"],
+            other_duty_id=v.get("other_duty"),
+            note=v["note"],
+        )
         return Response(ScribeSwapSerializer(swap).data, status=201)
 
 
 class ScribeDecideSerializer(serializers.Serializer):
-    action = serializers.ChoiceField(choices=["accept", "decline", "cancel", "revert"],
-                                     help_text="accept/decline (the other student), cancel (the proposer), revert (staff).")  # fmt: skip
+    action = serializers.ChoiceField(
+        choices=["accept", "decline", "cancel", "revert"],
+        help_text="accept/decline (the other student), cancel (the proposer), revert (staff).",
+    )
 
 
 class SwapDecideView(APIView):
-    @extend_schema(tags=TAGS, summary="Answer, cancel or (staff) revert a swap", request=ScribeDecideSerializer,
-                   responses={200: ScribeSwapSerializer, **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Answer, cancel or (staff) revert a swap",
+        request=ScribeDecideSerializer,
+        responses={200: ScribeSwapSerializer, **E},
+    )
     def post(self, request: Request, code: str, swap_id: int) -> Response:
         user, course = api_course(request, code)
         mine = ScribeSwap.objects.filter(course=course, pk=swap_id)

@@ -26,14 +26,23 @@ class AssignmentEditSerializer(DeadlineEditSerializer):
 
 class AssignmentEditView(APIView):
     @extend_schema(
-        tags=TAGS, summary="Change an assignment (staff); moving due_at needs confirm: true",
-        request=AssignmentEditSerializer, responses={200: AssignmentSerializer, **E},
-    )  # fmt: skip
+        tags=TAGS,
+        summary="Change an assignment (staff); moving due_at needs confirm: true",
+        request=AssignmentEditSerializer,
+        responses={200: AssignmentSerializer, **E},
+    )
     def patch(self, request: Request, code: str, assignment_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
         v = edit_payload(request, AssignmentEditSerializer)
-        a, _ = assignment_update(actor=user, course=course, assignment_id=assignment_id, title=v.get("title"),
-                                 release_at=v.get("release_at"), due_at=v.get("due_at"), confirm=v["confirm"])  # fmt: skip
+        a, _ = assignment_update(
+            actor=user,
+            course=course,
+            assignment_id=assignment_id,
+            title=v.get("title"),
+            release_at=v.get("release_at"),
+            due_at=v.get("due_at"),
+            confirm=v["confirm"],
+        )
         return Response(AssignmentSerializer(a).data)
 
 
@@ -44,9 +53,14 @@ class AssignmentImpactView(DeadlineImpactBase):
     )
 
     @extend_schema(
-        tags=TAGS, summary="Who moving an assignment's deadline would affect (staff; changes nothing)",
-        parameters=[OpenApiParameter("due_at", str, required=True, description="The new deadline (ISO 8601 with offset).")],
+        tags=TAGS,
+        summary="Who moving an assignment's deadline would affect (staff; changes nothing)",
+        parameters=[
+            OpenApiParameter(
+                "due_at", str, required=True, description="The new deadline (ISO 8601 with offset)."
+            )
+        ],
         responses={200: ImpactSerializer, **E},
-    )  # fmt: skip
+    )
     def get(self, request: Request, code: str, assignment_id: int) -> Response:  # type: ignore[override]
         return super().get(request, code, assignment_id=assignment_id)

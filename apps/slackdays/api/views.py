@@ -138,19 +138,26 @@ class MySlackView(APIView):
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         balance, allowance, deadlines = student_slack_full(course=course, student=user)
-        return Response({
-            "balance": balance,
-            "allowance": allowance,
-            "deadlines": DeadlineSerializer(deadlines, many=True).data,
-            "ledger": LedgerEntrySerializer(compiled_query("slack.me.ledger", ledger_of, course.pk, user.pk),
-                                            many=True).data,
-        })  # fmt: skip
+        return Response(
+            {
+                "balance": balance,
+                "allowance": allowance,
+                "deadlines": DeadlineSerializer(deadlines, many=True).data,
+                "ledger": LedgerEntrySerializer(
+                    compiled_query("slack.me.ledger", ledger_of, course.pk, user.pk), many=True
+                ).data,
+            }
+        )
 
 
 class ApplyView(APIView):
-    @extend_schema(tags=TAGS, summary="Apply a slack day for your whole group",
-                   description="409 names every member who is out of days; nothing is charged then.",
-                   request=AssignmentRefSerializer, responses={201: LedgerEntrySerializer(many=True), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Apply a slack day for your whole group",
+        description="409 names every member who is out of days; nothing is charged then.",
+        request=AssignmentRefSerializer,
+        responses={201: LedgerEntrySerializer(many=True), **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code, student=True)
         data = AssignmentRefSerializer(data=request.data)
@@ -162,8 +169,13 @@ class ApplyView(APIView):
 
 
 class CancelView(APIView):
-    @extend_schema(tags=TAGS, summary="Cancel your group's slack day before the original deadline",
-                   request=AssignmentRefSerializer, parameters=PAGE_PARAMETERS, responses={200: paginated(LedgerEntrySerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Cancel your group's slack day before the original deadline",
+        request=AssignmentRefSerializer,
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(LedgerEntrySerializer), **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code, student=True)
         data = AssignmentRefSerializer(data=request.data)
@@ -194,9 +206,15 @@ class BalancesView(APIView):
 
 
 class LedgerView(APIView):
-    @extend_schema(tags=TAGS, summary="The ledger: staff see all (filter ?student=id); a student only their own",
-                   parameters=[*PAGE_PARAMETERS, OpenApiParameter("student", int, description="Staff: one student's entries (user id).")],
-                   responses={200: paginated(LedgerEntrySerializer), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="The ledger: staff see all (filter ?student=id); a student only their own",
+        parameters=[
+            *PAGE_PARAMETERS,
+            OpenApiParameter("student", int, description="Staff: one student's entries (user id)."),
+        ],
+        responses={200: paginated(LedgerEntrySerializer), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         sid = request.query_params.get("student", "")
@@ -217,8 +235,13 @@ class RefundView(APIView):
         d.is_valid(raise_exception=True)
         if "assignment" not in d.validated_data:
             raise DomainError("Name the assignment.", field="assignment")
-        e = services.slack_refund(actor=user, course=course, student_id=d.validated_data["student"],
-                                  assignment_id=d.validated_data["assignment"], reason=d.validated_data["reason"])  # fmt: skip
+        e = services.slack_refund(
+            actor=user,
+            course=course,
+            student_id=d.validated_data["student"],
+            assignment_id=d.validated_data["assignment"],
+            reason=d.validated_data["reason"],
+        )
         return Response(LedgerEntrySerializer(e).data)
 
 
@@ -233,8 +256,13 @@ class AdjustView(APIView):
         user, course = _ctx(request, code, staff=True)
         d = StaffLedgerSerializer(data=request.data)
         d.is_valid(raise_exception=True)
-        e = services.slack_adjust(actor=user, course=course, student_id=d.validated_data["student"],
-                                  delta=d.validated_data.get("delta", 0), reason=d.validated_data["reason"])  # fmt: skip
+        e = services.slack_adjust(
+            actor=user,
+            course=course,
+            student_id=d.validated_data["student"],
+            delta=d.validated_data.get("delta", 0),
+            reason=d.validated_data["reason"],
+        )
         return Response(LedgerEntrySerializer(e).data)
 
 
@@ -262,17 +290,36 @@ class ExceptionsView(APIView):
         d = GrantSerializer(data=request.data)
         d.is_valid(raise_exception=True)
         v: dict[str, Any] = d.validated_data
-        made = services.exception_grant(actor=user, course=course, kind=v["kind"], hours=v["hours"], reason=v["reason"],
-                                        assignment_id=v.get("assignment"), student_ids=v.get("students", []), group_id=v.get("group"))  # fmt: skip
+        made = services.exception_grant(
+            actor=user,
+            course=course,
+            kind=v["kind"],
+            hours=v["hours"],
+            reason=v["reason"],
+            assignment_id=v.get("assignment"),
+            student_ids=v.get("students", []),
+            group_id=v.get("group"),
+        )
         return Response(ExceptionSerializer(made, many=True).data, status=201)
 
 
 class LatenessImportView(APIView):
     parser_classes = (MultiPartParser, FormParser)
 
-    @extend_schema(tags=TAGS, summary="Upload a Gradescope export and get the preview (staff)",
-                   request={"multipart/form-data": {"type": "object", "properties": {"assignment": {"type": "integer"}, "file": {"type": "string", "format": "binary"}}}},
-                   responses={201: OpenApiResponse(description="{id, summary, problems, outcomes}"), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Upload a Gradescope export and get the preview (staff)",
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "assignment": {"type": "integer"},
+                    "file": {"type": "string", "format": "binary"},
+                },
+            }
+        },
+        responses={201: OpenApiResponse(description="{id, summary, problems, outcomes}"), **E},
+    )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code, staff=True)
         upload = request.FILES.get("file")
@@ -286,13 +333,24 @@ class LatenessImportView(APIView):
             data=upload.read(),
         )
         report = lateness_run(actor=user, record=record, commit=False)
-        return Response({"id": record.pk, "summary": report.summary(), "problems": report.problems,
-                         "outcomes": [o.__dict__ for o in report.outcomes]}, status=201)  # fmt: skip
+        return Response(
+            {
+                "id": record.pk,
+                "summary": report.summary(),
+                "problems": report.problems,
+                "outcomes": [o.__dict__ for o in report.outcomes],
+            },
+            status=201,
+        )
 
 
 class LatenessCommitView(APIView):
-    @extend_schema(tags=TAGS, summary="Commit a lateness import, all or nothing (staff)", request=None,
-                   responses={200: OpenApiResponse(description="{summary, outcomes}"), **E})  # fmt: skip
+    @extend_schema(
+        tags=TAGS,
+        summary="Commit a lateness import, all or nothing (staff)",
+        request=None,
+        responses={200: OpenApiResponse(description="{summary, outcomes}"), **E},
+    )
     def post(self, request: Request, code: str, import_id: int) -> Response:
         user, course = _ctx(request, code, staff=True)
         record = LatenessImport.objects.filter(course=course, pk=import_id).first()

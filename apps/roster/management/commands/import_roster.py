@@ -12,8 +12,10 @@ from apps.roster.services import Preview, roster_commit, roster_upload
 
 def print_preview(write: Any, preview: Preview, *, limit: int = 20) -> None:
     s = preview.summary()
-    write(f"added {s['added']}, updated {s['updated']}, unchanged {s['unchanged']}, "
-          f"dropped {s['dropped']}, problems {s['problems']}")  # fmt: skip
+    write(
+        f"added {s['added']}, updated {s['updated']}, unchanged {s['unchanged']}, "
+        f"dropped {s['dropped']}, problems {s['problems']}"
+    )
     for note in preview.parsed.notes:
         write(f"  note: {note}")
     for label, items in (

@@ -12,7 +12,10 @@ from apps.slackdays.lateness import lateness_run, lateness_upload
 
 
 class Command(BaseCommand):
-    help = "Preview a Gradescope assignment export against slack days; with --commit, apply it (all or nothing)."
+    help = (
+        "Preview a Gradescope assignment export against slack days; "
+        "with --commit, apply it (all or nothing)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("course")
