@@ -50,6 +50,17 @@ P = {
     "nobody": "deny deny deny deny deny deny",
 }
 
+
+def actions(policy: str, *routes: str) -> dict[str, str]:
+    """Rows for POST-only action views (one view per action): `policy` for POST; a GET is
+    refused (405, or the log-in page first)."""
+    rows = {}
+    for route in routes:
+        rows[f"POST {route}"] = policy
+        rows[f"GET {route}"] = "n/a"
+    return rows
+
+
 COURSE = "c/<slug:code>/"
 API = "api/v1/courses/<slug:code>/"
 EXPECTED: dict[str, str] = {
@@ -229,7 +240,23 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",
     f"POST {COURSE}assessments/<int:assessment_id>/take/": "student",
     f"GET {COURSE}checkoffs/": "member",  # students: published sign-ups, their group's booking
-    f"POST {COURSE}checkoffs/": "member",  # students book for their own group; staff manage
+    f"POST {COURSE}checkoffs/": "n/a",  # the page only renders: each change has its own URL
+    **actions(
+        "student",
+        f"{COURSE}checkoffs/slots/<int:slot_id>/book/",
+        f"{COURSE}checkoffs/slots/<int:slot_id>/move/",
+        f"{COURSE}checkoffs/slots/<int:slot_id>/cancel/",
+    ),
+    **actions(
+        "staff",
+        f"{COURSE}checkoffs/slots/<int:slot_id>/delete/",
+        f"{COURSE}checkoffs/sets/create/",
+        f"{COURSE}checkoffs/sets/<int:set_id>/publish/",
+        f"{COURSE}checkoffs/sets/<int:set_id>/unpublish/",
+        f"{COURSE}checkoffs/sets/<int:set_id>/slots/create/",
+        f"{COURSE}checkoffs/sets/<int:set_id>/slot/create/",
+        f"{COURSE}checkoffs/sets/<int:set_id>/remind/",
+    ),
     f"GET {COURSE}checkoffs/schedule/": "staff",
     f"POST {COURSE}checkoffs/schedule/": "staff",
     f"GET {COURSE}checkoffs/outcomes/": "staff",

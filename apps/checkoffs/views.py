@@ -21,6 +21,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Assignment, CourseEvent, Milestone
 from apps.calendar.views import local_to_utc
@@ -32,7 +33,7 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.timefmt import format_clock, format_instant
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.core.views_helpers import int_or_none as _int
 from apps.groups.models import Group
 from apps.groups.selectors import group_for_student
@@ -111,11 +112,12 @@ def _slot_days(
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Students: sign-ups and their booking; staff: sets, slots and who has not booked. Every
+    change posts to its own action view below."""
     course = course_for(request, code)
     staff = is_staff(request.user, course)
-    if request.method == "POST":
-        return (_staff_post if staff else _student_post)(request, course)
     return _staff(request, course) if staff else _student(request, course)
 
 
@@ -221,33 +223,51 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
     return render(request, "checkoffs/student.html", ctx)
 
 
-def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    user: User = request.user
-    action = request.POST.get("action", "")
-    slot_id = _int(request.POST.get("slot")) or 0
-    back = "?" + urlencode(
-        {k: request.POST.get(k, "") for k in ("set", "week") if request.POST.get(k)}
-    )
-    if request.POST.get("confirm") != "yes":
-        messages.error(request, "Confirm the change first.")
-        return redirect(f"/c/{course.code}/checkoffs/{back}")
-    try:
-        if action in ("book", "move"):
-            b = services.book(actor=user, course=course, slot_id=slot_id, move=action == "move")
+def _back_to_student_page(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    keep = {k: request.POST.get(k, "") for k in ("set", "week") if request.POST.get(k)}
+    return redirect(f"/c/{course.code}/checkoffs/?{urlencode(keep)}")
+
+
+def _confirmed(request: AuthedRequest) -> bool:
+    if request.POST.get("confirm") == "yes":
+        return True
+    messages.error(request, "Confirm the change first.")
+    return False
+
+
+def _book(request: AuthedRequest, course: Course, slot_id: int, *, move: bool) -> HttpResponseBase:
+    if _confirmed(request):
+        with errors_as_messages(request):
+            b = services.book(actor=request.user, course=course, slot_id=slot_id, move=move)
+            when = format_instant(b.slot.starts_at, course.timezone)
             messages.success(
                 request,
-                f"{'Moved' if action == 'move' else 'Booked'}: {b.set.title}, "
-                f"{format_instant(b.slot.starts_at, course.timezone)}, {b.slot.location}. Your "
-                "group is e-mailed a confirmation with a calendar file.",
+                f"{'Moved' if move else 'Booked'}: {b.set.title}, {when}, {b.slot.location}. "
+                "Your group is e-mailed a confirmation with a calendar file.",
             )
-        elif action == "cancel":
-            b = services.cancel(actor=user, course=course, slot_id=slot_id)
+    return _back_to_student_page(request, course)
+
+
+@course_action(student=True)
+def slot_book(request: AuthedRequest, course: Course, slot_id: int) -> HttpResponseBase:
+    """A student books a slot for the whole group, after confirming."""
+    return _book(request, course, slot_id, move=False)
+
+
+@course_action(student=True)
+def slot_move(request: AuthedRequest, course: Course, slot_id: int) -> HttpResponseBase:
+    """A student moves the group's booking in the same sign-up to this slot, after confirming."""
+    return _book(request, course, slot_id, move=True)
+
+
+@course_action(student=True)
+def slot_cancel(request: AuthedRequest, course: Course, slot_id: int) -> HttpResponseBase:
+    """A student cancels the group's booking of this slot, after confirming."""
+    if _confirmed(request):
+        with errors_as_messages(request):
+            b = services.cancel(actor=request.user, course=course, slot_id=slot_id)
             messages.success(request, f"Cancelled your group's {b.set.title} booking.")
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect(f"/c/{course.code}/checkoffs/{back}")
+    return _back_to_student_page(request, course)
 
 
 # ------------------------------------------------------------------ staff
@@ -395,94 +415,132 @@ def _plan_from(request: AuthedRequest, course: Course) -> dict[str, Any]:
     }
 
 
-def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    user: User = request.user
-    action = request.POST.get("action", "")
-    sid = _int(request.POST.get("set")) or 0
-    anchor = ""
+def _to_set(course: Course, set_id: int, anchor: str = "") -> HttpResponseBase:
+    return redirect(f"/c/{course.code}/checkoffs/?set={set_id}{anchor}")
+
+
+def _local_input(text: str, course: Course) -> dt.datetime:
+    """A `datetime-local` field's value, read in course time; ValueError when malformed."""
     try:
-        if action == "create_set":
-            book_by = request.POST.get("book_by", "").strip()
-            try:
-                when = (
-                    local_to_utc(dt.datetime.fromisoformat(book_by), course.tz) if book_by else None
-                )
-            except (ValueError, OverflowError):
-                raise DomainError("Give “book by” as a date and time, or leave it empty.") from None
-            s = services.set_create(
-                actor=user,
-                course=course,
-                kind=request.POST.get("kind", ""),
-                title=request.POST.get("title", ""),
-                assignment_id=_int(request.POST.get("assignment")),
-                event_id=_int(request.POST.get("event")),
-                milestone_id=_int(request.POST.get("milestone")),
-                book_by=when,
-            )
-            sid = s.pk
-            messages.success(request, f"“{s.title}” created. Add slots, then publish it.")
-        elif action in ("publish", "unpublish"):
-            s = services.set_publish(
-                actor=user, course=course, set_id=sid, published=action == "publish"
-            )
-            messages.success(
-                request,
-                f"“{s.title}” is "
-                f"{'published: students can book' if s.published_at else 'hidden from students'}.",
-            )
-        elif action == "create_slots":
-            plans = services.slots_plan(**_plan_args(request.POST, course))
-            made = services.slots_create(actor=user, course=course, set_id=sid, plans=plans)
-            messages.success(request, f"{len(made)} slots created.")
-            anchor = "#slots"
-        elif action == "create_slot":
-            try:
-                start = local_to_utc(
-                    dt.datetime.fromisoformat(request.POST.get("starts_at", "")), course.tz
-                )
-            except (ValueError, OverflowError):
-                raise DomainError(
-                    "Give the slot's start as a date and time.", field="starts_at"
-                ) from None
-            minutes = _int(request.POST.get("minutes")) or 0
-            if not 5 <= minutes <= 480:
-                raise DomainError("A slot lasts between 5 and 480 minutes.", field="minutes")
-            plans = services.single_plan(
-                course=course,
-                starts_at=start,
-                ends_at=start + dt.timedelta(minutes=minutes),
-                location=request.POST.get("location", ""),
-                capacity=_int(request.POST.get("capacity")) or 1,
-                staff_id=_int(request.POST.get("staff")),
-            )
-            if plans[0].clash:
-                raise DomainError(f"Not created: {plans[0].clash}.")
-            services.slots_create(actor=user, course=course, set_id=sid, plans=plans)
-            messages.success(request, f"Slot created: {format_instant(start, course.timezone)}.")
-            anchor = "#slots"
-        elif action == "delete_slot":
-            n = services.slot_delete(
-                actor=user,
-                course=course,
-                slot_id=_int(request.POST.get("slot")) or 0,
-                confirm=request.POST.get("confirm") == "yes",
-            )
-            messages.success(
-                request,
-                f"Slot deleted; {n} group(s) e-mailed to book again." if n else "Slot deleted.",
-            )
-            anchor = "#slots"
-        elif action == "remind":
-            n = services.remind(actor=user, course=course, set_id=sid)
-            messages.success(
-                request, f"Reminder e-mails queued for the {n} group(s) without a booking."
-            )
-            anchor = "#unbooked"
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect(f"/c/{course.code}/checkoffs/?set={sid}{anchor}")
+        return local_to_utc(dt.datetime.fromisoformat(text), course.tz)
+    except OverflowError:
+        raise ValueError(text) from None
+
+
+@course_action(staff=True)
+def set_create(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff create a sign-up (unpublished) for an assignment, session or milestone."""
+    set_id = 0
+    with errors_as_messages(request):
+        book_by = request.POST.get("book_by", "").strip()
+        try:
+            when = _local_input(book_by, course) if book_by else None
+        except ValueError:
+            raise DomainError("Give “book by” as a date and time, or leave it empty.") from None
+        s = services.set_create(
+            actor=request.user,
+            course=course,
+            kind=request.POST.get("kind", ""),
+            title=request.POST.get("title", ""),
+            assignment_id=_int(request.POST.get("assignment")),
+            event_id=_int(request.POST.get("event")),
+            milestone_id=_int(request.POST.get("milestone")),
+            book_by=when,
+        )
+        set_id = s.pk
+        messages.success(request, f"“{s.title}” created. Add slots, then publish it.")
+    return _to_set(course, set_id)
+
+
+def _publish(
+    request: AuthedRequest, course: Course, set_id: int, *, published: bool
+) -> HttpResponseBase:
+    with errors_as_messages(request):
+        s = services.set_publish(
+            actor=request.user, course=course, set_id=set_id, published=published
+        )
+        state = "published: students can book" if s.published_at else "hidden from students"
+        messages.success(request, f"“{s.title}” is {state}.")
+    return _to_set(course, set_id)
+
+
+@course_action(staff=True)
+def set_publish(request: AuthedRequest, course: Course, set_id: int) -> HttpResponseBase:
+    """Staff open a sign-up to students."""
+    return _publish(request, course, set_id, published=True)
+
+
+@course_action(staff=True)
+def set_unpublish(request: AuthedRequest, course: Course, set_id: int) -> HttpResponseBase:
+    """Staff hide a sign-up from students again (bookings stay)."""
+    return _publish(request, course, set_id, published=False)
+
+
+@course_action(staff=True)
+def slots_create(request: AuthedRequest, course: Course, set_id: int) -> HttpResponseBase:
+    """Staff create the previewed day of slots, all or none."""
+    with errors_as_messages(request):
+        plans = services.slots_plan(**_plan_args(request.POST, course))
+        made = services.slots_create(actor=request.user, course=course, set_id=set_id, plans=plans)
+        messages.success(request, f"{len(made)} slots created.")
+    return _to_set(course, set_id, "#slots")
+
+
+@course_action(staff=True)
+def slot_create(request: AuthedRequest, course: Course, set_id: int) -> HttpResponseBase:
+    """Staff add one slot at a course-time start, refused when it clashes."""
+    with errors_as_messages(request):
+        try:
+            start = _local_input(request.POST.get("starts_at", ""), course)
+        except ValueError:
+            raise DomainError(
+                "Give the slot's start as a date and time.", field="starts_at"
+            ) from None
+        minutes = _int(request.POST.get("minutes")) or 0
+        if not 5 <= minutes <= 480:
+            raise DomainError("A slot lasts between 5 and 480 minutes.", field="minutes")
+        plans = services.single_plan(
+            course=course,
+            starts_at=start,
+            ends_at=start + dt.timedelta(minutes=minutes),
+            location=request.POST.get("location", ""),
+            capacity=_int(request.POST.get("capacity")) or 1,
+            staff_id=_int(request.POST.get("staff")),
+        )
+        if plans[0].clash:
+            raise DomainError(f"Not created: {plans[0].clash}.")
+        services.slots_create(actor=request.user, course=course, set_id=set_id, plans=plans)
+        messages.success(request, f"Slot created: {format_instant(start, course.timezone)}.")
+    return _to_set(course, set_id, "#slots")
+
+
+@course_action(staff=True)
+def slot_delete(request: AuthedRequest, course: Course, slot_id: int) -> HttpResponseBase:
+    """Staff delete a slot after confirming; its groups are e-mailed to book again."""
+    set_id = _int(request.POST.get("set")) or 0
+    with errors_as_messages(request):
+        n = services.slot_delete(
+            actor=request.user,
+            course=course,
+            slot_id=slot_id,
+            confirm=request.POST.get("confirm") == "yes",
+        )
+        messages.success(
+            request,
+            f"Slot deleted; {n} group(s) e-mailed to book again." if n else "Slot deleted.",
+        )
+    return _to_set(course, set_id, "#slots")
+
+
+@course_action(staff=True)
+def set_remind(request: AuthedRequest, course: Course, set_id: int) -> HttpResponseBase:
+    """Staff e-mail every group without a booking in the sign-up."""
+    with errors_as_messages(request):
+        n = services.remind(actor=request.user, course=course, set_id=set_id)
+        messages.success(
+            request, f"Reminder e-mails queued for the {n} group(s) without a booking."
+        )
+    return _to_set(course, set_id, "#unbooked")
 
 
 # ------------------------------------------------------------------ the day's schedule

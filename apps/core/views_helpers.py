@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.views.decorators.http import require_POST
+
+from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
@@ -26,3 +37,37 @@ def int_or_none(value: str | None) -> int | None:
         return int(value) if value not in (None, "") else None
     except (TypeError, ValueError):
         return None
+
+
+def course_action(
+    *, staff: bool = False, student: bool = False
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """One view per action: a POST-only page action of a course, for its members (404 for
+    others); with `staff=True` for its instructors and TAs only, with `student=True` for its
+    students only (403 for the others).
+
+    The wrapped function takes `(request, course, **url_kwargs)` and returns its redirect; a GET
+    answers 405, an anonymous visitor goes to the log-in page first.
+    """
+
+    def wrap(fn: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        @functools.wraps(fn)
+        def view(request: AuthedRequest, code: str, **kwargs: Any) -> HttpResponseBase:
+            course = course_for(request, code, staff=staff)
+            if student and is_staff(request.user, course):
+                raise PermissionDenied("Only students of the course can do this.")
+            return fn(request, course, **kwargs)
+
+        return login_required(require_POST(view))
+
+    return wrap
+
+
+@contextlib.contextmanager
+def errors_as_messages(request: HttpRequest) -> Iterator[None]:
+    """Inside an action view: a refused change (a DomainError) becomes the page's error message,
+    so the view still answers with its redirect and the user reads why."""
+    try:
+        yield
+    except DomainError as exc:
+        messages.error(request, exc.message)

@@ -375,16 +375,13 @@ def test_student_page_books_only_after_confirming_and_shows_the_week(signup: Sig
     assert "1 free" in page
     assert "not booked" in page
     assert "<strong>2:00 PM</strong>–2:15 PM" in page  # course time, not the server's UTC
-    r = c.post(url, {"action": "book", "slot": s.slots[0].pk, "set": s.set.pk}, follow=True)
+    book = f"{url}slots/{s.slots[0].pk}/book/"
+    r = c.post(book, {"set": s.set.pk}, follow=True)
     assert "Confirm the change first" in r.content.decode()
     assert _counts(s) == [0, 0, 0]
     confirm = c.get(f"{url}?set={s.set.pk}&confirm={s.slots[0].pk}").content.decode()
     assert "Book for your whole group" in confirm
-    r = c.post(
-        url,
-        {"action": "book", "slot": s.slots[0].pk, "set": s.set.pk, "confirm": "yes"},
-        follow=True,
-    )
+    r = c.post(book, {"set": s.set.pk, "confirm": "yes"}, follow=True)
     assert "Booked: A1 checkoff" in r.content.decode()
     assert _counts(s) == [1, 0, 0]
     page = r.content.decode()
@@ -404,10 +401,8 @@ def test_staff_pages_preview_create_schedule_record_and_export(signup: Signup) -
     assert "6 slots" in page
     assert "Create 6 slots" in page
     r = c.post(
-        url,
+        f"{url}sets/{s.set.pk}/slots/create/",
         {
-            "action": "create_slots",
-            "set": s.set.pk,
             "day": "2030-04-30",
             "start": "09:30",
             "end": "11:00",
@@ -419,10 +414,8 @@ def test_staff_pages_preview_create_schedule_record_and_export(signup: Signup) -
     )
     assert "6 slots created" in r.content.decode()
     r = c.post(
-        url,
+        f"{url}sets/{s.set.pk}/slots/create/",
         {
-            "action": "create_slots",
-            "set": s.set.pk,
             "day": "2030-04-30",
             "start": "11:00",
             "end": "10:00",
@@ -532,10 +525,8 @@ def test_implausible_dates_are_refused_by_name_not_crashed_on(signup: Signup) ->
     assert c.get(f"/c/{s.course.code}/checkoffs/?set={s.set.pk}&week=9999-12-31").status_code == 200
     assert c.get(f"/c/{s.course.code}/checkoffs/schedule/?date=9999-12-31").status_code == 200
     r = c.post(
-        f"/c/{s.course.code}/checkoffs/",
+        f"/c/{s.course.code}/checkoffs/sets/{s.set.pk}/slot/create/",
         {
-            "action": "create_slot",
-            "set": s.set.pk,
             "starts_at": "9999-12-31T23:59",
             "minutes": "15",
             "location": "Cory 258",
