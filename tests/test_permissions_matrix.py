@@ -81,7 +81,28 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}peer-review/": "member",  # a group: its reviews; staff: rounds, pairing, board
     f"POST {COURSE}peer-review/": "member",
     f"GET {COURSE}scribing/": "member",  # students: their lectures and preferences; staff: the board
-    f"POST {COURSE}scribing/": "member",
+    f"POST {COURSE}scribing/": "n/a",
+    **actions("student", f"{COURSE}scribing/preferences/"),
+    **actions(  # student A's duty and the swap it proposed
+        "student-owner",
+        f"{COURSE}scribing/duties/<int:duty_id>/submit/",
+        f"{COURSE}scribing/duties/<int:duty_id>/swap/",
+        f"{COURSE}scribing/swaps/<int:swap_id>/accept/",
+        f"{COURSE}scribing/swaps/<int:swap_id>/decline/",
+        f"{COURSE}scribing/swaps/<int:swap_id>/cancel/",
+    ),
+    **actions(
+        "staff",
+        f"{COURSE}scribing/plan/",
+        f"{COURSE}scribing/lectures/",
+        f"{COURSE}scribing/solve/",
+        f"{COURSE}scribing/proposal/move/",
+        f"{COURSE}scribing/publish/",
+        f"{COURSE}scribing/duties/<int:duty_id>/accept/",
+        f"{COURSE}scribing/duties/<int:duty_id>/revise/",
+        f"{COURSE}scribing/duties/<int:duty_id>/release/",
+        f"{COURSE}scribing/swaps/<int:swap_id>/revert/",
+    ),
     f"GET {COURSE}milestones/export.csv": "staff",
     f"POST {COURSE}milestones/export.csv": "staff",
     "GET feeds/<str:token>.ics": "nobody",
@@ -511,6 +532,10 @@ def _outcome(response: Any) -> str:
         return "login"
     if code == 302:  # a page that refuses with a message and a redirect
         refused = [m for m in get_messages(response.wsgi_request) if m.level >= messages.ERROR]
+        kinds = [t for m in refused for t in m.extra_tags.split() if t.startswith("refused-")]
+        if kinds:  # an action view tags a refusal with its kind: a permission or a rule
+            denied = {"refused-not_allowed", "refused-not_found"}
+            return "deny" if any(k in denied for k in kinds) else "ok"
         if refused and any(
             w in str(m) for m in refused for w in ("may ", "only", "Only", "not yours", "No such")
         ):

@@ -70,4 +70,6 @@ def errors_as_messages(request: HttpRequest) -> Iterator[None]:
     try:
         yield
     except DomainError as exc:
-        messages.error(request, exc.message)
+        # The tag keeps the refusal's kind (not_allowed, not_found, conflict, invalid) beside
+        # the text, for styling and for tests that tell a permission from a rule.
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")

@@ -413,10 +413,6 @@ def duty_submit(
     declaration: str,
     now: dt.datetime | None = None,
 ) -> ScribeDuty:
-    if not declaration.strip():
-        raise DomainError(
-            "Say which LLMs or other sources you used (or write “none”).", field="declaration"
-        )
     with transaction.atomic():
         duty = (
             ScribeDuty.objects.select_for_update()
@@ -425,6 +421,10 @@ def duty_submit(
         )
         if duty is None:
             raise NotFound("No such duty of yours.")
+        if not declaration.strip():
+            raise DomainError(
+                "Say which LLMs or other sources you used (or write “none”).", field="declaration"
+            )
         if duty.status == Status.ACCEPTED:
             raise Conflict("These notes were already accepted.")
         duty.link, duty.declaration = link, declaration.strip()

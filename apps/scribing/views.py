@@ -20,6 +20,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Lecture
 from apps.calendar.views import local_to_utc
@@ -28,7 +29,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.core.views_helpers import int_or_none as _int
 from apps.scribing import charts, services
 from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
@@ -45,16 +46,15 @@ def late(d: ScribeDuty, now: dt.datetime) -> bool:
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Students: preferences, then their lectures; staff: the plan and the board (CSV with
+    ?format=csv). Every change posts to its own action view below."""
     course = course_for(request, code)
     if is_staff(request.user, course):
-        if request.method == "POST":
-            return _staff_post(request, course)
         if request.GET.get("format") == "csv":
             return _csv(course)
         return _board(request, course)
-    if request.method == "POST":
-        return _student_post(request, course)
     return _mine(request, course)
 
 
@@ -127,76 +127,99 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
     )
 
 
-def _student_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    action = request.POST.get("action", "")
-    user: User = request.user
-    try:
-        if action == "preferences":
-            cannot: list[int] = []
-            ranked: dict[int, list[int]] = {}
-            for key in request.POST:
-                value = request.POST.get(key, "")
-                if key.startswith("lec-") and value:
-                    lid = _int(key[4:])
-                    if lid is None:
-                        continue
-                    if value == "cannot":
-                        cannot.append(lid)
-                    elif value.isdigit():
-                        ranked.setdefault(int(value), []).append(lid)
-            if any(len(v) > 1 for v in ranked.values()):
-                raise DomainError("Give each choice number to one lecture only.")
-            services.preferences_save(
-                student=user,
-                course=course,
-                cannot=cannot,
-                prefer=[ranked[r][0] for r in sorted(ranked)],
-                group_mode=request.POST.get("group_mode", ""),
-            )
-            messages.success(request, "Preferences saved. You can change them until the deadline.")
-        elif action == "submit":
-            services.duty_submit(
-                student=user,
-                course=course,
-                duty_id=_int(request.POST.get("duty")) or 0,
-                link=request.POST.get("link", "").strip(),
-                declaration=request.POST.get("declaration", ""),
-            )
-            messages.success(request, "Notes submitted. Staff will review them.")
-        elif action == "swap":
-            services.swap_propose(
-                proposer=user,
-                course=course,
-                duty_id=_int(request.POST.get("duty")) or 0,
-                other_email=request.POST.get("other", ""),
-                other_duty_id=_other_duty(
-                    course, request.POST.get("other", ""), request.POST.get("their_lecture")
-                ),
-                note=request.POST.get("note", ""),
-            )
-            messages.success(
-                request, "Swap proposed; your classmate sees it on their scribing page."
-            )
-        elif action in ("accept", "decline", "cancel"):
-            services.swap_decide(
-                actor=user,
-                course=course,
-                swap_id=_int(request.POST.get("swap")) or 0,
-                accept=action == "accept",
-            )
-            messages.success(
-                request,
-                {
-                    "accept": "Swap accepted: the lectures changed hands.",
-                    "decline": "Swap declined.",
-                    "cancel": "Swap cancelled.",
-                }[action],
-            )
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
+def _ranked_choices(post: Any) -> tuple[list[int], list[int]]:
+    """The preference form's `lec-<id>` fields: lectures marked "cannot", and the preferred ones
+    in the order of their choice numbers."""
+    cannot: list[int] = []
+    ranked: dict[int, list[int]] = {}
+    for key in post:
+        value = post.get(key, "")
+        lecture_id = _int(key[4:]) if key.startswith("lec-") and value else None
+        if lecture_id is None:
+            continue
+        if value == "cannot":
+            cannot.append(lecture_id)
+        elif value.isdigit():
+            ranked.setdefault(int(value), []).append(lecture_id)
+    if any(len(v) > 1 for v in ranked.values()):
+        raise DomainError("Give each choice number to one lecture only.")
+    return cannot, [ranked[r][0] for r in sorted(ranked)]
+
+
+@course_action(student=True)
+def preferences_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A student saves the lectures they cannot take and the ones they prefer, in order."""
+    with errors_as_messages(request):
+        cannot, prefer = _ranked_choices(request.POST)
+        services.preferences_save(
+            student=request.user,
+            course=course,
+            cannot=cannot,
+            prefer=prefer,
+            group_mode=request.POST.get("group_mode", ""),
+        )
+        messages.success(request, "Preferences saved. You can change them until the deadline.")
     return _back(course)
+
+
+@course_action(student=True)
+def duty_submit(request: AuthedRequest, course: Course, duty_id: int) -> HttpResponseBase:
+    """A student submits the notes' link with the sources declaration."""
+    with errors_as_messages(request):
+        services.duty_submit(
+            student=request.user,
+            course=course,
+            duty_id=duty_id,
+            link=request.POST.get("link", "").strip(),
+            declaration=request.POST.get("declaration", ""),
+        )
+        messages.success(request, "Notes submitted. Staff will review them.")
+    return _back(course)
+
+
+@course_action(student=True)
+def swap_propose(request: AuthedRequest, course: Course, duty_id: int) -> HttpResponseBase:
+    """A student offers one of their lectures to a classmate (for one of theirs, or for none)."""
+    with errors_as_messages(request):
+        other = request.POST.get("other", "")
+        services.swap_propose(
+            proposer=request.user,
+            course=course,
+            duty_id=duty_id,
+            other_email=other,
+            other_duty_id=_other_duty(course, other, request.POST.get("their_lecture")),
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, "Swap proposed; your classmate sees it on their scribing page.")
+    return _back(course)
+
+
+def _swap_decide(
+    request: AuthedRequest, course: Course, swap_id: int, *, accept: bool, done: str
+) -> HttpResponseBase:
+    with errors_as_messages(request):
+        services.swap_decide(actor=request.user, course=course, swap_id=swap_id, accept=accept)
+        messages.success(request, done)
+    return _back(course)
+
+
+@course_action(student=True)
+def swap_accept(request: AuthedRequest, course: Course, swap_id: int) -> HttpResponseBase:
+    """The classmate asked accepts: the lectures change hands if every rule still holds."""
+    done = "Swap accepted: the lectures changed hands."
+    return _swap_decide(request, course, swap_id, accept=True, done=done)
+
+
+@course_action(student=True)
+def swap_decline(request: AuthedRequest, course: Course, swap_id: int) -> HttpResponseBase:
+    """The classmate asked declines the swap."""
+    return _swap_decide(request, course, swap_id, accept=False, done="Swap declined.")
+
+
+@course_action(student=True)
+def swap_cancel(request: AuthedRequest, course: Course, swap_id: int) -> HttpResponseBase:
+    """The proposer withdraws the swap."""
+    return _swap_decide(request, course, swap_id, accept=False, done="Swap cancelled.")
 
 
 def _other_duty(course: Course, email: str, number: str | None) -> int | None:
@@ -325,96 +348,136 @@ def _gap(plan: Any) -> float:
     return max(0.0, (plan.proposal_bound - plan.proposal_score) / plan.proposal_bound)
 
 
-def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    action = request.POST.get("action", "")
-    user: User = request.user
-    try:
-        if action == "plan":
-            due = request.POST.get("preferences_due_at", "").strip()
-            services.plan_update(
-                actor=user,
+@course_action(staff=True)
+def plan_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff save the scribing rules: duties per student, gap, notes due, preference deadline."""
+    with errors_as_messages(request):
+        due = request.POST.get("preferences_due_at", "").strip()
+        services.plan_update(
+            actor=request.user,
+            course=course,
+            per_student=_int(request.POST.get("per_student")),
+            min_gap_days=_int(request.POST.get("min_gap_days")),
+            notes_due_days=_int(request.POST.get("notes_due_days")),
+            max_preferences=_int(request.POST.get("max_preferences")),
+            seed=_int(request.POST.get("seed")),
+            preferences_due_at=_local(course, due) if due else None,
+        )
+        messages.success(request, "Scribing rules saved.")
+    return _back(course)
+
+
+@course_action(staff=True)
+def lectures_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff choose which lectures are scribed and by how many students."""
+    with errors_as_messages(request):
+        for lec in Lecture.objects.filter(course=course):
+            services.lecture_set(
+                actor=request.user,
                 course=course,
-                per_student=_int(request.POST.get("per_student")),
-                min_gap_days=_int(request.POST.get("min_gap_days")),
-                notes_due_days=_int(request.POST.get("notes_due_days")),
-                max_preferences=_int(request.POST.get("max_preferences")),
-                seed=_int(request.POST.get("seed")),
-                preferences_due_at=_local(course, due) if due else None,
+                lecture_id=lec.pk,
+                eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
+                needed=_int(request.POST.get(f"needed-{lec.pk}")),
             )
-            messages.success(request, "Scribing rules saved.")
-        elif action == "lectures":
-            for lec in Lecture.objects.filter(course=course):
-                services.lecture_set(
-                    actor=user,
-                    course=course,
-                    lecture_id=lec.pk,
-                    eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
-                    needed=_int(request.POST.get(f"needed-{lec.pk}")),
-                )
-            messages.success(request, "Eligible lectures saved.")
-        elif action == "solve":
-            result = services.solve_requested(actor=user, course=course)
-            if result is None:
-                messages.success(
-                    request, "Solving on a worker; this page shows the result when it is done."
-                )
-            elif result.ok:
-                messages.success(
-                    request,
-                    f"Solved: preference score {result.score}"
-                    + (
-                        " (proven optimal)."
-                        if result.optimal
-                        else f" (within {100 * result.gap:.1f} % of the best possible)."
-                    ),
-                )
-            else:
-                messages.error(
-                    request, "No assignment exists: " + "; ".join(result.reasons[:6]) + "."
-                )
-        elif action == "move":
-            student = User.objects.filter(
-                email__iexact=request.POST.get("student", "").strip()
-            ).first()
-            lecs = {lec.number: lec.pk for lec in Lecture.objects.filter(course=course)}
-            a, b = (
-                lecs.get(_int(request.POST.get("from")) or -1),
-                lecs.get(_int(request.POST.get("to")) or -1),
-            )
-            if student is None or a is None or b is None:
-                raise DomainError("Give the student's e-mail and two lecture numbers.")
-            services.proposal_move(
-                actor=user, course=course, student_id=student.pk, from_lecture=a, to_lecture=b
-            )
-            messages.success(request, "Moved; every rule still holds.")
-        elif action == "publish":
-            if request.POST.get("confirm") != "yes":
-                raise DomainError("Tick the box to confirm: students are e-mailed their lectures.")
-            n = services.publish(actor=user, course=course)
+        messages.success(request, "Eligible lectures saved.")
+    return _back(course)
+
+
+@course_action(staff=True)
+def solve(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff solve the assignment (on a worker when large): its score and how good it is, or
+    why none exists."""
+    with errors_as_messages(request):
+        result = services.solve_requested(actor=request.user, course=course)
+        if result is None:
             messages.success(
-                request, f"Published: {n} duties created; students are being e-mailed."
+                request, "Solving on a worker; this page shows the result when it is done."
             )
-        elif action in ("accept", "revise"):
-            services.duty_review(
-                actor=user,
-                course=course,
-                duty_id=_int(request.POST.get("duty")) or 0,
-                accept=action == "accept",
-                feedback=request.POST.get("feedback", ""),
-            )
-            messages.success(request, "Review saved.")
-        elif action == "revert":
-            services.swap_revert(
-                actor=user, course=course, swap_id=_int(request.POST.get("swap")) or 0
-            )
-            messages.success(request, "Swap reverted.")
-        elif action == "release":
-            services.release(actor=user, course=course, duty_id=_int(request.POST.get("duty")) or 0)
-            messages.success(request, "Duty released; solve again to fill it.")
+        elif not result.ok:
+            reasons = "; ".join(result.reasons[:6])
+            messages.error(request, f"No assignment exists: {reasons}.")
+        elif result.optimal:
+            messages.success(request, f"Solved: preference score {result.score} (proven optimal).")
         else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
+            messages.success(
+                request,
+                f"Solved: preference score {result.score} "
+                f"(within {100 * result.gap:.1f} % of the best possible).",
+            )
+    return _back(course)
+
+
+@course_action(staff=True)
+def proposal_move(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff move one student's proposed duty to another lecture, if every rule still holds."""
+    with errors_as_messages(request):
+        email = request.POST.get("student", "").strip()
+        student = User.objects.filter(email__iexact=email).first()
+        lectures = {lec.number: lec.pk for lec in Lecture.objects.filter(course=course)}
+        a = lectures.get(_int(request.POST.get("from")) or -1)
+        b = lectures.get(_int(request.POST.get("to")) or -1)
+        if student is None or a is None or b is None:
+            raise DomainError("Give the student's e-mail and two lecture numbers.")
+        services.proposal_move(
+            actor=request.user, course=course, student_id=student.pk, from_lecture=a, to_lecture=b
+        )
+        messages.success(request, "Moved; every rule still holds.")
+    return _back(course)
+
+
+@course_action(staff=True)
+def publish(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff publish the proposal after confirming: duties are created, students e-mailed."""
+    with errors_as_messages(request):
+        if request.POST.get("confirm") != "yes":
+            raise DomainError("Tick the box to confirm: students are e-mailed their lectures.")
+        n = services.publish(actor=request.user, course=course)
+        messages.success(request, f"Published: {n} duties created; students are being e-mailed.")
+    return _back(course)
+
+
+def _review(
+    request: AuthedRequest, course: Course, duty_id: int, *, accept: bool
+) -> HttpResponseBase:
+    with errors_as_messages(request):
+        services.duty_review(
+            actor=request.user,
+            course=course,
+            duty_id=duty_id,
+            accept=accept,
+            feedback=request.POST.get("feedback", ""),
+        )
+        messages.success(request, "Review saved.")
+    return _back(course)
+
+
+@course_action(staff=True)
+def duty_accept(request: AuthedRequest, course: Course, duty_id: int) -> HttpResponseBase:
+    """Staff accept submitted notes."""
+    return _review(request, course, duty_id, accept=True)
+
+
+@course_action(staff=True)
+def duty_revise(request: AuthedRequest, course: Course, duty_id: int) -> HttpResponseBase:
+    """Staff send submitted notes back for revision with feedback."""
+    return _review(request, course, duty_id, accept=False)
+
+
+@course_action(staff=True)
+def swap_revert(request: AuthedRequest, course: Course, swap_id: int) -> HttpResponseBase:
+    """Staff undo an accepted swap."""
+    with errors_as_messages(request):
+        services.swap_revert(actor=request.user, course=course, swap_id=swap_id)
+        messages.success(request, "Swap reverted.")
+    return _back(course)
+
+
+@course_action(staff=True)
+def duty_release(request: AuthedRequest, course: Course, duty_id: int) -> HttpResponseBase:
+    """Staff release a duty (the student leaves it); solving again fills the gap."""
+    with errors_as_messages(request):
+        services.release(actor=request.user, course=course, duty_id=duty_id)
+        messages.success(request, "Duty released; solve again to fill it.")
     return _back(course)
 
 

@@ -341,20 +341,20 @@ def test_pages_for_students_and_staff(ee290_demo) -> None:  # type: ignore[no-un
     assert "cannot take" in page
     lecs = [lec for lec, _ in services.eligible_lectures(course)]
     r = c.post(
-        f"/c/{course.code}/scribing/",
-        {"action": "preferences", f"lec-{lecs[3].pk}": "1", f"lec-{lecs[0].pk}": "cannot"},
+        f"/c/{course.code}/scribing/preferences/",
+        {f"lec-{lecs[3].pk}": "1", f"lec-{lecs[0].pk}": "cannot"},
     )
     assert r.status_code == 302
     s = Client()
     s.force_login(staff)
-    r = s.post(f"/c/{course.code}/scribing/", {"action": "solve"}, follow=True)
+    r = s.post(f"/c/{course.code}/scribing/solve/", follow=True)
     html = r.content.decode()
     assert "Preference score 3" in html
     assert "proven optimal" in html
     assert "Scribes per lecture" in html
-    r = s.post(f"/c/{course.code}/scribing/", {"action": "publish"}, follow=True)
+    r = s.post(f"/c/{course.code}/scribing/publish/", follow=True)
     assert "Tick the box to confirm" in r.content.decode()
-    r = s.post(f"/c/{course.code}/scribing/", {"action": "publish", "confirm": "yes"}, follow=True)
+    r = s.post(f"/c/{course.code}/scribing/publish/", {"confirm": "yes"}, follow=True)
     assert "Published: 80 duties created" in r.content.decode()
     csv = b"".join(s.get(f"/c/{course.code}/scribing/?format=csv").streaming_content).decode()
     assert csv.count("\n") == 81
@@ -424,9 +424,8 @@ def test_staff_set_the_rules_in_course_time_and_the_deadline_closes_preferences(
     c = Client()
     c.force_login(staff)
     r = c.post(
-        f"/c/{course.code}/scribing/",
+        f"/c/{course.code}/scribing/plan/",
         {
-            "action": "plan",
             "per_student": "2",
             "min_gap_days": "7",
             "notes_due_days": "5",
@@ -444,8 +443,8 @@ def test_staff_set_the_rules_in_course_time_and_the_deadline_closes_preferences(
     with pytest.raises(Conflict, match="deadline has passed"):
         services.preferences_save(student=students[0], course=course, cannot=[], prefer=[])
     bad = c.post(
-        f"/c/{course.code}/scribing/",
-        {"action": "plan", "preferences_due_at": "next week"},
+        f"/c/{course.code}/scribing/plan/",
+        {"preferences_due_at": "next week"},
         follow=True,
     )
     assert "Give the deadline as a date and time" in bad.content.decode()
