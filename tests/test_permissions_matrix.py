@@ -143,9 +143,21 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}node/": "member",
     f"GET {COURSE}node/files/<slug:kind>/": "student",
     f"GET {COURSE}windows/<int:window_id>/files/<slug:kind>/": "owner",
-    f"POST {COURSE}windows/<int:window_id>/<slug:action>/": "owner",
     f"GET {COURSE}compute/": "staff",
-    f"POST {COURSE}compute/action/": "staff",
+    **actions(
+        "owner",
+        f"{COURSE}windows/<int:window_id>/approve/",
+        f"{COURSE}windows/<int:window_id>/cancel/",
+    ),
+    # Group A requested the window: the requester cancels, only a lender or staff decline.
+    **actions("staff", f"{COURSE}windows/<int:window_id>/decline/"),
+    **actions(
+        "staff",
+        f"{COURSE}compute/allocate-all/",
+        f"{COURSE}compute/groups/<int:group_id>/allocate/",
+        f"{COURSE}compute/allocations/<int:allocation_id>/release/",
+        f"{COURSE}compute/nodes/<int:node_id>/status/",
+    ),
     f"GET {COURSE}incidents/": "member",
     f"POST {COURSE}incidents/": "member",
     f"POST {COURSE}incidents/<int:incident_id>/": "staff",
@@ -167,11 +179,9 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}grading/runs/<int:run_id>/": "staff",
     # --- pages that take one method (the other answers 405, or the login redirect first), and
     # pages that answer a POST as a GET (read-only function views)
-    f"GET {COURSE}compute/action/": "n/a",
     f"GET {COURSE}groups/action/": "n/a",
     f"GET {COURSE}incidents/<int:incident_id>/": "n/a",
     f"GET {COURSE}roster/unlock/<int:user_id>/": "n/a",
-    f"GET {COURSE}windows/<int:window_id>/<slug:action>/": "n/a",
     "POST ": "authed",
     f"POST {COURSE}": "member",
     f"POST {COURSE}schedule/": "member",

@@ -30,7 +30,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.groups.models import Group, GroupMembership
 
 FILES = {
@@ -157,34 +157,49 @@ def window_file(request: AuthedRequest, code: str, window_id: int, kind: str) ->
     return _download(window_bundle(window=window), kind)
 
 
-@login_required
-@require_POST
-def window_action(request: AuthedRequest, code: str, window_id: int, action: str) -> HttpResponse:
-    course = course_for(request, code)
+def _after_window(request: AuthedRequest, course: Course) -> HttpResponse:
+    back = "compute:board" if is_staff(request.user, course) else "compute:mine"
+    return redirect(request.POST.get("next") or back, code=course.code)
+
+
+@course_action()
+def window_approve(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
+    """An owning group (any member) or staff approve the use of their node in a window."""
     _window_for(request, course, window_id)
-    if action not in {"approve", "cancel", "decline"}:
-        raise Http404("No such action.")
-    note = request.POST.get("note", "")
-    try:
-        if action == "approve":
-            w = windows.window_approve(actor=request.user, course=course, window_id=window_id)
-        elif action == "cancel":
-            w = windows.window_cancel(
-                actor=request.user, course=course, window_id=window_id, note=note
-            )
-        else:
-            w = windows.window_decline(
-                actor=request.user, course=course, window_id=window_id, note=note
-            )
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    else:
+    with errors_as_messages(request):
+        w = windows.window_approve(actor=request.user, course=course, window_id=window_id)
         messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
-    return redirect(
-        request.POST.get("next")
-        or ("compute:board" if is_staff(request.user, course) else "compute:mine"),
-        code=code,
-    )
+    return _after_window(request, course)
+
+
+@course_action()
+def window_cancel(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
+    """The requesting group or staff cancel a window; the other groups are e-mailed."""
+    _window_for(request, course, window_id)
+    with errors_as_messages(request):
+        w = windows.window_cancel(
+            actor=request.user,
+            course=course,
+            window_id=window_id,
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
+    return _after_window(request, course)
+
+
+@course_action()
+def window_decline(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
+    """An owning group or staff decline a requested window, with a reason."""
+    _window_for(request, course, window_id)
+    with errors_as_messages(request):
+        w = windows.window_decline(
+            actor=request.user,
+            course=course,
+            window_id=window_id,
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
+    return _after_window(request, course)
 
 
 RANGES = {"week": 7, "3weeks": 21, "term": 0}
@@ -309,60 +324,69 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
     )
 
 
-@login_required
-@require_POST
-def board_action(request: AuthedRequest, code: str) -> HttpResponse:
-    course = course_for(request, code, staff=True)
-    action = request.POST.get("action")
-    try:
-        if action == "allocate_all":
-            made = services.allocate_all(actor=request.user, course=course)
-            short = services.groups_under_minimum(course)
-            messages.success(
+@course_action(staff=True)
+def allocate_all(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff give every group of at least the minimum size a node and IP, or none of them."""
+    with errors_as_messages(request):
+        made = services.allocate_all(actor=request.user, course=course)
+        short = services.groups_under_minimum(course)
+        messages.success(
+            request,
+            f"Allocated {len(made)} group(s)."
+            if made
+            else "No group at the minimum size is waiting.",
+        )
+        if short:
+            names = ", ".join(f"{g.name} ({n})" for g, n in short)
+            messages.warning(
                 request,
-                f"Allocated {len(made)} group(s)."
-                if made
-                else "No group at the minimum size is waiting.",
+                f"Left out, under the minimum of {course.group_min_size}: {names}. "
+                "Merge them on the groups board, or allocate one with a reason.",
             )
-            if short:
-                messages.warning(
-                    request,
-                    f"Left out, under the minimum of {course.group_min_size}: "
-                    + ", ".join(f"{g.name} ({n})" for g, n in short)
-                    + ". Merge them on the groups board, or allocate one with a reason.",
-                )
-        elif action == "allocate":
-            a = services.allocation_create(
-                actor=request.user,
-                course=course,
-                group_id=int(request.POST["group"]),
-                override_reason=request.POST.get("override_reason", ""),
-            )
-            messages.success(
-                request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
-            )
-        elif action == "node_status":
-            n = services.node_set_status(
-                actor=request.user,
-                course=course,
-                node_id=int(request.POST["node"]),
-                status=request.POST.get("status", ""),
-            )
-            messages.success(request, f"{n.name} is now {n.get_status_display().lower()}.")
-        elif action == "release":
-            a = services.allocation_release(
-                actor=request.user, course=course, allocation_id=int(request.POST["allocation"])
-            )
-            messages.success(
-                request, f"Released {a.node.name} and {a.static_ip.address} from {a.group.name}."
-            )
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    except (KeyError, ValueError):
-        messages.error(request, "That request was incomplete.")
-    return redirect("compute:board", code=code)
+    return redirect("compute:board", code=course.code)
+
+
+@course_action(staff=True)
+def allocation_create(request: AuthedRequest, course: Course, group_id: int) -> HttpResponse:
+    """Staff give one group the next free node and IP (under the minimum: with a reason)."""
+    with errors_as_messages(request):
+        a = services.allocation_create(
+            actor=request.user,
+            course=course,
+            group_id=group_id,
+            override_reason=request.POST.get("override_reason", ""),
+        )
+        messages.success(
+            request, f"{a.group.name} now holds {a.node.name} and {a.static_ip.address}."
+        )
+    return redirect("compute:board", code=course.code)
+
+
+@course_action(staff=True)
+def node_status(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
+    """Staff mark a node ready, in maintenance, failed or retired."""
+    with errors_as_messages(request):
+        n = services.node_set_status(
+            actor=request.user,
+            course=course,
+            node_id=node_id,
+            status=request.POST.get("status", ""),
+        )
+        messages.success(request, f"{n.name} is now {n.get_status_display().lower()}.")
+    return redirect("compute:board", code=course.code)
+
+
+@course_action(staff=True)
+def allocation_release(request: AuthedRequest, course: Course, allocation_id: int) -> HttpResponse:
+    """Staff end an allocation: the group loses its node and IP (history kept)."""
+    with errors_as_messages(request):
+        a = services.allocation_release(
+            actor=request.user, course=course, allocation_id=allocation_id
+        )
+        messages.success(
+            request, f"Released {a.node.name} and {a.static_ip.address} from {a.group.name}."
+        )
+    return redirect("compute:board", code=course.code)
 
 
 @login_required

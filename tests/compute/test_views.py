@@ -118,14 +118,10 @@ def test_the_board_is_staff_only_and_shows_the_timeline(world) -> None:  # type:
 def test_board_release_and_allocate_all(world) -> None:  # type: ignore[no-untyped-def]
     course, staff, alloc, _students = world
     client = as_user(staff)
-    client.post(
-        f"/c/{course.code}/compute/action/", {"action": "release", "allocation": alloc["G2"].pk}
-    )
+    client.post(f"/c/{course.code}/compute/allocations/{alloc['G2'].pk}/release/")
     assert not Allocation.objects.filter(group=alloc["G2"].group, ended_at__isnull=True).exists()
     group_of(course, 4, "G9")
-    response = client.post(
-        f"/c/{course.code}/compute/action/", {"action": "allocate_all"}, follow=True
-    )
+    response = client.post(f"/c/{course.code}/compute/allocate-all/", follow=True)
     assert "Left without: G9" in response.content.decode()  # 1 free node, 2 groups: none allocated
     assert not Allocation.objects.filter(group=alloc["G2"].group, ended_at__isnull=True).exists()
 
@@ -135,24 +131,24 @@ def test_staff_set_node_status_and_cannot_retire_a_held_node(world) -> None:  # 
     client = as_user(staff)
     node = alloc["G0"].node
     response = client.post(
-        f"/c/{course.code}/compute/action/",
-        {"action": "node_status", "node": node.pk, "status": "retired"},
+        f"/c/{course.code}/compute/nodes/{node.pk}/status/",
+        {"status": "retired"},
         follow=True,
     )
     assert "still holds" in response.content.decode()
     node.refresh_from_db()
     assert node.status == "ready"
     client.post(
-        f"/c/{course.code}/compute/action/",
-        {"action": "node_status", "node": node.pk, "status": "maintenance"},
+        f"/c/{course.code}/compute/nodes/{node.pk}/status/",
+        {"status": "maintenance"},
     )
     node.refresh_from_db()
     assert node.status == "maintenance"
     assert (
         as_user(students["G0"])
         .post(
-            f"/c/{course.code}/compute/action/",
-            {"action": "node_status", "node": node.pk, "status": "failed"},
+            f"/c/{course.code}/compute/nodes/{node.pk}/status/",
+            {"status": "failed"},
         )
         .status_code
         == 403
