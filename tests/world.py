@@ -39,6 +39,8 @@ from apps.peerreview.models import PeerAssignment, PeerRound
 from apps.roster.services import roster_upload
 from apps.scribing.models import ScribeDuty, ScribeSwap
 from apps.slackdays.lateness import lateness_upload
+from apps.slackdays.models import LateWork
+from apps.slackdays.services import exception_grant
 from tests.factories import CourseFactory, member
 
 
@@ -121,6 +123,23 @@ def build_world(course: Course) -> World:
         assignment_id=assignment.pk,
         filename="late.csv",
         data=b"Name,SID,Email,Submission Time,Lateness (H:M:S)\n",
+    )
+    (extension,) = exception_grant(
+        actor=instructor,
+        course=course,
+        kind="extension",
+        hours=24,
+        reason="illness",
+        assignment_id=assignment.pk,
+        student_ids=[a_members[0].pk],
+    )
+    late_work = LateWork.objects.create(
+        course=course,
+        assignment=assignment,
+        student=a_members[0],
+        submitted_at=assignment.due_at + dt.timedelta(days=3),
+        late_by=dt.timedelta(days=3),
+        why="submitted 3 days after the deadline",
     )
     qs = QuestionSet.objects.filter(course=course).order_by("pk").first()
     assert qs is not None
@@ -290,6 +309,8 @@ def build_world(course: Course) -> World:
         "run_id": run.pk,
         "import_id": roster.pk,
         "lateness_import_id": lateness.pk,
+        "exception_id": extension.pk,
+        "late_id": late_work.pk,
         "key": qs.key,
         "assignment_id": assignment.pk,
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
 
 from apps.core.compiled import compiled_query
 from apps.core.csvexport import csv_response
@@ -19,7 +20,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Membership, Role
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
 from apps.groups.models import Group, GroupMembership
 from apps.groups.selectors import current_group_id_remember
 from apps.slackdays import services
@@ -53,36 +54,12 @@ def _ledger_first_page(course_id: int, student_id: int) -> QuerySet[LedgerEntry]
 
 
 @login_required
+@require_GET
 def mine(request: AuthedRequest, code: str) -> HttpResponse:
+    """A student's balance, effective deadlines and ledger; apply and cancel post below."""
     course = course_for(request, code)
     if is_staff(request.user, course):
         return redirect("slackdays:staff", code=code)
-    if request.method == "POST":
-        action, assignment_id = request.POST.get("action"), request.POST.get("assignment", "")
-        try:
-            if not assignment_id.isdigit():
-                raise DomainError("Choose an assignment.")
-            if action == "apply":
-                entries = services.slack_apply(
-                    actor=request.user, course=course, assignment_id=int(assignment_id)
-                )
-                n = len(entries)
-                messages.success(
-                    request,
-                    f"Slack day applied for {n} member{'s' if n != 1 else ''} of your group.",
-                )
-            elif action == "cancel":
-                entries = services.slack_cancel(
-                    actor=request.user, course=course, assignment_id=int(assignment_id)
-                )
-                messages.success(
-                    request, f"Slack day cancelled; {len(entries)} member(s) got their day back."
-                )
-            else:
-                raise DomainError("Unknown action.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect("slackdays:mine", code=code)
     # My group's current members in one query (the group itself is not needed); it also tells
     # the slack read which group's exceptions count.
     current = compiled_query("slack.page.members", _my_group_members, course.pk, request.user.pk)
@@ -109,68 +86,10 @@ def mine(request: AuthedRequest, code: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def staff(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Staff: balances (CSV), exceptions, late work; each change posts to its own view."""
     course = course_for(request, code, staff=True)
-    if request.method == "POST":
-        action = request.POST.get("action")
-        p = request.POST
-        try:
-            if action == "grant":
-                ids = [int(x) for x in p.getlist("students") if x.isdigit()]
-                ids += _students_by_email(course, p.get("emails", ""))
-                made = services.exception_grant(
-                    actor=request.user,
-                    course=course,
-                    kind=p.get("kind", ""),
-                    hours=int(p.get("hours") or 0),
-                    reason=p.get("reason", ""),
-                    assignment_id=int(p["assignment"]) if p.get("assignment") else None,
-                    student_ids=ids,
-                    group_id=_group_by_name(course, p.get("group", "")),
-                )
-                messages.success(request, f"Granted {len(made)} exception(s).")
-            elif action == "revoke":
-                services.exception_revoke(
-                    actor=request.user, course=course, exception_id=int(p["exception"])
-                )
-                messages.success(request, "Exception revoked.")
-            elif action == "refund":
-                services.slack_refund(
-                    actor=request.user,
-                    course=course,
-                    student_id=int(p["student"]),
-                    assignment_id=int(p["assignment"]),
-                    reason=p.get("reason", ""),
-                )
-                messages.success(request, "Slack day refunded.")
-            elif action == "adjust":
-                services.slack_adjust(
-                    actor=request.user,
-                    course=course,
-                    student_id=int(p["student"]),
-                    delta=int(p.get("delta") or 0),
-                    reason=p.get("reason", ""),
-                )
-                messages.success(request, "Balance adjusted.")
-            elif action == "late":
-                lw = services.late_work_decide(
-                    actor=request.user,
-                    course=course,
-                    late_work_id=int(p["late"]),
-                    status=p.get("status", ""),
-                )
-                messages.success(
-                    request,
-                    f"{lw.student.get_full_name()}'s late {lw.assignment.code}: "
-                    f"{lw.get_status_display().lower()}.",
-                )
-            else:
-                raise DomainError("Unknown action.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        except (KeyError, ValueError):
-            messages.error(request, "That request was incomplete; fill in every field.")
-        return redirect("slackdays:staff", code=code)
     q, low = request.GET.get("q", "").strip(), request.GET.get("balance", "")
     rows = balance_rows(course=course, q=q, balance=int(low) if low.isdigit() else None)
     if request.GET.get("format") == "csv":
@@ -232,6 +151,143 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
+
+
+# ------------------------------------------------------------------ student actions
+
+
+def _assignment_id(request: AuthedRequest) -> int:
+    value = int_or_none(request.POST.get("assignment"))
+    if value is None:
+        raise DomainError("Choose an assignment.", field="assignment")
+    return value
+
+
+@course_action(student=True)
+def slack_apply(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A student spends a slack day on an assignment for the whole group, all or nothing."""
+    with errors_as_messages(request):
+        entries = services.slack_apply(
+            actor=request.user, course=course, assignment_id=_assignment_id(request)
+        )
+        n = len(entries)
+        messages.success(
+            request, f"Slack day applied for {n} member{'s' if n != 1 else ''} of your group."
+        )
+    return redirect("slackdays:mine", code=course.code)
+
+
+@course_action(student=True)
+def slack_cancel(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A student takes a slack day back before the original deadline; every member is refunded."""
+    with errors_as_messages(request):
+        entries = services.slack_cancel(
+            actor=request.user, course=course, assignment_id=_assignment_id(request)
+        )
+        messages.success(
+            request, f"Slack day cancelled; {len(entries)} member(s) got their day back."
+        )
+    return redirect("slackdays:mine", code=course.code)
+
+
+# ------------------------------------------------------------------ staff actions
+
+
+def _whole(request: AuthedRequest, name: str, label: str) -> int:
+    """A required whole number from the form, or a refusal naming the field."""
+    value = int_or_none(request.POST.get(name, "").strip())
+    if value is None:
+        raise DomainError(f"Give the {label} as a whole number.", field=name)
+    return value
+
+
+def _student_id(request: AuthedRequest, course: Course) -> int:
+    """The student the form names, by id or by course e-mail."""
+    text = request.POST.get("student", "").strip()
+    if text.isdigit():
+        return int(text)
+    found = _students_by_email(course, text)
+    if len(found) != 1:
+        raise DomainError("Name one student by their course e-mail.", field="student")
+    return found[0]
+
+
+@course_action(staff=True)
+def exception_grant(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff grant an extension or accommodation to students or a whole group, with a reason."""
+    p = request.POST
+    with errors_as_messages(request):
+        ids = [int(x) for x in p.getlist("students") if x.isdigit()]
+        ids += _students_by_email(course, p.get("emails", ""))
+        made = services.exception_grant(
+            actor=request.user,
+            course=course,
+            kind=p.get("kind", ""),
+            hours=_whole(request, "hours", "hours"),
+            reason=p.get("reason", ""),
+            assignment_id=int_or_none(p.get("assignment")),
+            student_ids=ids,
+            group_id=_group_by_name(course, p.get("group", "")),
+        )
+        messages.success(request, f"Granted {len(made)} exception(s).")
+    return redirect("slackdays:staff", code=course.code)
+
+
+@course_action(staff=True)
+def exception_revoke(request: AuthedRequest, course: Course, exception_id: int) -> HttpResponseBase:
+    """Staff revoke an exception; the deadlines it moved move back."""
+    with errors_as_messages(request):
+        services.exception_revoke(actor=request.user, course=course, exception_id=exception_id)
+        messages.success(request, "Exception revoked.")
+    return redirect("slackdays:staff", code=course.code)
+
+
+@course_action(staff=True)
+def slack_refund(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff give a student back the slack day spent on one assignment, with a reason."""
+    with errors_as_messages(request):
+        services.slack_refund(
+            actor=request.user,
+            course=course,
+            student_id=_student_id(request, course),
+            assignment_id=_assignment_id(request),
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(request, "Slack day refunded.")
+    return redirect("slackdays:staff", code=course.code)
+
+
+@course_action(staff=True)
+def slack_adjust(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff add or remove slack days from a student's balance, with a reason."""
+    with errors_as_messages(request):
+        services.slack_adjust(
+            actor=request.user,
+            course=course,
+            student_id=_student_id(request, course),
+            delta=_whole(request, "delta", "change in days"),
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(request, "Balance adjusted.")
+    return redirect("slackdays:staff", code=course.code)
+
+
+@course_action(staff=True)
+def late_work_decide(request: AuthedRequest, course: Course, late_id: int) -> HttpResponseBase:
+    """Staff decide a late submission that slack did not cover (accept, penalise ...)."""
+    with errors_as_messages(request):
+        lw = services.late_work_decide(
+            actor=request.user,
+            course=course,
+            late_work_id=late_id,
+            status=request.POST.get("status", ""),
+        )
+        messages.success(
+            request,
+            f"{lw.student.get_full_name()}'s late {lw.assignment.code}: "
+            f"{lw.get_status_display().lower()}.",
+        )
+    return redirect("slackdays:staff", code=course.code)
 
 
 def _students_by_email(course: Course, text: str) -> list[int]:

@@ -267,9 +267,7 @@ def test_double_submitting_the_form_spends_one_day() -> None:
     def post() -> int:
         c = Client()
         c.force_login(student)
-        return c.post(
-            f"/c/{course.code}/slack/", {"action": "apply", "assignment": a.pk}
-        ).status_code
+        return c.post(f"/c/{course.code}/slack/apply/", {"assignment": a.pk}).status_code
 
     results = run_at_once([post, post])
     assert all(r == 302 for r in results)

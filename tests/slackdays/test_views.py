@@ -6,6 +6,7 @@ from django.test import Client
 from apps.core.models import Role, User
 from apps.slackdays.models import DeadlineException
 from tests.factories import AssignmentFactory, CourseFactory, group_of, member
+from tests.slackdays.test_services import balance
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def test_student_page_shows_boxes_deadlines_and_who_will_be_charged() -> None:
         assert (
             m.user.get_full_name().replace("'", "\\u0027") in page or m.user.get_full_name() in page
         )
-    client.post(f"/c/{course.code}/slack/", {"action": "apply", "assignment": a.pk})
+    client.post(f"/c/{course.code}/slack/apply/", {"assignment": a.pk})
     page = client.get(f"/c/{course.code}/slack/").content.decode()
     assert page.count('class="slack-box full"') == 2
     assert "Cancel slack day" in page
@@ -42,9 +43,8 @@ def test_dashboard_shows_the_students_effective_deadline() -> None:
     me = member(course)
     staff = member(course, Role.TA)
     as_user(staff).post(
-        f"/c/{course.code}/slack/staff/",
+        f"/c/{course.code}/slack/staff/exceptions/grant/",
         {
-            "action": "grant",
             "kind": "extension",
             "hours": 48,
             "assignment": a.pk,
@@ -78,9 +78,8 @@ def test_grant_without_a_reason_is_refused_on_the_page() -> None:
     a = AssignmentFactory(course=course)
     staff, student = member(course, Role.TA), member(course)
     response = as_user(staff).post(
-        f"/c/{course.code}/slack/staff/",
+        f"/c/{course.code}/slack/staff/exceptions/grant/",
         {
-            "action": "grant",
             "kind": "extension",
             "hours": 5,
             "assignment": a.pk,
@@ -91,3 +90,41 @@ def test_grant_without_a_reason_is_refused_on_the_page() -> None:
     )
     assert "Give a reason" in response.content.decode()
     assert DeadlineException.objects.count() == 0
+
+
+def test_staff_refund_and_adjust_from_the_page_by_e_mail() -> None:
+    """The staff page's refund and adjust forms name the student by e-mail; a bad number or an
+    unknown address is a message naming it, and nothing changes."""
+    course = CourseFactory()
+    a = AssignmentFactory(course=course, code="A1")
+    staff, student = member(course, Role.TA), member(course)
+    as_user(student).post(f"/c/{course.code}/slack/apply/", {"assignment": a.pk})
+    assert balance(course, student) == 2
+    page = as_user(staff).get(f"/c/{course.code}/slack/staff/").content.decode()
+    assert "Refund a slack day" in page
+    assert "Adjust a balance" in page
+    r = as_user(staff).post(
+        f"/c/{course.code}/slack/staff/refund/",
+        {"student": student.email.upper(), "assignment": a.pk, "reason": "node-3 outage"},
+        follow=True,
+    )
+    assert "Slack day refunded." in r.content.decode()
+    assert balance(course, student) == 3
+    r = as_user(staff).post(
+        f"/c/{course.code}/slack/staff/adjust/",
+        {"student": student.email, "delta": "lots", "reason": "typo"},
+        follow=True,
+    )
+    assert "Give the change in days as a whole number." in r.content.decode()
+    r = as_user(staff).post(
+        f"/c/{course.code}/slack/staff/adjust/",
+        {"student": "nobody@example.edu", "delta": "-1", "reason": "typo"},
+        follow=True,
+    )
+    assert "nobody@example.edu" in r.content.decode()
+    assert balance(course, student) == 3
+    as_user(staff).post(
+        f"/c/{course.code}/slack/staff/adjust/",
+        {"student": student.email, "delta": "-1", "reason": "charged by hand"},
+    )
+    assert balance(course, student) == 2
