@@ -126,9 +126,20 @@ EXPECTED: dict[str, str] = {
     "GET accounts/password/reset/complete/": "public",
     # --- pages: groups, roster
     f"GET {COURSE}group/": "member",
-    f"POST {COURSE}group/": "member",
+    f"POST {COURSE}group/": "n/a",
+    # Group formation is over in the demo term: the rules refuse students (a message).
+    **actions(
+        "student", f"{COURSE}group/create/", f"{COURSE}group/join/", f"{COURSE}group/rename/"
+    ),
+    **actions("closed", f"{COURSE}group/leave/"),  # after formation only staff move people
+    **actions(
+        "staff",
+        f"{COURSE}groups/create/",
+        f"{COURSE}groups/move/",
+        f"{COURSE}groups/merge/",
+        f"{COURSE}groups/members/<int:user_id>/remove/",
+    ),
     f"GET {COURSE}groups/": "staff",
-    f"POST {COURSE}groups/action/": "staff",
     f"GET {COURSE}groups/export.csv": "staff",
     f"GET {COURSE}groups/<int:group_id>/dissolve/": "staff",
     f"POST {COURSE}groups/<int:group_id>/dissolve/": "staff",
@@ -188,14 +199,13 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}grading/runs/<int:run_id>/": "staff",
     # --- pages that take one method (the other answers 405, or the login redirect first), and
     # pages that answer a POST as a GET (read-only function views)
-    f"GET {COURSE}groups/action/": "n/a",
     f"GET {COURSE}incidents/<int:incident_id>/": "n/a",
     f"GET {COURSE}roster/unlock/<int:user_id>/": "n/a",
     "POST ": "authed",
     f"POST {COURSE}": "member",
     f"POST {COURSE}schedule/": "member",
     f"POST {COURSE}compute/": "staff",
-    f"POST {COURSE}groups/": "staff",
+    f"POST {COURSE}groups/": "n/a",
     f"POST {COURSE}groups/export.csv": "staff",
     f"POST {COURSE}roster/export.csv": "staff",
     f"POST {COURSE}node/files/<slug:kind>/": "student",

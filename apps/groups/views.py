@@ -10,12 +10,13 @@ from django.forms import Form
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET
 
 from apps.core.csvexport import SafeWriter
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
-from apps.core.views_helpers import course_for
+from apps.core.models import Course
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.groups import rules, services
 from apps.groups.forms import CreateGroupForm, JoinGroupForm, MergeForm, MoveForm, RenameGroupForm
 from apps.groups.models import Group
@@ -37,57 +38,17 @@ class BoardRow:
     status: str  # under | ok | full
 
 
-@login_required
-def my_group(request: AuthedRequest, code: str) -> HttpResponse:
-    course = course_for(request, code)
-    deadline = services.formation_deadline(course)
-    is_open = rules.formation_open(now=timezone.now(), deadline=deadline)
+def _my_group_page(
+    request: AuthedRequest, course: Course, bound: dict[str, Form] | None = None
+) -> HttpResponse:
+    """The student's group page; `bound` holds a submitted form to show with its errors."""
     forms: dict[str, Form] = {
         "create": CreateGroupForm(prefix="create"),
         "join": JoinGroupForm(prefix="join"),
         "rename": RenameGroupForm(prefix="rename"),
+        **(bound or {}),
     }
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        try:
-            if action == "create":
-                forms["create"] = form = CreateGroupForm(request.POST, prefix="create")
-                if form.is_valid():
-                    g = services.group_create(
-                        actor=request.user, course=course, name=form.cleaned_data["name"]
-                    )
-                    messages.success(
-                        request,
-                        f"You created {g.name}. Share the join code {g.join_code} with your group.",
-                    )
-                    return redirect("groups:mine", code=code)
-            elif action == "join":
-                forms["join"] = join = JoinGroupForm(request.POST, prefix="join")
-                if join.is_valid():
-                    g = services.group_join(
-                        actor=request.user, course=course, code=join.cleaned_data["code"]
-                    )
-                    messages.success(request, f"You joined {g.name}.")
-                    return redirect("groups:mine", code=code)
-            elif action == "leave":
-                g = services.group_leave(actor=request.user, course=course)
-                messages.success(request, f"You left {g.name}.")
-                return redirect("groups:mine", code=code)
-            elif action == "rename":
-                forms["rename"] = rename = RenameGroupForm(request.POST, prefix="rename")
-                mine = group_for_student(course=course, user=request.user)
-                if rename.is_valid() and mine is not None:
-                    g = services.group_rename(
-                        actor=request.user, group=mine, name=rename.cleaned_data["name"]
-                    )
-                    messages.success(request, f"Your group is now called {g.name}.")
-                    return redirect("groups:mine", code=code)
-        except DomainError as exc:
-            target = forms.get(action)
-            if target is not None and exc.field and exc.field in target.fields:
-                target.add_error(exc.field, exc.message)
-            else:
-                messages.error(request, exc.message)
+    deadline = services.formation_deadline(course)
     return render(
         request,
         "groups/my_group.html",
@@ -95,10 +56,85 @@ def my_group(request: AuthedRequest, code: str) -> HttpResponse:
             "course": course,
             "group": group_for_student(course=course, user=request.user),
             "deadline": deadline,
-            "is_open": is_open,
+            "is_open": rules.formation_open(now=timezone.now(), deadline=deadline),
             "forms": forms,
         },
     )
+
+
+@login_required
+@require_GET
+def my_group(request: AuthedRequest, code: str) -> HttpResponse:
+    """A student's group: members, join code; create, join, leave and rename post below."""
+    return _my_group_page(request, course_for(request, code))
+
+
+def _refused(
+    request: AuthedRequest, course: Course, name: str, form: Form, exc: DomainError
+) -> HttpResponse:
+    """A refusal about one field goes on that field; anything else becomes the page's message."""
+    if exc.field and exc.field in form.fields:
+        form.add_error(exc.field, exc.message)
+    else:
+        messages.error(request, exc.message)
+    return _my_group_page(request, course, {name: form})
+
+
+@course_action(student=True)
+def group_create(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A student creates a group (until the formation deadline) and gets its join code."""
+    form = CreateGroupForm(request.POST, prefix="create")
+    if not form.is_valid():
+        return _my_group_page(request, course, {"create": form})
+    try:
+        g = services.group_create(actor=request.user, course=course, name=form.cleaned_data["name"])
+    except DomainError as exc:
+        return _refused(request, course, "create", form, exc)
+    messages.success(
+        request, f"You created {g.name}. Share the join code {g.join_code} with your group."
+    )
+    return redirect("groups:mine", code=course.code)
+
+
+@course_action(student=True)
+def group_join(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A student joins a group with its join code (until the formation deadline)."""
+    form = JoinGroupForm(request.POST, prefix="join")
+    if not form.is_valid():
+        return _my_group_page(request, course, {"join": form})
+    try:
+        g = services.group_join(actor=request.user, course=course, code=form.cleaned_data["code"])
+    except DomainError as exc:
+        return _refused(request, course, "join", form, exc)
+    messages.success(request, f"You joined {g.name}.")
+    return redirect("groups:mine", code=course.code)
+
+
+@course_action(student=True)
+def group_leave(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A student leaves their group (until the formation deadline)."""
+    with errors_as_messages(request):
+        g = services.group_leave(actor=request.user, course=course)
+        messages.success(request, f"You left {g.name}.")
+    return redirect("groups:mine", code=course.code)
+
+
+@course_action(student=True)
+def group_rename(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member renames their group."""
+    form = RenameGroupForm(request.POST, prefix="rename")
+    mine = group_for_student(course=course, user=request.user)
+    if mine is None:
+        messages.error(request, "You are not in a group.")
+        return redirect("groups:mine", code=course.code)
+    if not form.is_valid():
+        return _my_group_page(request, course, {"rename": form})
+    try:
+        g = services.group_rename(actor=request.user, group=mine, name=form.cleaned_data["name"])
+    except DomainError as exc:
+        return _refused(request, course, "rename", form, exc)
+    messages.success(request, f"Your group is now called {g.name}.")
+    return redirect("groups:mine", code=course.code)
 
 
 BOARD_PAGE = 20  # group cards per page
@@ -106,6 +142,7 @@ UNGROUPED_PAGE = 50
 
 
 @login_required
+@require_GET
 def board(request: AuthedRequest, code: str) -> HttpResponse:
     """The formation board, a page of groups at a time (search by group, member name or email;
     filter by size), the students without a group a page at a time, and counts over all."""
@@ -170,54 +207,68 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
     )
 
 
-@login_required
-@require_POST
-def board_action(request: AuthedRequest, code: str) -> HttpResponse:
-    course = course_for(request, code, staff=True)
-    action = request.POST.get("action", "")
-    groups = list(group_list_with_sizes(course=course).only("pk", "name"))
-    try:
-        if action == "create":
-            form = CreateGroupForm(request.POST, prefix="create")
-            if form.is_valid():
-                g = services.group_staff_create(
-                    actor=request.user, course=course, name=form.cleaned_data["name"]
-                )
-                messages.success(request, f"Created {g.name}.")
-        elif action == "move":
-            move = MoveForm(request.POST, groups=groups)
-            if move.is_valid():
-                g = services.member_move(
-                    actor=request.user,
-                    course=course,
-                    user_id=move.cleaned_data["user"],
-                    group_id=move.cleaned_data["group"],
-                )
-                messages.success(request, f"Moved into {g.name}.")
-            else:
-                messages.error(request, "Choose a student and a group.")
-        elif action == "remove":
-            services.member_remove(
-                actor=request.user, course=course, user_id=int(request.POST.get("user", 0))
+def _groups_of(course: Course) -> list[Group]:
+    return list(group_list_with_sizes(course=course).only("pk", "name"))
+
+
+@course_action(staff=True)
+def board_create(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff create an empty group (at any time)."""
+    form = CreateGroupForm(request.POST, prefix="create")
+    if not form.is_valid():
+        messages.error(request, "Give the group a name.")
+    else:
+        with errors_as_messages(request):
+            g = services.group_staff_create(
+                actor=request.user, course=course, name=form.cleaned_data["name"]
             )
-            messages.success(request, "The student is now without a group.")
-        elif action == "merge":
-            merge = MergeForm(request.POST, groups=groups)
-            if merge.is_valid():
-                g = services.group_merge(
-                    actor=request.user,
-                    course=course,
-                    source_id=merge.cleaned_data["source"],
-                    target_id=merge.cleaned_data["target"],
-                )
-                messages.success(request, f"Merged into {g.name}.")
-            else:
-                messages.error(request, "Choose two groups to merge.")
-        else:
-            messages.error(request, "Unknown action.")
-    except (DomainError, ValueError) as exc:
-        messages.error(request, getattr(exc, "message", "That request was not understood."))
-    return redirect("groups:board", code=code)
+            messages.success(request, f"Created {g.name}.")
+    return redirect("groups:board", code=course.code)
+
+
+@course_action(staff=True)
+def member_move(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff move a student into a group (out of any other); audited."""
+    move = MoveForm(request.POST, groups=_groups_of(course))
+    if not move.is_valid():
+        messages.error(request, "Choose a student and a group.")
+    else:
+        with errors_as_messages(request):
+            g = services.member_move(
+                actor=request.user,
+                course=course,
+                user_id=move.cleaned_data["user"],
+                group_id=move.cleaned_data["group"],
+            )
+            messages.success(request, f"Moved into {g.name}.")
+    return redirect("groups:board", code=course.code)
+
+
+@course_action(staff=True)
+def member_remove(request: AuthedRequest, course: Course, user_id: int) -> HttpResponse:
+    """Staff take a student out of their group; audited."""
+    with errors_as_messages(request):
+        services.member_remove(actor=request.user, course=course, user_id=user_id)
+        messages.success(request, "The student is now without a group.")
+    return redirect("groups:board", code=course.code)
+
+
+@course_action(staff=True)
+def group_merge(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff merge one group into another; the source is dissolved."""
+    merge = MergeForm(request.POST, groups=_groups_of(course))
+    if not merge.is_valid():
+        messages.error(request, "Choose two groups to merge.")
+    else:
+        with errors_as_messages(request):
+            g = services.group_merge(
+                actor=request.user,
+                course=course,
+                source_id=merge.cleaned_data["source"],
+                target_id=merge.cleaned_data["target"],
+            )
+            messages.success(request, f"Merged into {g.name}.")
+    return redirect("groups:board", code=course.code)
 
 
 @login_required

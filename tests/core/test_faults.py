@@ -60,9 +60,7 @@ def test_a_page_whose_database_connection_drops_says_so_in_html(cut_connection_a
     ta = member(course, Role.TA)
     client = Client(raise_request_exception=False)
     client.force_login(ta)
-    response = client.post(
-        f"/c/{course.code}/groups/action/", {"action": "create", "create-name": "Ring Buffer"}
-    )
+    response = client.post(f"/c/{course.code}/groups/create/", {"create-name": "Ring Buffer"})
     connection.close()
     assert response.status_code == 503
     assert "Briefly unavailable" in response.content.decode()

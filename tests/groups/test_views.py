@@ -25,7 +25,7 @@ def test_my_group_forms_until_the_deadline() -> None:
     client = as_user(student)
     page = client.get(f"/c/{course.code}/group/").content.decode()
     assert "Join a group" in page and "Start a group" in page  # noqa: PT018
-    client.post(f"/c/{course.code}/group/", {"action": "create", "create-name": "Tensor Cores"})
+    client.post(f"/c/{course.code}/group/create/", {"create-name": "Tensor Cores"})
     page = client.get(f"/c/{course.code}/group/").content.decode()
     group = Group.objects.get(name="Tensor Cores")
     assert f'id="join-code">{group.join_code}' in page
@@ -35,11 +35,11 @@ def test_my_group_shows_errors_on_the_field() -> None:
     course = open_course()
     group_of(course, 2, "Taken")
     response = as_user(member(course)).post(
-        f"/c/{course.code}/group/", {"action": "create", "create-name": "taken"}
+        f"/c/{course.code}/group/create/", {"create-name": "taken"}
     )
     assert "There is already a group called" in response.content.decode()
     response = as_user(member(course)).post(
-        f"/c/{course.code}/group/", {"action": "join", "join-code": "ZZZZ9999"}
+        f"/c/{course.code}/group/join/", {"join-code": "ZZZZ9999"}
     )
     assert "No group in this course has that join code" in response.content.decode()
 
@@ -80,7 +80,7 @@ def test_board_actions_and_dissolve_confirmation() -> None:
     a = group_of(course, 4, "A")
     loner = member(course)
     ta = as_user(member(course, Role.TA))
-    ta.post(f"/c/{course.code}/groups/action/", {"action": "move", "user": loner.pk, "group": a.pk})
+    ta.post(f"/c/{course.code}/groups/move/", {"user": loner.pk, "group": a.pk})
     assert a.memberships.filter(left_at__isnull=True).count() == 5
     confirm = ta.get(f"/c/{course.code}/groups/{a.pk}/dissolve/").content.decode()
     assert "Dissolve A?" in confirm and "5 student(s) will be without a group" in confirm  # noqa: PT018
