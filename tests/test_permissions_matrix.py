@@ -79,7 +79,22 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
     f"POST {COURSE}milestones/": "member",
     f"GET {COURSE}peer-review/": "member",  # a group: its reviews; staff: rounds, pairing, board
-    f"POST {COURSE}peer-review/": "member",
+    f"POST {COURSE}peer-review/": "n/a",
+    **actions(  # student A's group writes the review of this pair
+        "student-owner",
+        f"{COURSE}peer-review/reviews/<int:pair_id>/save/",
+        f"{COURSE}peer-review/reviews/<int:pair_id>/submit/",
+    ),
+    **actions(
+        "staff",
+        f"{COURSE}peer-review/rounds/create/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/preview/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/reroll/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/avoid/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/exclude/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/swap/",
+        f"{COURSE}peer-review/rounds/<int:round_id>/publish/",
+    ),
     f"GET {COURSE}scribing/": "member",  # students: their lectures and preferences; staff: the board
     f"POST {COURSE}scribing/": "n/a",
     **actions("student", f"{COURSE}scribing/preferences/"),

@@ -17,15 +17,16 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Milestone
 from apps.calendar.views import local_to_utc
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
-from apps.core.models import Course, User
+from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.core.views_helpers import int_or_none as _int
 from apps.groups.models import Group
 from apps.milestones.models import GroupMilestone
@@ -42,11 +43,12 @@ from apps.peerreview.models import (
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """A group: whom it reviews and its reviews; staff: rounds, pairing and the board (CSV with
+    ?format=csv). Every change posts to its own action view below."""
     course = course_for(request, code)
     staff = is_staff(request.user, course)
-    if request.method == "POST":
-        return (_staff_post if staff else _group_post)(request, course)
     if staff and request.GET.get("format") == "csv":
         return _csv(course, _int(request.GET.get("round")))
     return _staff(request, course) if staff else _group(request, course)
@@ -126,36 +128,38 @@ def _group(request: AuthedRequest, course: Course) -> HttpResponse:
     )
 
 
-def _group_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    user: User = request.user
-    if _int(request.POST.get("assignment")) is None:
-        messages.error(request, "Save a review from its form.")
-        return redirect("peerreview:page", code=course.code)
-    data = {k: request.POST.get(k, "") for k, _ in CRITERIA}
-    data.update(
-        {
-            k: request.POST.get(k, "")
-            for k in ("strengths", "weaknesses", "suggestions", "recommendation")
-        }
-    )
-    try:
+def _review_save(
+    request: AuthedRequest, course: Course, pair_id: int, *, submit: bool
+) -> HttpResponseBase:
+    fields = [k for k, _ in CRITERIA] + ["strengths", "weaknesses", "suggestions", "recommendation"]
+    with errors_as_messages(request):
         services.review_save(
-            actor=user,
+            actor=request.user,
             course=course,
-            assignment_id=_int(request.POST.get("assignment")) or 0,
+            assignment_id=pair_id,
             version=_int(request.POST.get("version")) or 0,
-            data=data,
-            submit=request.POST.get("action") == "submit",
+            data={k: request.POST.get(k, "") for k in fields},
+            submit=submit,
         )
         messages.success(
             request,
             "Review submitted; you can still edit it until the due date."
-            if request.POST.get("action") == "submit"
+            if submit
             else "Draft saved.",
         )
-    except DomainError as exc:
-        messages.error(request, exc.message)
     return redirect("peerreview:page", code=course.code)
+
+
+@course_action(student=True)
+def review_save(request: AuthedRequest, course: Course, pair_id: int) -> HttpResponseBase:
+    """A member of the reviewing group saves the group's review as a draft."""
+    return _review_save(request, course, pair_id, submit=False)
+
+
+@course_action(student=True)
+def review_submit(request: AuthedRequest, course: Course, pair_id: int) -> HttpResponseBase:
+    """A member submits the group's review (still editable until the due date)."""
+    return _review_save(request, course, pair_id, submit=True)
 
 
 # ------------------------------------------------------------------ staff
@@ -231,95 +235,128 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponse:
     return render(request, "peerreview/staff.html", ctx)
 
 
-def _staff_post(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    user: User = request.user
-    action = request.POST.get("action", "")
-    rid = _int(request.POST.get("round")) or 0
-    try:
-        if action == "create":
-            text = request.POST.get("due_at", "").strip()
-            try:
-                due = local_to_utc(dt.datetime.fromisoformat(text), course.tz)
-            except ValueError:
-                raise DomainError("Give the review due date as a date and time.") from None
-            r = services.round_create(
-                actor=user,
-                course=course,
-                milestone_id=_int(request.POST.get("milestone")) or 0,
-                due_at=due,
-                k=_int(request.POST.get("k")) or 1,
-                show_reviewers=request.POST.get("show_reviewers") == "on",
-                title=request.POST.get("title", "").strip(),
-            )
-            rid = r.pk
-            messages.success(
-                request, "Round created. Add pairs to avoid, then preview the pairing."
-            )
-        elif action in ("preview", "reroll"):
-            r = services.round_get(course, rid)
-            result = services.preview(
-                actor=user,
-                course=course,
-                round_id=rid,
-                seed=r.seed + 1 if action == "reroll" else _int(request.POST.get("seed")),
-            )
-            if result.ok:
-                messages.success(
-                    request,
-                    f"Pairing for seed {services.round_get(course, rid).seed} ({result.method})"
-                    + (
-                        f"; {result.soft_violations} pair(s) shared a sharing window: unavoidable."
-                        if result.soft_violations
-                        else "."
-                    ),
-                )
-            else:
-                messages.error(request, "No pairing exists: " + "; ".join(result.reasons))
-        elif action == "avoid":
-            services.avoid_add(
-                actor=user,
-                course=course,
-                round_id=rid,
-                group_a=_int(request.POST.get("group_a")) or 0,
-                group_b=_int(request.POST.get("group_b")) or 0,
-                reason=request.POST.get("reason", ""),
-            )
-            messages.success(request, "Pair added to avoid; preview again.")
-        elif action == "exclude":
-            changed = services.exclude(
-                actor=user,
-                course=course,
-                round_id=rid,
-                group_id=_int(request.POST.get("group")) or 0,
-                reason=request.POST.get("reason", ""),
-            )
-            messages.success(
-                request,
-                f"Group left out; {changed} pair(s) changed." if changed else "Group left out.",
-            )
-        elif action == "swap":
-            services.proposal_swap(
-                actor=user,
-                course=course,
-                round_id=rid,
-                reviewer_a=_int(request.POST.get("a")) or 0,
-                reviewer_b=_int(request.POST.get("b")) or 0,
-            )
-            messages.success(request, "Swapped; every rule still holds.")
-        elif action == "publish":
-            if request.POST.get("confirm") != "yes":
-                raise DomainError(
-                    "Tick the box to confirm: every group is e-mailed whom it reviews."
-                )
-            n = services.publish(actor=user, course=course, round_id=rid)
-            messages.success(
-                request, f"Published {n} review assignments; groups are being e-mailed."
-            )
+def _to_round(course: Course, round_id: int) -> HttpResponseBase:
+    return redirect(f"/c/{course.code}/peer-review/?round={round_id}")
+
+
+@course_action(staff=True)
+def round_create(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff open a review round for a report milestone, with its due date in course time."""
+    round_id = 0
+    with errors_as_messages(request):
+        text = request.POST.get("due_at", "").strip()
+        try:
+            due = local_to_utc(dt.datetime.fromisoformat(text), course.tz)
+        except (ValueError, OverflowError):
+            raise DomainError("Give the review due date as a date and time.") from None
+        r = services.round_create(
+            actor=request.user,
+            course=course,
+            milestone_id=_int(request.POST.get("milestone")) or 0,
+            due_at=due,
+            k=_int(request.POST.get("k")) or 1,
+            show_reviewers=request.POST.get("show_reviewers") == "on",
+            title=request.POST.get("title", "").strip(),
+        )
+        round_id = r.pk
+        messages.success(request, "Round created. Add pairs to avoid, then preview the pairing.")
+    return _to_round(course, round_id)
+
+
+def _preview(
+    request: AuthedRequest, course: Course, round_id: int, *, seed: int | None
+) -> HttpResponseBase:
+    with errors_as_messages(request):
+        result = services.preview(actor=request.user, course=course, round_id=round_id, seed=seed)
+        if not result.ok:
+            messages.error(request, "No pairing exists: " + "; ".join(result.reasons))
         else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect(f"/c/{course.code}/peer-review/?round={rid}")
+            used = services.round_get(course, round_id).seed
+            shared = (
+                f"; {result.soft_violations} pair(s) shared a sharing window: unavoidable."
+                if result.soft_violations
+                else "."
+            )
+            messages.success(request, f"Pairing for seed {used} ({result.method}){shared}")
+    return _to_round(course, round_id)
+
+
+@course_action(staff=True)
+def round_preview(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff pair the groups with the seed given (the same seed, the same pairing)."""
+    return _preview(request, course, round_id, seed=_int(request.POST.get("seed")))
+
+
+@course_action(staff=True)
+def round_reroll(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff pair again with the next seed."""
+    with errors_as_messages(request):
+        seed = services.round_get(course, round_id).seed + 1
+        return _preview(request, course, round_id, seed=seed)
+    return _to_round(course, round_id)
+
+
+@course_action(staff=True)
+def avoid_add(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff name two groups that must not review each other, with a reason."""
+    with errors_as_messages(request):
+        services.avoid_add(
+            actor=request.user,
+            course=course,
+            round_id=round_id,
+            group_a=_int(request.POST.get("group_a")) or 0,
+            group_b=_int(request.POST.get("group_b")) or 0,
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(request, "Pair added to avoid; preview again.")
+    return _to_round(course, round_id)
+
+
+@course_action(staff=True)
+def group_exclude(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff leave a group out of the round (e.g. no draft); the rest are re-paired."""
+    with errors_as_messages(request):
+        group_id = _int(request.POST.get("group"))
+        if group_id is None:
+            raise DomainError("Choose the group to leave out.", field="group")
+        changed = services.exclude(
+            actor=request.user,
+            course=course,
+            round_id=round_id,
+            group_id=group_id,
+            reason=request.POST.get("reason", ""),
+        )
+        messages.success(
+            request,
+            f"Group left out; {changed} pair(s) changed." if changed else "Group left out.",
+        )
+    return _to_round(course, round_id)
+
+
+@course_action(staff=True)
+def proposal_swap(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff swap two reviewers' targets in the proposal, if every rule still holds."""
+    with errors_as_messages(request):
+        services.proposal_swap(
+            actor=request.user,
+            course=course,
+            round_id=round_id,
+            reviewer_a=_int(request.POST.get("a")) or 0,
+            reviewer_b=_int(request.POST.get("b")) or 0,
+        )
+        messages.success(request, "Swapped; every rule still holds.")
+    return _to_round(course, round_id)
+
+
+@course_action(staff=True)
+def round_publish(request: AuthedRequest, course: Course, round_id: int) -> HttpResponseBase:
+    """Staff publish the pairing after confirming; every group is e-mailed whom it reviews."""
+    with errors_as_messages(request):
+        if request.POST.get("confirm") != "yes":
+            raise DomainError("Tick the box to confirm: every group is e-mailed whom it reviews.")
+        n = services.publish(actor=request.user, course=course, round_id=round_id)
+        messages.success(request, f"Published {n} review assignments; groups are being e-mailed.")
+    return _to_round(course, round_id)
 
 
 def _csv(course: Course, round_id: int | None) -> HttpResponseBase:

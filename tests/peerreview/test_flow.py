@@ -185,32 +185,32 @@ def test_staff_preview_reroll_swap_and_publish_on_the_page(ee290_demo) -> None: 
     c = Client()
     c.force_login(staff)
     page = c.post(
-        f"/c/{course.code}/peer-review/",
-        {"action": "preview", "round": r.pk, "seed": "1"},
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/preview/",
+        {"seed": "1"},
         follow=True,
     ).content.decode()
     assert "Pairing for seed 1" in page
     assert "Who reviews whom" in page
     first = PeerRound.objects.get(pk=r.pk).proposal
-    c.post(f"/c/{course.code}/peer-review/", {"action": "reroll", "round": r.pk})
+    c.post(f"/c/{course.code}/peer-review/rounds/{r.pk}/reroll/")
     assert PeerRound.objects.get(pk=r.pk).seed == 2
     a, b = (
         PeerRound.objects.get(pk=r.pk).proposal[0][0],
         PeerRound.objects.get(pk=r.pk).proposal[1][0],
     )
     msg = c.post(
-        f"/c/{course.code}/peer-review/",
-        {"action": "swap", "round": r.pk, "a": a, "b": b},
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/swap/",
+        {"a": a, "b": b},
         follow=True,
     ).content.decode()
     assert "Swapped" in msg or "Not swapped" in msg
     refused = c.post(
-        f"/c/{course.code}/peer-review/", {"action": "publish", "round": r.pk}, follow=True
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/publish/", follow=True
     ).content.decode()
     assert "Tick the box" in refused
     ok = c.post(
-        f"/c/{course.code}/peer-review/",
-        {"action": "publish", "round": r.pk, "confirm": "yes"},
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/publish/",
+        {"confirm": "yes"},
         follow=True,
     ).content.decode()
     assert "Published 8 review assignments" in ok
