@@ -368,11 +368,24 @@ EXPECTED: dict[str, str] = {
     f"POST {API}gradebook/freeze/": "instructor",
     # --- questionnaire
     f"GET {COURSE}questionnaire/": "member",  # students: their answers; staff: the summary
-    f"POST {COURSE}questionnaire/": "member",  # students answer (closed in the demo term: a message); staff set up
+    # Students answer here (closed in the demo term: a message); staff change it below (405).
+    f"POST {COURSE}questionnaire/": "login ok ok - - deny",
     f"GET {COURSE}questionnaire/people/": "staff",
-    f"POST {COURSE}questionnaire/people/": "staff",
+    f"POST {COURSE}questionnaire/people/": "n/a",
     f"GET {COURSE}questionnaire/suggestions/": "staff",
-    f"POST {COURSE}questionnaire/suggestions/": "staff",
+    f"POST {COURSE}questionnaire/suggestions/": "n/a",
+    **actions(
+        "staff",
+        f"{COURSE}questionnaire/create/",
+        f"{COURSE}questionnaire/window/",
+        f"{COURSE}questionnaire/questions/add/",
+        f"{COURSE}questionnaire/questions/<int:question_id>/remove/",
+        f"{COURSE}questionnaire/people/remind/",
+        f"{COURSE}questionnaire/people/<int:user_id>/decision/",
+        f"{COURSE}questionnaire/suggestions/make/",
+        f"{COURSE}questionnaire/suggestions/<int:suggestion_id>/move/",
+        f"{COURSE}questionnaire/suggestions/<int:suggestion_id>/accept/",
+    ),
     f"GET {API}questionnaire/": "member",
     f"PUT {API}questionnaire/answers/": "student",
     f"GET {API}questionnaire/people/": "staff",
@@ -550,6 +563,7 @@ def _url(route: str, world: World) -> str:
         "<int:event_id>": ids["participation_event_id"],
         "<int:lecture_id>": ids["lecture_id"],
         "<int:exception_id>": ids["exception_id"],
+        "<int:question_id>": ids["question_id"],
         "<int:late_id>": ids["late_id"],
         "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"],

@@ -328,6 +328,7 @@ def build_world(course: Course) -> World:
         "score_import_id": score_import.pk,
         "impact_item_id": impact_item.pk,
         "suggestion_id": suggestion.pk,
+        "question_id": course.questionnaire.questions.order_by("pk").first().pk,  # type: ignore[union-attr]
         "proposal_id": proposal.pk,
         "participation_import_id": participation_import.pk,
         "participation_event_id": participation_event.pk,

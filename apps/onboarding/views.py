@@ -12,18 +12,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
+from django.http import HttpResponseNotAllowed, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.calendar.views import local_to_utc
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Role, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.core.views_helpers import int_or_none as _int
 from apps.onboarding import charts, services
 from apps.onboarding.models import DECISIONS, KINDS, EnrollmentDecision, QuestionnaireResponse
@@ -33,8 +35,12 @@ PAGE = 50
 
 @login_required
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Students answer the questionnaire here (GET shows it, POST saves the answers); staff see
+    the set-up and the counts, and change them through the action views below."""
     course = course_for(request, code)
     if is_staff(request.user, course):
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET"])
         return _staff(request, course)
     return _student(request, course)
 
@@ -86,54 +92,64 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
     )
 
 
+@course_action(staff=True)
+def questionnaire_create(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff create the questionnaire with the standard questions."""
+    with errors_as_messages(request):
+        services.questionnaire_setup(actor=request.user, course=course)
+        messages.success(request, "The questionnaire is ready with the standard questions.")
+    return redirect("onboarding:page", code=course.code)
+
+
+def _local_field(request: AuthedRequest, course: Course, name: str) -> dt.datetime:
+    try:
+        return local_to_utc(dt.datetime.fromisoformat(request.POST.get(name, "")), course.tz)
+    except (ValueError, OverflowError):
+        raise DomainError("Give both times as a date and a time.", field=name) from None
+
+
+@course_action(staff=True)
+def questionnaire_window(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff set when the questionnaire opens and closes (course time) and its introduction."""
+    with errors_as_messages(request):
+        services.questionnaire_update(
+            actor=request.user,
+            course=course,
+            opens_at=_local_field(request, course, "opens_at"),
+            closes_at=_local_field(request, course, "closes_at"),
+            intro=request.POST.get("intro", ""),
+        )
+        messages.success(request, "Saved.")
+    return redirect("onboarding:page", code=course.code)
+
+
+@course_action(staff=True)
+def question_add(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff add a question (choice, scale, text or teammates)."""
+    with errors_as_messages(request):
+        services.question_add(
+            actor=request.user,
+            course=course,
+            kind=request.POST.get("kind", ""),
+            prompt=request.POST.get("prompt", ""),
+            help_text=request.POST.get("help", ""),
+            options=request.POST.get("options", "").split("\n"),
+            required=request.POST.get("required") == "on",
+        )
+        messages.success(request, "Question added.")
+    return redirect("onboarding:page", code=course.code)
+
+
+@course_action(staff=True)
+def question_remove(request: AuthedRequest, course: Course, question_id: int) -> HttpResponseBase:
+    """Staff remove a question nobody has answered yet."""
+    with errors_as_messages(request):
+        services.question_remove(actor=request.user, course=course, question_id=question_id)
+        messages.success(request, "Question removed.")
+    return redirect("onboarding:page", code=course.code)
+
+
 def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        try:
-            if action == "create":
-                services.questionnaire_setup(actor=request.user, course=course)
-                messages.success(request, "The questionnaire is ready with the standard questions.")
-            elif action == "window":
-                try:
-                    opens = local_to_utc(
-                        dt.datetime.fromisoformat(request.POST.get("opens_at", "")), course.tz
-                    )
-                    closes = local_to_utc(
-                        dt.datetime.fromisoformat(request.POST.get("closes_at", "")), course.tz
-                    )
-                except ValueError:
-                    raise DomainError("Give both times as a date and a time.") from None
-                services.questionnaire_update(
-                    actor=request.user,
-                    course=course,
-                    opens_at=opens,
-                    closes_at=closes,
-                    intro=request.POST.get("intro", ""),
-                )
-                messages.success(request, "Saved.")
-            elif action == "add":
-                services.question_add(
-                    actor=request.user,
-                    course=course,
-                    kind=request.POST.get("kind", ""),
-                    prompt=request.POST.get("prompt", ""),
-                    help_text=request.POST.get("help", ""),
-                    options=request.POST.get("options", "").split("\n"),
-                    required=request.POST.get("required") == "on",
-                )
-                messages.success(request, "Question added.")
-            elif action == "remove":
-                services.question_remove(
-                    actor=request.user,
-                    course=course,
-                    question_id=_int(request.POST.get("question")) or 0,
-                )
-                messages.success(request, "Question removed.")
-            else:
-                messages.error(request, "Say what to do.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect("onboarding:page", code=course.code)
     q = services.questionnaire_get(course)
     ctx: dict[str, Any] = {"course": course, "q": q, "kinds": KINDS}
     if q is not None:
@@ -172,30 +188,43 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
     return render(request, "onboarding/staff.html", ctx)
 
 
+def _back_to_people(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """The people list with the filters the form was sent from (its `back` field)."""
+    query = QueryDict(request.POST.get("back", "")).urlencode()
+    here = reverse("onboarding:people", kwargs={"code": course.code})
+    return redirect(f"{here}?{query}" if query else here)
+
+
+@course_action(staff=True)
+def people_remind(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff e-mail every student who has not answered (at most once per 10 minutes)."""
+    with errors_as_messages(request):
+        n = services.remind_unanswered(actor=request.user, course=course)
+        messages.success(request, f"Reminder e-mailed to {n} student(s).")
+    return _back_to_people(request, course)
+
+
+@course_action(staff=True)
+def decision_set(request: AuthedRequest, course: Course, user_id: int) -> HttpResponseBase:
+    """Staff admit, waitlist or decline a student, with a note; the student is e-mailed."""
+    with errors_as_messages(request):
+        d = services.decision_set(
+            actor=request.user,
+            course=course,
+            student_id=user_id,
+            decision=request.POST.get("decision", ""),
+            note=request.POST.get("note", ""),
+        )
+        who = d.student.get_full_name() or d.student.email
+        messages.success(request, f"{who}: {d.get_decision_display().lower()} (e-mailed).")
+    return _back_to_people(request, course)
+
+
 @login_required
+@require_GET
 def people(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Who answered, with filters, and each student's enrollment decision."""
     course = course_for(request, code, staff=True)
-    if request.method == "POST":
-        try:
-            if request.POST.get("action") == "remind":
-                n = services.remind_unanswered(actor=request.user, course=course)
-                messages.success(request, f"Reminder e-mailed to {n} student(s).")
-            else:
-                d = services.decision_set(
-                    actor=request.user,
-                    course=course,
-                    student_id=_int(request.POST.get("student")) or 0,
-                    decision=request.POST.get("decision", ""),
-                    note=request.POST.get("note", ""),
-                )
-                messages.success(
-                    request,
-                    f"{d.student.get_full_name() or d.student.email}: "
-                    f"{d.get_decision_display().lower()} (e-mailed).",
-                )
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect(request.get_full_path())
     q = services.questionnaire_get(course)
     show, decision, text = (
         request.GET.get("show", ""),
@@ -270,50 +299,60 @@ def people(request: AuthedRequest, code: str) -> HttpResponseBase:
     )
 
 
+def _to_suggestions(course: Course) -> HttpResponseBase:
+    return redirect("onboarding:suggestions", code=course.code)
+
+
+@course_action(staff=True)
+def suggestion_make(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff suggest groups from wishes and interests (nothing changes until accepted)."""
+    with errors_as_messages(request):
+        made = services.suggestion_make(
+            actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
+        )
+        messages.success(
+            request,
+            f"{len(made.groups)} groups suggested. Nothing changes until you accept them."
+            if made.groups
+            else "Nobody is waiting for a group: every student is in one.",
+        )
+    return _to_suggestions(course)
+
+
+@course_action(staff=True)
+def suggestion_move(request: AuthedRequest, course: Course, suggestion_id: int) -> HttpResponseBase:
+    """Staff move one student to another suggested group."""
+    with errors_as_messages(request):
+        services.suggestion_move(
+            actor=request.user,
+            course=course,
+            suggestion_id=suggestion_id,
+            student_id=_int(request.POST.get("student")) or 0,
+            to_group=_int(request.POST.get("to")) or 0,
+        )
+        messages.success(request, "Moved.")
+    return _to_suggestions(course)
+
+
+@course_action(staff=True)
+def suggestion_accept(
+    request: AuthedRequest, course: Course, suggestion_id: int
+) -> HttpResponseBase:
+    """Staff accept the suggestion after confirming: the groups are created."""
+    with errors_as_messages(request):
+        made = services.suggestion_accept(
+            actor=request.user, course=course, suggestion_id=suggestion_id
+        )
+        names = ", ".join(g.name for g in made)
+        messages.success(request, f"{len(made)} groups now exist: {names}.")
+    return _to_suggestions(course)
+
+
 @login_required
+@require_GET
 def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """The suggested groups, each member with interests and kept wishes."""
     course = course_for(request, code, staff=True)
-    here = reverse("onboarding:suggestions", kwargs={"code": course.code})
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        try:
-            if action == "suggest":
-                made_s = services.suggestion_make(
-                    actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
-                )
-                messages.success(
-                    request,
-                    (
-                        f"{len(made_s.groups)} groups suggested. Nothing changes until you accept "
-                        "them."
-                        if made_s.groups
-                        else "Nobody is waiting for a group: every student is in one."
-                    ),
-                )
-            elif action == "move":
-                services.suggestion_move(
-                    actor=request.user,
-                    course=course,
-                    suggestion_id=_int(request.POST.get("suggestion")) or 0,
-                    student_id=_int(request.POST.get("student")) or 0,
-                    to_group=_int(request.POST.get("to")) or 0,
-                )
-                messages.success(request, "Moved.")
-            elif action == "accept":
-                made = services.suggestion_accept(
-                    actor=request.user,
-                    course=course,
-                    suggestion_id=_int(request.POST.get("suggestion")) or 0,
-                )
-                messages.success(
-                    request,
-                    f"{len(made)} groups now exist: " + ", ".join(g.name for g in made) + ".",
-                )
-            else:
-                messages.error(request, "Say what to do.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect(here)
     people_, together = services.suggestion_pool(course)
     s = services.suggestion_get(course)
     groups_: list[list[dict[str, Any]]] = []

@@ -201,6 +201,6 @@ def test_suggesting_when_everyone_has_a_group_says_so(ee290_demo) -> None:
     staff = member(ee290_demo, Role.TA)
     client = Client()
     client.force_login(staff)
-    url = f"/c/{ee290_demo.code}/questionnaire/suggestions/"
-    page = client.post(url, {"action": "suggest", "seed": "1"}, follow=True).content.decode()
+    url = f"/c/{ee290_demo.code}/questionnaire/suggestions/make/"
+    page = client.post(url, {"seed": "1"}, follow=True).content.decode()
     assert "Nobody is waiting for a group: every student is in one." in page
