@@ -301,9 +301,23 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
     f"GET {COURSE}assessments/<int:assessment_id>/": "member",  # students: their own scores only until published
-    f"POST {COURSE}assessments/<int:assessment_id>/": "staff",
+    f"POST {COURSE}assessments/<int:assessment_id>/": "n/a",
     f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",
-    f"POST {COURSE}assessments/<int:assessment_id>/take/": "student",
+    f"POST {COURSE}assessments/<int:assessment_id>/take/": "n/a",
+    **actions(
+        "student",
+        f"{COURSE}assessments/<int:assessment_id>/take/start/",
+        f"{COURSE}assessments/<int:assessment_id>/take/submit/",
+    ),
+    **actions(
+        "staff",
+        f"{COURSE}assessments/<int:assessment_id>/window/",
+        f"{COURSE}assessments/<int:assessment_id>/imports/",
+        f"{COURSE}assessments/<int:assessment_id>/imports/<int:batch_id>/commit/",
+        f"{COURSE}assessments/<int:assessment_id>/publish/",
+        f"{COURSE}assessments/<int:assessment_id>/unpublish/",
+    ),
+    **actions("instructor", f"{COURSE}assessments/<int:assessment_id>/id-map/destroy/"),
     f"GET {COURSE}checkoffs/": "member",  # students: published sign-ups, their group's booking
     f"POST {COURSE}checkoffs/": "n/a",  # the page only renders: each change has its own URL
     **actions(

@@ -249,7 +249,7 @@ def form_submit(
             .first()
         )
         if participant is None or response is None:
-            raise NotFound("Start the quiz first.")
+            raise Conflict("Start the quiz first.")
         if response.status != Response.Status.STARTED:
             raise Conflict("This attempt is already closed.")
         limit = deadline_of(response)

@@ -17,6 +17,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.assessments import charts, report, services
 from apps.assessments.models import (
@@ -32,8 +33,8 @@ from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
-from apps.core.permissions import is_instructor, is_staff, is_student
-from apps.core.views_helpers import course_for
+from apps.core.permissions import is_instructor, is_staff
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.core.views_helpers import int_or_none as _int
 
 
@@ -150,16 +151,14 @@ def _id_map_rows(a: Assessment) -> Iterator[list[str]]:
 
 
 @login_required
+@require_GET
 def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseBase:
+    """The report (staff; students once published), windows, imports and the ID map; every
+    change posts to its own action view below."""
     course = course_for(request, code)
     user: User = request.user
     a = services.get(course, assessment_id)
     staff = is_staff(user, course)
-    if request.method == "POST":
-        if not staff:
-            messages.error(request, "Only course staff change an assessment.")
-            return redirect("assessments:detail", code=code, assessment_id=a.pk)
-        return _post(request, course, a)
     fmt = request.GET.get("format")
     if fmt and (staff or a.published_at):
         if fmt == "json":
@@ -201,115 +200,168 @@ def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpRespons
     return render(request, "assessments/detail.html", ctx)
 
 
-def _post(request: AuthedRequest, course: Course, a: Assessment) -> HttpResponseBase:
-    user: User = request.user
-    action = request.POST.get("action", "")
-    suffix = ""
-    try:
-        if action == "window":
-            phase = request.POST.get("phase", "")
-            services.window_set(
-                actor=user,
-                course=course,
-                assessment_id=a.pk,
-                phase=phase,
-                opens_at=_when(request.POST.get("opens_at", ""), course, "opens"),
-                closes_at=_when(request.POST.get("closes_at", ""), course, "closes"),
-            )
-            messages.success(request, f"The {phase} form's window is saved.")
-        elif action == "import":
-            f = request.FILES.get("file")
-            if f is None:
-                raise DomainError("Choose a CSV file.", field="file")
-            imp = services.import_preview(
-                actor=user,
-                course=course,
-                assessment_id=a.pk,
-                phase=request.POST.get("phase", ""),
-                filename=f.name or "upload.csv",
-                data=f.read(services.MAX_UPLOAD + 1),
-            )
-            suffix = f"?import={imp.pk}#import"
-        elif action == "commit":
-            imp = services.import_commit(
-                actor=user,
-                course=course,
-                assessment_id=a.pk,
-                import_id=_int(request.POST.get("import")) or 0,
-            )
-            messages.success(
-                request,
-                f"Stored {imp.report.get('rows', 0)} {imp.phase} responses from {imp.filename}.",
-            )
-        elif action in ("publish", "unpublish"):
-            services.publish(
-                actor=user, course=course, assessment_id=a.pk, published=action == "publish"
-            )
-            messages.success(
-                request,
-                "Report published to students."
-                if action == "publish"
-                else "Report hidden from students.",
-            )
-        elif action == "destroy":
-            n = services.identities_destroy(
-                actor=user,
-                course=course,
-                assessment_id=a.pk,
-                confirm=request.POST.get("confirm") == "yes",
-            )
-            messages.success(
-                request,
-                f"The ID map is destroyed ({n} links). Scores and the report are unchanged.",
-            )
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
+def _to_detail(course: Course, a: Assessment, suffix: str = "") -> HttpResponseBase:
     return redirect(f"/c/{course.code}/assessments/{a.pk}/{suffix}")
 
 
+@course_action(staff=True)
+def window_set(request: AuthedRequest, course: Course, assessment_id: int) -> HttpResponseBase:
+    """Staff set when the pre or post form opens and closes, in course time."""
+    a = services.get(course, assessment_id)
+    with errors_as_messages(request):
+        phase = request.POST.get("phase", "")
+        services.window_set(
+            actor=request.user,
+            course=course,
+            assessment_id=a.pk,
+            phase=phase,
+            opens_at=_when(request.POST.get("opens_at", ""), course, "opens"),
+            closes_at=_when(request.POST.get("closes_at", ""), course, "closes"),
+        )
+        messages.success(request, f"The {phase} form's window is saved.")
+    return _to_detail(course, a)
+
+
+@course_action(staff=True)
+def import_preview(request: AuthedRequest, course: Course, assessment_id: int) -> HttpResponseBase:
+    """Staff upload a CSV of responses; the preview names every problem before anything is
+    stored."""
+    a = services.get(course, assessment_id)
+    suffix = ""
+    with errors_as_messages(request):
+        f = request.FILES.get("file")
+        if f is None:
+            raise DomainError("Choose a CSV file.", field="file")
+        imp = services.import_preview(
+            actor=request.user,
+            course=course,
+            assessment_id=a.pk,
+            phase=request.POST.get("phase", ""),
+            filename=f.name or "upload.csv",
+            data=f.read(services.MAX_UPLOAD + 1),
+        )
+        suffix = f"?import={imp.pk}#import"
+    return _to_detail(course, a, suffix)
+
+
+@course_action(staff=True)
+def import_commit(
+    request: AuthedRequest, course: Course, assessment_id: int, batch_id: int
+) -> HttpResponseBase:
+    """Staff store a previewed import, all rows or none."""
+    a = services.get(course, assessment_id)
+    with errors_as_messages(request):
+        imp = services.import_commit(
+            actor=request.user, course=course, assessment_id=a.pk, import_id=batch_id
+        )
+        rows = imp.report.get("rows", 0)
+        messages.success(request, f"Stored {rows} {imp.phase} responses from {imp.filename}.")
+    return _to_detail(course, a)
+
+
+def _publish(
+    request: AuthedRequest, course: Course, assessment_id: int, *, published: bool
+) -> HttpResponseBase:
+    a = services.get(course, assessment_id)
+    with errors_as_messages(request):
+        services.publish(actor=request.user, course=course, assessment_id=a.pk, published=published)
+        messages.success(
+            request,
+            "Report published to students." if published else "Report hidden from students.",
+        )
+    return _to_detail(course, a)
+
+
+@course_action(staff=True)
+def report_publish(request: AuthedRequest, course: Course, assessment_id: int) -> HttpResponseBase:
+    """Staff show the de-identified report to students."""
+    return _publish(request, course, assessment_id, published=True)
+
+
+@course_action(staff=True)
+def report_unpublish(
+    request: AuthedRequest, course: Course, assessment_id: int
+) -> HttpResponseBase:
+    """Staff hide the report from students again."""
+    return _publish(request, course, assessment_id, published=False)
+
+
+@course_action(staff=True)
+def identities_destroy(
+    request: AuthedRequest, course: Course, assessment_id: int
+) -> HttpResponseBase:
+    """Staff destroy the participant-ID → student map for good, after confirming."""
+    a = services.get(course, assessment_id)
+    with errors_as_messages(request):
+        n = services.identities_destroy(
+            actor=request.user,
+            course=course,
+            assessment_id=a.pk,
+            confirm=request.POST.get("confirm") == "yes",
+        )
+        messages.success(
+            request, f"The ID map is destroyed ({n} links). Scores and the report are unchanged."
+        )
+    return _to_detail(course, a)
+
+
+def _phase(request: AuthedRequest) -> str:
+    phase = request.GET.get("phase") or request.POST.get("phase") or "pre"
+    return phase if phase in Administration.Phase.values else "pre"
+
+
+def _take_url(course: Course, a: Assessment, phase: str) -> str:
+    return f"/c/{course.code}/assessments/{a.pk}/take/?phase={phase}"
+
+
+@course_action(student=True)
+def take_start(request: AuthedRequest, course: Course, assessment_id: int) -> HttpResponseBase:
+    """A student accepts the notice (and chooses about research use); the clock starts."""
+    a = services.get(course, assessment_id)
+    phase = _phase(request)
+    with errors_as_messages(request):
+        services.form_start(
+            actor=request.user,
+            course=course,
+            assessment_id=a.pk,
+            phase=phase,
+            consent=request.POST.get("consent") == "on",
+            no_research=request.POST.get("no_research") == "on",
+        )
+    return redirect(_take_url(course, a, phase))
+
+
+@course_action(student=True)
+def take_submit(request: AuthedRequest, course: Course, assessment_id: int) -> HttpResponseBase:
+    """A student hands in the answers; the server refuses them after the student's own limit."""
+    a = services.get(course, assessment_id)
+    phase = _phase(request)
+    questions = services.questions_of(a)
+    try:
+        r = services.form_submit(
+            actor=request.user,
+            course=course,
+            assessment_id=a.pk,
+            phase=phase,
+            answers=services.answers_from_post(questions, request.POST),
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        return redirect(_take_url(course, a, phase))
+    points = sum(q.points for q in questions)
+    messages.success(request, f"Recorded: {r.total:g} of {points:g} points.")
+    return redirect("assessments:detail", code=course.code, assessment_id=a.pk)
+
+
 @login_required
+@require_GET
 def take(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseBase:
     """The timed form: the notice and consent first; the clock runs on the server from then."""
     course = course_for(request, code)
     user: User = request.user
     a = services.get(course, assessment_id)
-    phase = request.GET.get("phase") or request.POST.get("phase") or "pre"
-    if phase not in Administration.Phase.values:
-        phase = "pre"
-    here = f"/c/{course.code}/assessments/{a.pk}/take/?phase={phase}"
+    phase = _phase(request)
     questions = services.questions_of(a)
-    if request.method == "POST" and not is_student(user, course):
-        messages.error(request, "Only the course's students take the quiz; staff see the report.")
-        return redirect("assessments:detail", code=code, assessment_id=a.pk)
-    if request.method == "POST":
-        try:
-            if request.POST.get("action") == "start":
-                services.form_start(
-                    actor=user,
-                    course=course,
-                    assessment_id=a.pk,
-                    phase=phase,
-                    consent=request.POST.get("consent") == "on",
-                    no_research=request.POST.get("no_research") == "on",
-                )
-            else:
-                r = services.form_submit(
-                    actor=user,
-                    course=course,
-                    assessment_id=a.pk,
-                    phase=phase,
-                    answers=services.answers_from_post(questions, request.POST),
-                )
-                messages.success(
-                    request,
-                    f"Recorded: {r.total:g} of {sum(q.points for q in questions):g} points.",
-                )
-                return redirect("assessments:detail", code=code, assessment_id=a.pk)
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect(here)
     participant = services.participant_for(a, user, create=False)
     response = (
         Response.objects.filter(participant=participant, administration__phase=phase).first()
