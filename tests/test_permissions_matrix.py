@@ -77,7 +77,14 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
     f"POST {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
     f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
-    f"POST {COURSE}milestones/": "member",
+    f"POST {COURSE}milestones/": "n/a",
+    **actions("student", f"{COURSE}milestones/<int:milestone_id>/submit/"),
+    **actions(
+        "staff",
+        f"{COURSE}milestones/extend/",
+        f"{COURSE}milestones/excuse/",
+        f"{COURSE}milestones/unexcuse/",
+    ),
     f"GET {COURSE}peer-review/": "member",  # a group: its reviews; staff: rounds, pairing, board
     f"POST {COURSE}peer-review/": "n/a",
     **actions(  # student A's group writes the review of this pair

@@ -3,9 +3,15 @@ from django.urls import path
 from apps.milestones import views
 
 app_name = "milestones"
+M = "c/<slug:code>/milestones/"
+ONE = f"{M}<int:milestone_id>/"
 urlpatterns = [
-    path("c/<slug:code>/milestones/", views.page, name="page"),
-    path("c/<slug:code>/milestones/export.csv", views.export, name="export"),
+    path(M, views.page, name="page"),
+    path(f"{ONE}submit/", views.milestone_submit, name="submit"),
+    path(f"{M}extend/", views.milestone_extend, name="extend"),
+    path(f"{M}excuse/", views.milestone_excuse, name="excuse"),
+    path(f"{M}unexcuse/", views.milestone_unexcuse, name="unexcuse"),
+    path(f"{M}export.csv", views.export, name="export"),
     path(
         "c/<slug:code>/calendar/milestones/<int:milestone_id>/edit/",
         views.milestone_edit,

@@ -15,6 +15,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Milestone
 from apps.calendar.views import course_datetime_field, deadline_edit
@@ -23,7 +24,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
 from apps.groups.models import Group
 from apps.milestones import rules, services
 from apps.milestones.selectors import (
@@ -60,12 +61,12 @@ class ExtendForm(forms.Form):
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """A group's milestones with the link form; staff: the board. Changes post below."""
     course = course_for(request, code)
     if is_staff(request.user, course):
         return _board(request, course)
-    if request.method == "POST":
-        return _student_post(request, course)
     group = group_of(course=course, user=request.user)
     cells = cells_for_groups(course=course, groups=[group])[group.pk] if group else []
     now = timezone.now()
@@ -83,12 +84,10 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
     )
 
 
-def _student_post(request: AuthedRequest, course: Course) -> HttpResponse:
+@course_action(student=True)
+def milestone_submit(request: AuthedRequest, course: Course, milestone_id: int) -> HttpResponse:
+    """A member records the group's submission link; after the deadline it counts as late."""
     form = SubmitForm(request.POST)
-    try:
-        milestone_id = int(request.POST.get("milestone", "0"))
-    except ValueError:
-        milestone_id = 0
     if not form.is_valid():
         messages.error(request, "Give the full https:// address of your submission.")
     else:
@@ -116,8 +115,6 @@ def _student_post(request: AuthedRequest, course: Course) -> HttpResponse:
 
 
 def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    if request.method == "POST":
-        return _staff_post(request, course)
     q = request.GET.get("q", "").strip()
     status = request.GET.get("status", "")
     milestones = tracked_milestones(course=course)
@@ -150,56 +147,68 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
     )
 
 
-def _staff_post(request: AuthedRequest, course: Course) -> HttpResponse:
-    action = request.POST.get("action", "")
-    try:
-        milestone_id = int(request.POST.get("milestone", "0"))
-    except ValueError:
-        milestone_id = 0
+def _extension_target(request: AuthedRequest, course: Course) -> tuple[Group, dict[str, Any]]:
+    """The group and the cleaned form of the extension-or-excuse form, or a refusal naming what
+    is missing."""
     form = ExtendForm(request.POST)
     if not form.is_valid():
-        messages.error(
-            request,
-            "Give the group's name, the hours and a reason: "
-            + "; ".join(f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items()),
-        )
-        return redirect("milestones:page", code=course.code)
+        problems = "; ".join(f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items())
+        raise DomainError(f"Give the group's name, the hours and a reason: {problems}")
+    if int_or_none(request.POST.get("milestone")) is None:
+        raise DomainError("Choose the milestone.", field="milestone")
+    name = form.cleaned_data["group"].strip()
     group = Group.objects.filter(
-        course=course, dissolved_at__isnull=True, name__iexact=form.cleaned_data["group"].strip()
+        course=course, dissolved_at__isnull=True, name__iexact=name
     ).first()
-    try:
-        if group is None:
-            raise DomainError(f"No group named {form.cleaned_data['group']!r} in this course.")
-        if action == "extend":
-            services.milestone_extend(
-                actor=request.user,
-                course=course,
-                milestone_id=milestone_id,
-                group_id=group.pk,
-                hours=form.cleaned_data["hours"],
-                reason=form.cleaned_data["reason"],
-            )
-            messages.success(
-                request, f"{group.name}: extension of {form.cleaned_data['hours']} h saved."
-            )
-        elif action in {"excuse", "unexcuse"}:
-            services.milestone_excuse(
-                actor=request.user,
-                course=course,
-                milestone_id=milestone_id,
-                group_id=group.pk,
-                excused=action == "excuse",
-                reason=form.cleaned_data["reason"],
-            )
-            messages.success(
-                request,
-                f"{group.name}: {'excused' if action == 'excuse' else 'no longer excused'}.",
-            )
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
+    if group is None:
+        raise DomainError(f"No group named {name!r} in this course.", field="group")
+    return group, form.cleaned_data
+
+
+@course_action(staff=True)
+def milestone_extend(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff give one group extra hours on a milestone, with a reason."""
+    with errors_as_messages(request):
+        group, data = _extension_target(request, course)
+        milestone_id = int(request.POST["milestone"])
+        services.milestone_extend(
+            actor=request.user,
+            course=course,
+            milestone_id=milestone_id,
+            group_id=group.pk,
+            hours=data["hours"],
+            reason=data["reason"],
+        )
+        messages.success(request, f"{group.name}: extension of {data['hours']} h saved.")
     return redirect("milestones:page", code=course.code)
+
+
+def _excuse(request: AuthedRequest, course: Course, *, excused: bool) -> HttpResponse:
+    with errors_as_messages(request):
+        group, data = _extension_target(request, course)
+        milestone_id = int(request.POST["milestone"])
+        services.milestone_excuse(
+            actor=request.user,
+            course=course,
+            milestone_id=milestone_id,
+            group_id=group.pk,
+            excused=excused,
+            reason=data["reason"],
+        )
+        messages.success(request, f"{group.name}: {'excused' if excused else 'no longer excused'}.")
+    return redirect("milestones:page", code=course.code)
+
+
+@course_action(staff=True)
+def milestone_excuse(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff excuse one group from a milestone, with a reason."""
+    return _excuse(request, course, excused=True)
+
+
+@course_action(staff=True)
+def milestone_unexcuse(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff take an excuse back."""
+    return _excuse(request, course, excused=False)
 
 
 @login_required

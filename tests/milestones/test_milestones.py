@@ -43,8 +43,8 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
         assert "not submitted" in cell_text(page, "Alpha")
         a_member = alpha.memberships.first().user
         r = as_user(a_member).post(
-            f"/c/{course.code}/milestones/",
-            {"milestone": m.pk, "link": "https://www.overleaf.com/read/abc"},
+            f"/c/{course.code}/milestones/{m.pk}/submit/",
+            {"link": "https://www.overleaf.com/read/abc"},
         )
         assert r.status_code == 302
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
@@ -170,3 +170,21 @@ def test_a_student_sees_only_their_own_groups_row_by_page_and_api() -> None:
     assert [row["group_name"] for row in api["results"]] == ["Alpha"]
     staff_api = as_user(staff).get(f"/api/v1/courses/{course.code}/milestones/").json()
     assert {row["group_name"] for row in staff_api["results"]} == {"Alpha", "Beta"}
+
+
+def test_staff_extend_and_excuse_from_the_board_form() -> None:
+    """The board's one form posts to three actions (extend, excuse, take back); an unknown group
+    is named in the message and changes nothing."""
+    course, m, _, _, staff = setup()
+    board = as_user(staff)
+    url = f"/c/{course.code}/milestones/"
+    form = {"milestone": m.pk, "group": "alpha", "hours": 12, "reason": "node-3 failed"}
+    r = board.post(f"{url}extend/", form, follow=True)
+    assert "Alpha: extension of 12 h saved." in r.content.decode()
+    r = board.post(f"{url}excuse/", {**form, "group": "Nobody"}, follow=True)
+    assert "No group named &#x27;Nobody&#x27; in this course." in r.content.decode()
+    r = board.post(f"{url}excuse/", form, follow=True)
+    assert "Alpha: excused." in r.content.decode()
+    assert 'class="cell excused"' in cell_text(board.get(url).content.decode(), "Alpha")
+    r = board.post(f"{url}unexcuse/", form, follow=True)
+    assert "Alpha: no longer excused." in r.content.decode()
