@@ -69,7 +69,14 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}": "member",
     f"GET {COURSE}schedule/": "member",
     f"GET {COURSE}calendar/": "member",
-    f"POST {COURSE}calendar/": "member",  # own feed and reminder choices
+    f"POST {COURSE}calendar/": "n/a",
+    **actions(  # one's own feed and reminder choices
+        "member",
+        f"{COURSE}calendar/feed/create/",
+        f"{COURSE}calendar/feed/rotate/",
+        f"{COURSE}calendar/feed/revoke/",
+        f"{COURSE}calendar/reminders/",
+    ),
     f"GET {COURSE}calendar/lectures/<int:lecture_id>/edit/": "staff",
     f"POST {COURSE}calendar/lectures/<int:lecture_id>/edit/": "staff",
     f"GET {COURSE}calendar/assignments/<int:assignment_id>/edit/": "staff",

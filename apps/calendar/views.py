@@ -20,8 +20,9 @@ from apps.calendar.registry import REMINDER_KINDS, Event
 from apps.calendar.selectors import calendar_settings_get, event_list, feed_owner
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
+from apps.core.models import Course
 from apps.core.permissions import is_member, is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 
 
 @login_required
@@ -90,11 +91,10 @@ class RemindersForm(forms.Form):
 
 
 @login_required
+@require_GET
 def calendar_page(request: AuthedRequest, code: str) -> HttpResponse:
     """Month and list views of the person's calendar, the feed URL and reminder choices."""
     course = course_for(request, code)
-    if request.method == "POST":
-        return _calendar_post(request, course)
     tz = course.tz
     today = timezone.now().astimezone(tz).date()
     view = "list" if request.GET.get("view") == "list" else "month"
@@ -135,40 +135,56 @@ def calendar_page(request: AuthedRequest, code: str) -> HttpResponse:
     return render(request, "calendar/calendar.html", context)
 
 
-def _calendar_post(request: AuthedRequest, course: Any) -> HttpResponse:
-    action = request.POST.get("action", "")
-    back = reverse("calendar:calendar", kwargs={"code": course.code})
-    try:
-        if action == "feed-create":
-            services.calendar_feed_get_or_create(actor=request.user, course=course)
-            messages.success(request, "Your calendar feed is ready: copy its address below.")
-        elif action == "feed-rotate":
-            services.calendar_feed_rotate(actor=request.user, course=course)
-            messages.success(
-                request,
-                "New feed address made; the old one no longer works. Subscribe again with the new "
-                "one.",
-            )
-        elif action == "feed-revoke":
-            services.calendar_feed_revoke(actor=request.user, course=course)
-            messages.success(request, "Feed turned off; the old address no longer works.")
-        elif action == "reminders":
-            form = RemindersForm(request.POST)
-            if form.is_valid():
-                wanted = set(form.cleaned_data["kinds"])
-                services.reminders_set(
-                    actor=request.user,
-                    course=course,
-                    off=[k for k in REMINDER_KINDS if k not in wanted],
-                )
-                messages.success(request, "Reminder choices saved.")
-            else:
-                messages.error(request, "Choose among the listed kinds of reminder.")
-        else:
-            messages.error(request, "Unknown action.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect(back)
+def _to_calendar(course: Course) -> HttpResponse:
+    return redirect(reverse("calendar:calendar", kwargs={"code": course.code}))
+
+
+@course_action()
+def feed_create(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member makes their private iCal feed address."""
+    with errors_as_messages(request):
+        services.calendar_feed_get_or_create(actor=request.user, course=course)
+        messages.success(request, "Your calendar feed is ready: copy its address below.")
+    return _to_calendar(course)
+
+
+@course_action()
+def feed_rotate(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member replaces their feed address; the old one stops working at once."""
+    with errors_as_messages(request):
+        services.calendar_feed_rotate(actor=request.user, course=course)
+        messages.success(
+            request,
+            "New feed address made; the old one no longer works. Subscribe again with the new one.",
+        )
+    return _to_calendar(course)
+
+
+@course_action()
+def feed_revoke(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member turns their feed off."""
+    with errors_as_messages(request):
+        services.calendar_feed_revoke(actor=request.user, course=course)
+        messages.success(request, "Feed turned off; the old address no longer works.")
+    return _to_calendar(course)
+
+
+@course_action()
+def reminders_save(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member chooses which kinds of e-mail reminder they get."""
+    form = RemindersForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose among the listed kinds of reminder.")
+        return _to_calendar(course)
+    with errors_as_messages(request):
+        wanted = set(form.cleaned_data["kinds"])
+        services.reminders_set(
+            actor=request.user,
+            course=course,
+            off=[k for k in REMINDER_KINDS if k not in wanted],
+        )
+        messages.success(request, "Reminder choices saved.")
+    return _to_calendar(course)
 
 
 @require_GET

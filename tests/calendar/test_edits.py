@@ -191,7 +191,7 @@ def test_the_calendar_page_month_and_list(ee290_demo) -> None:  # type: ignore[n
     )
     assert "/calendar/assignments/" in staff_list
     assert "/calendar/lectures/" in staff_list
-    student.post("/c/ee290-sp26/calendar/", {"action": "feed-create"})
+    student.post("/c/ee290-sp26/calendar/feed/create/")
     page = student.get("/c/ee290-sp26/calendar/").content.decode()
     assert 'id="feed-url"' in page
     assert "/feeds/" in page
