@@ -424,7 +424,14 @@ EXPECTED: dict[str, str] = {
     f"POST {API}questionnaire/suggestions/<int:suggestion_id>/accept/": "staff",
     # --- question contributions
     f"GET {COURSE}contributions/": "member",  # students: their own and the accepted ones
-    f"POST {COURSE}contributions/": "member",  # students propose and check; staff review
+    f"POST {COURSE}contributions/": "n/a",
+    **actions(
+        "student",
+        f"{COURSE}contributions/check/",
+        f"{COURSE}contributions/propose/",
+        f"{COURSE}contributions/<int:proposal_id>/edit/",
+    ),
+    **actions("staff", f"{COURSE}contributions/<int:proposal_id>/review/"),
     f"GET {API}contributions/": "member",  # never another's under review (scanned below)
     f"POST {API}contributions/": "student",
     f"POST {API}contributions/check/": "member",

@@ -11,18 +11,20 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.http import QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from apps.contributions import rules, selectors, services
 from apps.contributions.models import QuestionProposal
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
-from apps.core.models import User
+from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
-from apps.core.views_helpers import int_or_none as _int
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 
 PAGE = 20
 
@@ -56,87 +58,123 @@ def _samples(p: QuestionProposal) -> list[dict[str, Any]]:
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Students: propose questions and see theirs; staff: the review queue (CSV of credits with
+    ?format=csv). Every change posts to its own action view below."""
     course = course_for(request, code)
-    staff = is_staff(request.user, course)
-    ctx: dict[str, Any] = {"course": course, "staff": staff}
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        try:
-            if staff and action == "review":
-                p = services.proposal_review(
-                    actor=request.user,
-                    course=course,
-                    proposal_id=_int(request.POST.get("proposal")) or 0,
-                    decision=request.POST.get("decision", ""),
-                    comment=request.POST.get("comment", ""),
-                )
-                messages.success(request, f"Proposal #{p.pk}: {p.get_status_display().lower()}.")
-                return redirect(request.get_full_path())
-            if not staff and action in ("check", "propose", "edit"):
-                data = form_data(request.POST)
-                ctx["draft"] = request.POST
-                if action == "check":
-                    _, samples, problems = rules.check(
-                        kind=data["kind"],
-                        prompt=data["prompt"],
-                        params_text=data["params_text"],
-                        answer=data["answer"],
-                        rel_tol=data["rel_tol"],
-                        options=data["options"],
-                    )
-                    ctx |= {"samples": samples, "problems": problems}
-                elif action == "edit":
-                    services.proposal_update(
-                        actor=request.user,
-                        course=course,
-                        proposal_id=_int(request.POST.get("proposal")) or 0,
-                        data=data,
-                    )
-                    messages.success(request, "Saved; it waits for review again.")
-                    return redirect("contributions:page", code=course.code)
-                else:
-                    p = services.proposal_submit(
-                        actor=request.user,
-                        course=course,
-                        data=data,
-                        as_group=request.POST.get("as_group") == "on",
-                    )
-                    messages.success(request, f"Proposal #{p.pk} sent to the staff.")
-                    return redirect("contributions:page", code=course.code)
-            elif action not in ("check", "propose", "edit", "review"):
-                messages.error(request, "Say what to do.")
-        except services.ProposalProblems as exc:
-            ctx["problems"] = exc.problems
-            messages.error(request, exc.message)
-        except DomainError as exc:
-            messages.error(request, exc.message)
+    if is_staff(request.user, course):
+        return _staff_page(request, course)
+    return _student_page(request, course, {})
+
+
+def _student_page(
+    request: AuthedRequest, course: Course, extra: dict[str, Any]
+) -> HttpResponseBase:
+    """The student page; `extra` carries a draft being checked or refused, with its problems."""
     proposals = selectors.proposal_list(user=request.user, course=course)
-    if staff:
-        if request.GET.get("format") == "csv":
-            credits = selectors.accepted_per_student(course)
-            people = User.objects.filter(pk__in=credits).order_by("full_name", "email")
-            return csv_response(
-                f"{course.code}-contributions.csv",
-                itertools.chain(
-                    [["email", "name", "accepted questions"]],
-                    ([u.email, u.full_name, credits[u.pk]] for u in people),
-                ),
-            )
-        status = request.GET.get("status", "proposed")
-        shown = proposals.filter(status=status) if status else proposals
-        page_ = Paginator(shown.prefetch_related("authors"), PAGE).get_page(request.GET.get("page"))
-        ctx |= {
-            "page": page_,
-            "status": status,
-            "rows": [(p, _samples(p) if p.status == "proposed" else []) for p in page_],
-            "counts": {
-                s: proposals.filter(status=s).count()
-                for s in ("proposed", "changes", "accepted", "rejected")
-            },
-        }
-        return render(request, "contributions/staff.html", ctx)
     mine = [p for p in proposals.prefetch_related("authors") if request.user in p.authors.all()]
     accepted = list(proposals.filter(status="accepted").prefetch_related("authors"))[:100]
-    ctx |= {"mine": mine, "accepted": accepted}
+    ctx = {"course": course, "staff": False, "mine": mine, "accepted": accepted, **extra}
     return render(request, "contributions/student.html", ctx)
+
+
+def _staff_page(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    proposals = selectors.proposal_list(user=request.user, course=course)
+    if request.GET.get("format") == "csv":
+        credits = selectors.accepted_per_student(course)
+        people = User.objects.filter(pk__in=credits).order_by("full_name", "email")
+        return csv_response(
+            f"{course.code}-contributions.csv",
+            itertools.chain(
+                [["email", "name", "accepted questions"]],
+                ([u.email, u.full_name, credits[u.pk]] for u in people),
+            ),
+        )
+    status = request.GET.get("status", "proposed")
+    shown = proposals.filter(status=status) if status else proposals
+    page_ = Paginator(shown.prefetch_related("authors"), PAGE).get_page(request.GET.get("page"))
+    ctx = {
+        "course": course,
+        "staff": True,
+        "page": page_,
+        "status": status,
+        "rows": [(p, _samples(p) if p.status == "proposed" else []) for p in page_],
+        "counts": {
+            s: proposals.filter(status=s).count()
+            for s in ("proposed", "changes", "accepted", "rejected")
+        },
+    }
+    return render(request, "contributions/staff.html", ctx)
+
+
+@course_action(student=True)
+def proposal_check(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A student checks a draft without saving it: the problems, or the key on five students'
+    numbers."""
+    data = form_data(request.POST)
+    _, samples, problems = rules.check(
+        kind=data["kind"],
+        prompt=data["prompt"],
+        params_text=data["params_text"],
+        answer=data["answer"],
+        rel_tol=data["rel_tol"],
+        options=data["options"],
+    )
+    extra = {"draft": request.POST, "samples": samples, "problems": problems}
+    return _student_page(request, course, extra)
+
+
+def _refused_draft(request: AuthedRequest, course: Course, exc: DomainError) -> HttpResponseBase:
+    messages.error(request, exc.message)
+    problems = exc.problems if isinstance(exc, services.ProposalProblems) else {}
+    return _student_page(request, course, {"draft": request.POST, "problems": problems})
+
+
+@course_action(student=True)
+def proposal_submit(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A student (or their whole group) proposes a question for the staff to review."""
+    try:
+        p = services.proposal_submit(
+            actor=request.user,
+            course=course,
+            data=form_data(request.POST),
+            as_group=request.POST.get("as_group") == "on",
+        )
+    except DomainError as exc:
+        return _refused_draft(request, course, exc)
+    messages.success(request, f"Proposal #{p.pk} sent to the staff.")
+    return redirect("contributions:page", code=course.code)
+
+
+@course_action(student=True)
+def proposal_edit(request: AuthedRequest, course: Course, proposal_id: int) -> HttpResponseBase:
+    """An author edits a proposal that waits for review or was sent back."""
+    try:
+        services.proposal_update(
+            actor=request.user,
+            course=course,
+            proposal_id=proposal_id,
+            data=form_data(request.POST),
+        )
+    except DomainError as exc:
+        return _refused_draft(request, course, exc)
+    messages.success(request, "Saved; it waits for review again.")
+    return redirect("contributions:page", code=course.code)
+
+
+@course_action(staff=True)
+def proposal_review(request: AuthedRequest, course: Course, proposal_id: int) -> HttpResponseBase:
+    """Staff accept a proposal into the bank, send it back with a comment, or reject it."""
+    with errors_as_messages(request):
+        p = services.proposal_review(
+            actor=request.user,
+            course=course,
+            proposal_id=proposal_id,
+            decision=request.POST.get("decision", ""),
+            comment=request.POST.get("comment", ""),
+        )
+        messages.success(request, f"Proposal #{p.pk}: {p.get_status_display().lower()}.")
+    query = QueryDict(request.POST.get("back", "")).urlencode()
+    here = reverse("contributions:page", kwargs={"code": course.code})
+    return redirect(f"{here}?{query}" if query else here)

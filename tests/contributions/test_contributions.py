@@ -115,3 +115,41 @@ def test_proposed_then_accepted_then_graded_like_any_bank_question() -> None:
         r["student_id"]: r["fraction"] for r in grade_students(q.question_set, [right.pk, wrong.pk])
     }
     assert scores == {right.pk: 1.0, wrong.pk: 0.0}
+
+
+def test_the_pages_check_propose_edit_and_review_each_through_their_own_action() -> None:
+    """As a student would: check the key (nothing saved), propose with a broken key (the problem
+    shown on the form, nothing saved), propose, edit; then staff send it back with a comment."""
+    from django.test import Client
+
+    from apps.contributions.models import QuestionProposal
+
+    course = CourseFactory()
+    staff = member(course, Role.TA)
+    author = group_of(course, 4).memberships.first().user
+    student, ta = Client(), Client()
+    student.force_login(author)
+    ta.force_login(staff)
+    url = f"/c/{course.code}/contributions/"
+    form = {**{k: v for k, v in NUMERIC.items() if k != "rel_tol"}, "rel_tol_percent": "2"}
+    page = student.post(f"{url}check/", form).content.decode()
+    assert "Check the key" in page
+    assert QuestionProposal.objects.count() == 0
+    page = student.post(f"{url}propose/", {**form, "answer": "gb / 0"}).content.decode()
+    assert "answer" in page
+    assert QuestionProposal.objects.count() == 0
+    r = student.post(f"{url}propose/", form, follow=True)
+    p = QuestionProposal.objects.get()
+    assert f"Proposal #{p.pk} sent to the staff." in r.content.decode()
+    r = student.post(f"{url}{p.pk}/edit/", {**form, "unit": "ms"}, follow=True)
+    assert "Saved; it waits for review again." in r.content.decode()
+    r = ta.post(
+        f"{url}{p.pk}/review/",
+        {"decision": "changes", "comment": "Name the unit in the prompt.", "back": "status="},
+        follow=True,
+    )
+    assert f"Proposal #{p.pk}: changes requested." in r.content.decode()
+    p.refresh_from_db()
+    assert p.status == "changes"
+    assert ta.post(f"{url}check/", form).status_code == 403
+    assert student.post(f"{url}{p.pk}/review/", {"decision": "accept"}).status_code == 403
