@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
-from apps.core.permissions import is_staff
+from apps.core.permissions import is_instructor, is_staff
 from apps.core.selectors import course_get
 
 
@@ -40,11 +40,11 @@ def int_or_none(value: str | None) -> int | None:
 
 
 def course_action(
-    *, staff: bool = False, student: bool = False
+    *, staff: bool = False, student: bool = False, instructor: bool = False
 ) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """One view per action: a POST-only page action of a course, for its members (404 for
-    others); with `staff=True` for its instructors and TAs only, with `student=True` for its
-    students only (403 for the others).
+    others); with `staff=True` for its instructors and TAs only, `instructor=True` for its
+    instructors only, `student=True` for its students only (403 for the others).
 
     The wrapped function takes `(request, course, **url_kwargs)` and returns its redirect; a GET
     answers 405, an anonymous visitor goes to the log-in page first.
@@ -53,9 +53,11 @@ def course_action(
     def wrap(fn: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @functools.wraps(fn)
         def view(request: AuthedRequest, code: str, **kwargs: Any) -> HttpResponseBase:
-            course = course_for(request, code, staff=staff)
+            course = course_for(request, code, staff=staff or instructor)
             if student and is_staff(request.user, course):
                 raise PermissionDenied("Only students of the course can do this.")
+            if instructor and not is_instructor(request.user, course):
+                raise PermissionDenied("Only the course's instructors can do this.")
             return fn(request, course, **kwargs)
 
         return login_required(require_POST(view))

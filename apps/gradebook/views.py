@@ -16,13 +16,14 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_instructor, is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.gradebook import charts, rules, selectors, services
 from apps.gradebook.sources import SOURCE_HELP
 from apps.groups.models import Group, GroupMembership
@@ -257,51 +258,61 @@ def student_detail(request: AuthedRequest, code: str, user_id: int) -> HttpRespo
     )
 
 
+@course_action(instructor=True)
+def components_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Instructors change weights, thresholds, sources and letter cut-offs, all or nothing."""
+    with errors_as_messages(request):
+        cutoffs, problems = rules.parse_cutoffs(request.POST.get("cutoffs", ""))
+        if problems:
+            raise DomainError("Letter cut-offs: " + " ".join(problems), field="cutoffs")
+        changes = [
+            {
+                "key": c.key,
+                "weight": request.POST.get(f"weight-{c.key}"),
+                "satisfactory_threshold": request.POST.get(f"threshold-{c.key}"),
+                "source": request.POST.get(f"source-{c.key}"),
+            }
+            for c in selectors.components_of(course)
+        ]
+        services.components_update(
+            actor=request.user, course=course, changes=changes, cutoffs=cutoffs
+        )
+        messages.success(request, "Components and cut-offs saved.")
+    return redirect("gradebook:components", code=course.code)
+
+
+@course_action(instructor=True)
+def grades_freeze(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Instructors keep every student's course grade as it is now, after confirming."""
+    with errors_as_messages(request):
+        services.grades_freeze(
+            actor=request.user, course=course, confirm=request.POST.get("confirm") == "yes"
+        )
+        messages.success(
+            request, "Grades frozen: every student's course grade is kept as it is now."
+        )
+    return redirect("gradebook:components", code=course.code)
+
+
+@course_action(instructor=True)
+def grades_unfreeze(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Instructors let scores change again, after confirming."""
+    with errors_as_messages(request):
+        services.grades_unfreeze(
+            actor=request.user, course=course, confirm=request.POST.get("confirm") == "yes"
+        )
+        messages.success(request, "Grades unfrozen: scores can change again.")
+    return redirect("gradebook:components", code=course.code)
+
+
 @login_required
+@require_GET
 def components(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """The grading scheme: components, weights, thresholds, sources, cut-offs (instructors edit
+    through the actions above; TAs read)."""
     course = course_for(request, code, staff=True)
     instructor = is_instructor(request.user, course)
     comps = selectors.components_of(course)
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        if not instructor:
-            messages.error(
-                request, "Only instructors may change weights, cut-offs or freeze grades."
-            )
-            return redirect("gradebook:components", code=course.code)
-        try:
-            if action == "freeze":
-                services.grades_freeze(
-                    actor=request.user, course=course, confirm=request.POST.get("confirm") == "yes"
-                )
-                messages.success(
-                    request, "Grades frozen: every student's course grade is kept as it is now."
-                )
-            elif action == "unfreeze":
-                services.grades_unfreeze(
-                    actor=request.user, course=course, confirm=request.POST.get("confirm") == "yes"
-                )
-                messages.success(request, "Grades unfrozen: scores can change again.")
-            else:
-                cutoffs, problems = rules.parse_cutoffs(request.POST.get("cutoffs", ""))
-                if problems:
-                    raise DomainError("Letter cut-offs: " + " ".join(problems), field="cutoffs")
-                changes = [
-                    {
-                        "key": c.key,
-                        "weight": request.POST.get(f"weight-{c.key}"),
-                        "satisfactory_threshold": request.POST.get(f"threshold-{c.key}"),
-                        "source": request.POST.get(f"source-{c.key}"),
-                    }
-                    for c in comps
-                ]
-                services.components_update(
-                    actor=request.user, course=course, changes=changes, cutoffs=cutoffs
-                )
-                messages.success(request, "Components and cut-offs saved.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        return redirect("gradebook:components", code=course.code)
     cutoffs = selectors.cutoffs_of(course)
     parents = {c.parent_id for c in comps if c.parent_id}
     return render(

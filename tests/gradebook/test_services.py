@@ -270,3 +270,25 @@ def test_exports_parse_back(ee290_demo) -> None:
             assert list(rows[0])[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
             assert float(mine["Course total (%)"]) == pytest.approx(99.0)
             assert mine["Final letter"] == "A+"
+
+
+def test_the_components_page_freezes_after_confirming_and_refuses_tas(ee290_demo) -> None:
+    """From the components page: freezing needs the box ticked; a TA's post is a 403; the
+    weights form with a bad cut-off names it and changes nothing."""
+    course = ee290_demo
+    instructor, ta, _group, _members = people(course)
+    boss, helper = Client(), Client()
+    boss.force_login(instructor)
+    helper.force_login(ta)
+    url = f"/c/{course.code}/gradebook/"
+    assert helper.post(f"{url}freeze/", {"confirm": "yes"}).status_code == 403
+    r = boss.post(f"{url}freeze/", follow=True)
+    assert "confirm" in r.content.decode()
+    assert selectors.freeze_of(course) is None
+    r = boss.post(f"{url}freeze/", {"confirm": "yes"}, follow=True)
+    assert "Grades frozen" in r.content.decode()
+    assert selectors.freeze_of(course) is not None
+    boss.post(f"{url}unfreeze/", {"confirm": "yes"})
+    assert selectors.freeze_of(course) is None
+    r = boss.post(f"{url}components/save/", {"cutoffs": "A ninety"}, follow=True)
+    assert "Letter cut-offs:" in r.content.decode()
