@@ -446,7 +446,14 @@ EXPECTED: dict[str, str] = {
     f"POST {API}contributions/<int:proposal_id>/review/": "staff",
     # --- impact and participation
     f"GET {COURSE}impact/": "member",  # a group: its own evidence; staff: every group's
-    f"POST {COURSE}impact/": "member",  # students add for their own group; staff score
+    f"POST {COURSE}impact/": "n/a",
+    **actions("student", f"{COURSE}impact/items/add/"),
+    **actions("student-owner", f"{COURSE}impact/items/<int:item_id>/remove/"),
+    **actions(
+        "staff",
+        f"{COURSE}impact/items/<int:item_id>/score/",
+        f"{COURSE}impact/groups/<int:group_id>/score/",
+    ),
     f"GET {COURSE}participation/": "member",  # students: their own record
     f"POST {COURSE}participation/": "staff",
     f"GET {COURSE}participation/imports/<int:import_id>/": "staff",

@@ -11,7 +11,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -24,7 +23,12 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages
+from apps.core.views_helpers import (
+    course_action,
+    course_for,
+    errors_as_messages,
+    redirect_with_back_query,
+)
 
 PAGE = 20
 
@@ -175,6 +179,5 @@ def proposal_review(request: AuthedRequest, course: Course, proposal_id: int) ->
             comment=request.POST.get("comment", ""),
         )
         messages.success(request, f"Proposal #{p.pk}: {p.get_status_display().lower()}.")
-    query = QueryDict(request.POST.get("back", "")).urlencode()
     here = reverse("contributions:page", kwargs={"code": course.code})
-    return redirect(f"{here}?{query}" if query else here)
+    return redirect_with_back_query(request, here)

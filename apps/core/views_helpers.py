@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseRedirect, QueryDict
 from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_POST
 
@@ -75,3 +75,10 @@ def errors_as_messages(request: HttpRequest) -> Iterator[None]:
         # The tag keeps the refusal's kind (not_allowed, not_found, conflict, invalid) beside
         # the text, for styling and for tests that tell a permission from a rule.
         messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+
+
+def redirect_with_back_query(request: HttpRequest, url: str) -> HttpResponseRedirect:
+    """Back to a list page with the filters it was showing: the form carries them in a hidden
+    `back` field (its query string), re-encoded here so nothing but a query string gets through."""
+    query = QueryDict(request.POST.get("back", "")).urlencode()
+    return HttpResponseRedirect(f"{url}?{query}" if query else url)

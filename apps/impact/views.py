@@ -13,15 +13,21 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
-from apps.core.views_helpers import int_or_none as _int
+from apps.core.views_helpers import (
+    course_action,
+    course_for,
+    errors_as_messages,
+    redirect_with_back_query,
+)
 from apps.groups.models import Group
 from apps.groups.selectors import group_for_student
 from apps.impact import selectors, services
@@ -48,40 +54,17 @@ class ItemForm(forms.Form):
 
 
 @login_required
+@require_GET
 def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """A group's evidence of impact with the form to add more; staff score items and groups
+    (CSV with ?format=csv). Every change posts to its own action view below."""
     course = course_for(request, code)
     if is_staff(request.user, course):
         return _staff(request, course)
-    return _student(request, course)
+    return _student(request, course, ItemForm())
 
 
-def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    form = ItemForm(request.POST or None)
-    if request.method == "POST":
-        try:
-            if request.POST.get("action") == "remove":
-                services.item_remove(
-                    actor=request.user, course=course, item_id=_int(request.POST.get("item")) or 0
-                )
-                messages.success(request, "Removed.")
-                return redirect("impact:page", code=course.code)
-            if form.is_valid():
-                d = form.cleaned_data
-                services.item_add(
-                    actor=request.user,
-                    course=course,
-                    kind=d["kind"],
-                    url=d["url"],
-                    happened_on=d["happened_on"],
-                    claim=d["claim"],
-                )
-                messages.success(request, "Evidence recorded for your group.")
-                return redirect("impact:page", code=course.code)
-        except DomainError as exc:
-            if exc.field in form.fields:
-                form.add_error(exc.field, exc.message)
-            else:
-                messages.error(request, exc.message)
+def _student(request: AuthedRequest, course: Course, form: ItemForm) -> HttpResponseBase:
     group = group_for_student(user=request.user, course=course)
     items = list(selectors.item_list(user=request.user, course=course))
     score = GroupImpact.objects.filter(group=group).first() if group else None
@@ -101,36 +84,76 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponseBase:
     )
 
 
-def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    if request.method == "POST":
-        action, target = (
-            request.POST.get("action"),
-            _int(request.POST.get("item") or request.POST.get("group")),
+@course_action(student=True)
+def item_add(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """A member records a piece of evidence (a merged PR, a release, a post) for the group."""
+    form = ItemForm(request.POST)
+    if not form.is_valid():
+        return _student(request, course, form)
+    d = form.cleaned_data
+    try:
+        services.item_add(
+            actor=request.user,
+            course=course,
+            kind=d["kind"],
+            url=d["url"],
+            happened_on=d["happened_on"],
+            claim=d["claim"],
         )
-        if action not in ("item", "group") or target is None:
-            messages.error(request, "Say which evidence item or group to score.")
-            return redirect(request.get_full_path())
-        try:
-            if action == "item":
-                services.item_score(
-                    actor=request.user,
-                    course=course,
-                    item_id=_int(request.POST.get("item")) or 0,
-                    score=request.POST.get("score"),
-                    note=request.POST.get("note", ""),
-                )
-            else:
-                services.group_score(
-                    actor=request.user,
-                    course=course,
-                    group_id=_int(request.POST.get("group")) or 0,
-                    percent=request.POST.get("percent"),
-                    note=request.POST.get("note", ""),
-                )
-            messages.success(request, "Saved.")
-        except DomainError as exc:
+    except DomainError as exc:
+        if exc.field in form.fields:
+            form.add_error(exc.field, exc.message)
+        else:
             messages.error(request, exc.message)
-        return redirect(request.get_full_path())
+        return _student(request, course, form)
+    messages.success(request, "Evidence recorded for your group.")
+    return redirect("impact:page", code=course.code)
+
+
+@course_action(student=True)
+def item_remove(request: AuthedRequest, course: Course, item_id: int) -> HttpResponseBase:
+    """A member removes one of the group's evidence items before the update closes."""
+    with errors_as_messages(request):
+        services.item_remove(actor=request.user, course=course, item_id=item_id)
+        messages.success(request, "Removed.")
+    return redirect("impact:page", code=course.code)
+
+
+def _back_to_board(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    return redirect_with_back_query(request, reverse("impact:page", kwargs={"code": course.code}))
+
+
+@course_action(staff=True)
+def item_score(request: AuthedRequest, course: Course, item_id: int) -> HttpResponseBase:
+    """Staff score one evidence item (0–100) with a note."""
+    with errors_as_messages(request):
+        services.item_score(
+            actor=request.user,
+            course=course,
+            item_id=item_id,
+            score=request.POST.get("score"),
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, "Saved.")
+    return _back_to_board(request, course)
+
+
+@course_action(staff=True)
+def group_score(request: AuthedRequest, course: Course, group_id: int) -> HttpResponseBase:
+    """Staff set a group's impact percentage with a note."""
+    with errors_as_messages(request):
+        services.group_score(
+            actor=request.user,
+            course=course,
+            group_id=group_id,
+            percent=request.POST.get("percent"),
+            note=request.POST.get("note", ""),
+        )
+        messages.success(request, "Saved.")
+    return _back_to_board(request, course)
+
+
+def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
     q = request.GET.get("q", "").strip()
     groups = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
     if q:

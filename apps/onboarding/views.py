@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import HttpResponseNotAllowed, QueryDict
+from django.http import HttpResponseNotAllowed
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,7 +25,12 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Role, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages
+from apps.core.views_helpers import (
+    course_action,
+    course_for,
+    errors_as_messages,
+    redirect_with_back_query,
+)
 from apps.core.views_helpers import int_or_none as _int
 from apps.onboarding import charts, services
 from apps.onboarding.models import DECISIONS, KINDS, EnrollmentDecision, QuestionnaireResponse
@@ -190,9 +195,8 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
 
 def _back_to_people(request: AuthedRequest, course: Course) -> HttpResponseBase:
     """The people list with the filters the form was sent from (its `back` field)."""
-    query = QueryDict(request.POST.get("back", "")).urlencode()
     here = reverse("onboarding:people", kwargs={"code": course.code})
-    return redirect(f"{here}?{query}" if query else here)
+    return redirect_with_back_query(request, here)
 
 
 @course_action(staff=True)

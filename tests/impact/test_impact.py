@@ -122,3 +122,41 @@ def test_staff_score_feeds_the_gradebook_and_is_audited(ee290_demo) -> None:
         (None, 80.0),
         (80.0, None),
     ]
+
+
+@time_machine.travel(BEFORE_CLOSE, tick=False)
+def test_the_page_adds_removes_and_scores_each_through_its_own_action(ee290_demo) -> None:
+    """As the people would: a bad link comes back on the form with nothing saved; a good one is
+    recorded and removed again; staff score an item and a group and land on the filtered list."""
+    from django.test import Client
+
+    from apps.impact.models import GroupImpact, ImpactItem
+
+    course = ee290_demo
+    groups, a, _, ta = _people(course)
+    student, staff = Client(), Client()
+    student.force_login(a)
+    staff.force_login(ta)
+    url = f"/c/{course.code}/impact/"
+    form = {
+        "kind": "merged-pr",
+        "url": "file:///etc/passwd",
+        "happened_on": "2026-04-20",
+        "claim": "Our kernel landed upstream.",
+    }
+    before = ImpactItem.objects.count()
+    page = student.post(f"{url}items/add/", form)
+    assert page.status_code == 200
+    assert ImpactItem.objects.count() == before
+    r = student.post(
+        f"{url}items/add/", {**form, "url": "https://github.com/org/repo/pull/1"}, follow=True
+    )
+    assert "Evidence recorded for your group." in r.content.decode()
+    item = ImpactItem.objects.latest("pk")
+    r = staff.post(f"{url}items/{item.pk}/score/", {"score": "80", "note": "", "back": "q=Team"})
+    assert r["Location"] == f"{url}?q=Team"
+    staff.post(f"{url}groups/{groups[0].pk}/score/", {"percent": "85", "note": "solid"})
+    assert float(GroupImpact.objects.get(group=groups[0]).percent) == 85.0
+    r = student.post(f"{url}items/{item.pk}/remove/", follow=True)
+    assert "Removed." in r.content.decode()
+    assert not ImpactItem.objects.filter(pk=item.pk).exists()
