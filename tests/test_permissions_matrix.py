@@ -455,7 +455,13 @@ EXPECTED: dict[str, str] = {
         f"{COURSE}impact/groups/<int:group_id>/score/",
     ),
     f"GET {COURSE}participation/": "member",  # students: their own record
-    f"POST {COURSE}participation/": "staff",
+    f"POST {COURSE}participation/": "n/a",
+    **actions(
+        "staff",
+        f"{COURSE}participation/record/",
+        f"{COURSE}participation/import/",
+        f"{COURSE}participation/events/<int:event_id>/delete/",
+    ),
     f"GET {COURSE}participation/imports/<int:import_id>/": "staff",
     f"POST {COURSE}participation/imports/<int:import_id>/": "staff",
     f"GET {API}impact/items/": "member",  # students: their group's (scanned below)

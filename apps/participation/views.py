@@ -5,25 +5,31 @@ student's events, and export the summary."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
-from apps.core.views_helpers import int_or_none as _int
+from apps.core.views_helpers import (
+    course_action,
+    course_for,
+    errors_as_messages,
+    redirect_with_back_query,
+)
 from apps.participation import rules, selectors, services
 from apps.participation.models import KINDS
 
@@ -53,71 +59,98 @@ def _kinds_help() -> str:
     return ", ".join(k for k, _ in KINDS)
 
 
-@login_required
-def page(request: AuthedRequest, code: str) -> HttpResponseBase:
-    course = course_for(request, code)
-    ctx = {
+def _context(course: Course) -> dict[str, Any]:
+    return {
         "course": course,
         "weight": rules.ATTENDANCE_WEIGHT,
         "target": rules.CONTRIBUTIONS_TARGET,
         "kinds": KINDS,
     }
-    if not is_staff(request.user, course):
-        if request.method == "POST":
-            raise PermissionDenied("Only the course's instructors and TAs record participation.")
-        events = selectors.event_list(user=request.user, course=course)
-        summary = selectors.summaries(course, [request.user.pk])[request.user.pk]
-        return render(
-            request,
-            "participation/student.html",
-            ctx
-            | {
-                "summary": summary,
-                "page": Paginator(events, PAGE).get_page(request.GET.get("page")),
-            },
+
+
+@login_required
+@require_GET
+def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    """Students: their own participation; staff: every student, the forms to record one event
+    or import a CSV (each posts to its own action view), and a CSV export."""
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        return _staff_page(request, course)
+    events = selectors.event_list(user=request.user, course=course)
+    summary = selectors.summaries(course, [request.user.pk])[request.user.pk]
+    return render(
+        request,
+        "participation/student.html",
+        _context(course)
+        | {"summary": summary, "page": Paginator(events, PAGE).get_page(request.GET.get("page"))},
+    )
+
+
+def _back(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    here = reverse("participation:page", kwargs={"code": course.code})
+    return redirect_with_back_query(request, here)
+
+
+@course_action(staff=True)
+def event_record(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff record one attendance, answer or post for a student."""
+    form = EventForm(request.POST)
+    if not form.is_valid():
+        return _staff_page(request, course, form=form)
+    d = form.cleaned_data
+    try:
+        e = services.event_record(
+            actor=request.user,
+            course=course,
+            student_email=d["student"],
+            kind=d["kind"],
+            occurred_on=d["occurred_on"],
+            note=d["note"],
         )
-    form, upload = EventForm(initial={"occurred_on": timezone.localdate()}), ImportForm()
-    if request.method == "POST":
-        try:
-            if request.POST.get("action") == "delete":
-                services.event_delete(
-                    actor=request.user, course=course, event_id=_int(request.POST.get("event")) or 0
-                )
-                messages.success(request, "Removed.")
-                return redirect(request.get_full_path())
-            if request.POST.get("action") == "import":
-                upload = ImportForm(request.POST, request.FILES)
-                if upload.is_valid():
-                    f = upload.cleaned_data["file"]
-                    record, _ = services.import_upload(
-                        actor=request.user,
-                        course=course,
-                        filename=f.name,
-                        data=f.read(services.MAX_BYTES + 1),
-                    )
-                    return redirect(
-                        "participation:import-preview", code=course.code, import_id=record.pk
-                    )
-            else:
-                form = EventForm(request.POST)
-                if form.is_valid():
-                    d = form.cleaned_data
-                    e = services.event_record(
-                        actor=request.user,
-                        course=course,
-                        student_email=d["student"],
-                        kind=d["kind"],
-                        occurred_on=d["occurred_on"],
-                        note=d["note"],
-                    )
-                    messages.success(
-                        request,
-                        f"Recorded: {e.get_kind_display()} for "
-                        f"{e.student.get_full_name() or e.student.email}.",
-                    )
-                    return redirect(request.get_full_path())
-        except DomainError as exc:
-            messages.error(request, exc.message)
+    except DomainError as exc:
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        return _staff_page(request, course, form=form)
+    who = e.student.get_full_name() or e.student.email
+    messages.success(request, f"Recorded: {e.get_kind_display()} for {who}.")
+    return _back(request, course)
+
+
+@course_action(staff=True)
+def events_import(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff upload a CSV of events; the preview names every problem before anything is stored."""
+    upload = ImportForm(request.POST, request.FILES)
+    if not upload.is_valid():
+        return _staff_page(request, course, upload=upload)
+    f = upload.cleaned_data["file"]
+    try:
+        record, _ = services.import_upload(
+            actor=request.user, course=course, filename=f.name, data=f.read(services.MAX_BYTES + 1)
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        return _staff_page(request, course, upload=upload)
+    return redirect("participation:import-preview", code=course.code, import_id=record.pk)
+
+
+@course_action(staff=True)
+def event_delete(request: AuthedRequest, course: Course, event_id: int) -> HttpResponseBase:
+    """Staff remove one recorded event."""
+    with errors_as_messages(request):
+        services.event_delete(actor=request.user, course=course, event_id=event_id)
+        messages.success(request, "Removed.")
+    return _back(request, course)
+
+
+def _staff_page(
+    request: AuthedRequest,
+    course: Course,
+    *,
+    form: EventForm | None = None,
+    upload: ImportForm | None = None,
+) -> HttpResponseBase:
+    ctx = _context(course)
+    form = form or EventForm(initial={"occurred_on": timezone.localdate()})
+    upload = upload or ImportForm()
     q = request.GET.get("q", "").strip()
     students = User.objects.filter(
         memberships__course=course, memberships__role="student", memberships__is_active=True

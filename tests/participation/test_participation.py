@@ -103,3 +103,30 @@ def test_students_see_only_their_own_and_the_gradebook_reads_the_score(ee290_dem
     cell = gradebook.gradebook_rows(course, student_ids=[s2.pk])[0].cells["participation"]
     assert cell.origin == "participation"
     assert cell.percent == pytest.approx(summary.score)
+
+
+def test_the_staff_page_records_imports_and_removes_each_through_its_own_action(
+    ee290_demo,
+) -> None:
+    """Record one event (an unknown student comes back on the form, nothing stored), import a
+    file (to its preview), remove an event, landing on the filtered list each time."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    course = ee290_demo
+    ParticipationEvent.objects.filter(course=course).delete()
+    ta = Client()
+    ta.force_login(User.objects.get(email="ta1@example.edu"))
+    url = f"/c/{course.code}/participation/"
+    event = {"kind": "attendance", "occurred_on": "2026-01-20", "note": "L1"}
+    r = ta.post(f"{url}record/", {**event, "student": "nobody@example.edu"})
+    assert r.status_code == 200
+    assert not ParticipationEvent.objects.filter(course=course).exists()
+    r = ta.post(f"{url}record/", {**event, "student": "student01@example.edu", "back": "q=01"})
+    assert r["Location"] == f"{url}?q=01"
+    e = ParticipationEvent.objects.get(course=course)
+    csv = b"email,kind,date\nstudent02@example.edu,attendance,2026-01-20\n"
+    r = ta.post(f"{url}import/", {"file": SimpleUploadedFile("p.csv", csv)})
+    assert "/participation/imports/" in r["Location"]
+    ta.post(f"{url}events/{e.pk}/delete/")
+    assert not ParticipationEvent.objects.filter(pk=e.pk).exists()
