@@ -6,6 +6,16 @@ app_name = "autograder"
 urlpatterns = [
     path("c/<slug:code>/questions/", views.sets, name="sets"),
     path("c/<slug:code>/questions/<slug:key>/", views.set_page, name="set"),
+    path("c/<slug:code>/questions/<slug:key>/answers/", views.answers_save, name="answers"),
+    path("c/<slug:code>/questions/<slug:key>/uploads/", views.upload_create, name="upload"),
+    path(
+        "c/<slug:code>/questions/<slug:key>/uploads/<int:upload_id>/commit/",
+        views.upload_commit,
+        name="upload-commit",
+    ),
+    path("c/<slug:code>/questions/<slug:key>/grade/", views.grade, name="grade"),
+    path("c/<slug:code>/questions/<slug:key>/release/", views.results_release, name="release"),
+    path("c/<slug:code>/questions/<slug:key>/hide/", views.results_hide, name="hide"),
     path("c/<slug:code>/grading/runs/<int:run_id>/progress/", views.run_progress, name="progress"),
     path(
         "c/<slug:code>/questions/<slug:key>/uploads/<int:upload_id>/progress/",

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from apps.autograder import passes, rules, services, uploads
 from apps.autograder.models import Answer, AnswerUpload, GradingRun, Question, QuestionSet
@@ -29,7 +30,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_for
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
 
 
 class UploadForm(forms.Form):
@@ -79,58 +80,107 @@ def sets(request: AuthedRequest, code: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
+    """Students: their questions, answers and (once released) grades; staff: the keys, the
+    answers upload, grading runs and release. Every change posts to its own action view."""
     course = course_for(request, code)
     qs = _set(course, key)
     if not is_staff(request.user, course):
         return student_set(request, course, qs)
-    form = UploadForm()
-    preview = None
-    if request.method == "POST" and request.POST.get("action") == "run":
-        try:
-            run = passes.run_create(actor=request.user, question_set=qs)
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        else:
-            p = passes.progress(run)
-            messages.success(request, f"Grading run #{run.pk}, pass {p['pass']}: {p['status']}.")
-        return redirect("autograder:set", code=code, key=key)
-    if request.method == "POST" and request.POST.get("action") == "release":
-        try:
-            services.release(actor=request.user, question_set=qs, released=qs.released_at is None)
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(
-                request,
-                "Results released to students."
-                if qs.released_at
-                else "Results hidden from students.",
-            )
-        return redirect("autograder:set", code=code, key=key)
-    here = reverse("autograder:set", kwargs={"code": code, "key": key})
-    if request.method == "POST" and request.POST.get("action") == "commit":
-        try:
-            upload = uploads.upload_commit(
-                actor=request.user, question_set=qs, upload_id=_int(request.POST.get("upload"))
-            )
-        except DomainError as exc:
-            messages.error(request, exc.message)
-            return redirect(here)
-        messages.success(request, f"Storing the answers from {upload.filename}…")
-        return redirect(f"{here}?upload={upload.pk}")
-    if request.method == "POST":
-        form = UploadForm(request.POST, request.FILES)
-        if form.is_valid():
-            f = form.cleaned_data["file"]
-            try:
-                upload = uploads.upload_create(
-                    actor=request.user, question_set=qs, filename=f.name, data=f.read()
-                )
-            except DomainError as exc:
-                form.add_error("file", exc.message)
-            else:
-                return redirect(f"{here}?upload={upload.pk}")
+    return _staff_set(request, course, qs, UploadForm())
+
+
+def _to_set(course: Course, qs: QuestionSet, query: str = "") -> HttpResponse:
+    here = reverse("autograder:set", kwargs={"code": course.code, "key": qs.key})
+    return redirect(f"{here}{query}")
+
+
+@course_action(student=True)
+def answers_save(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """A student saves answers (any subset of parts) until the deadline."""
+    qs = _set(course, key)
+    with errors_as_messages(request):
+        for q in qs.questions.order_by("position"):
+            parts = {
+                p: request.POST.get(f"{q.key}-{p}", "")
+                for p in range(max(len(q.parts), 1))
+                if f"{q.key}-{p}" in request.POST
+            }
+            if parts:
+                services.answer_submit(actor=request.user, question=q, answers=parts)
+        messages.success(request, "Answers saved. You can change them until the deadline.")
+    return _to_set(course, qs)
+
+
+@course_action(staff=True)
+def upload_create(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """Staff upload an answers CSV; it is read on a worker and previewed before storing."""
+    qs = _set(course, key)
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _staff_set(request, course, qs, form)
+    f = form.cleaned_data["file"]
+    try:
+        upload = uploads.upload_create(
+            actor=request.user, question_set=qs, filename=f.name, data=f.read()
+        )
+    except DomainError as exc:
+        form.add_error("file", exc.message)
+        return _staff_set(request, course, qs, form)
+    return _to_set(course, qs, f"?upload={upload.pk}")
+
+
+@course_action(staff=True)
+def upload_commit(request: AuthedRequest, course: Course, key: str, upload_id: int) -> HttpResponse:
+    """Staff store a previewed upload's answers."""
+    qs = _set(course, key)
+    try:
+        upload = uploads.upload_commit(actor=request.user, question_set=qs, upload_id=upload_id)
+    except DomainError as exc:
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        return _to_set(course, qs)
+    messages.success(request, f"Storing the answers from {upload.filename}…")
+    return _to_set(course, qs, f"?upload={upload.pk}")
+
+
+@course_action(staff=True)
+def grade(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """Staff start a grading pass over every stored answer."""
+    qs = _set(course, key)
+    with errors_as_messages(request):
+        run = passes.run_create(actor=request.user, question_set=qs)
+        p = passes.progress(run)
+        messages.success(request, f"Grading run #{run.pk}, pass {p['pass']}: {p['status']}.")
+    return _to_set(course, qs)
+
+
+def _release(request: AuthedRequest, course: Course, key: str, *, released: bool) -> HttpResponse:
+    qs = _set(course, key)
+    with errors_as_messages(request):
+        services.release(actor=request.user, question_set=qs, released=released)
+        messages.success(
+            request,
+            "Results released to students." if released else "Results hidden from students.",
+        )
+    return _to_set(course, qs)
+
+
+@course_action(staff=True)
+def results_release(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """Staff show the grades and keys to students."""
+    return _release(request, course, key, released=True)
+
+
+@course_action(staff=True)
+def results_hide(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """Staff hide the results from students again."""
+    return _release(request, course, key, released=False)
+
+
+def _staff_set(
+    request: AuthedRequest, course: Course, qs: QuestionSet, form: UploadForm
+) -> HttpResponse:
     upload_id = request.GET.get("upload", "")
     shown = (
         AnswerUpload.objects.filter(question_set=qs, pk=int(upload_id)).first()
@@ -176,21 +226,6 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
 
 def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> HttpResponse:
     questions = list(qs.questions.order_by("position"))
-    if request.method == "POST":
-        try:
-            for q in questions:
-                parts = {
-                    p: request.POST.get(f"{q.key}-{p}", "")
-                    for p in range(max(len(q.parts), 1))
-                    if f"{q.key}-{p}" in request.POST
-                }
-                if parts:
-                    services.answer_submit(actor=request.user, question=q, answers=parts)
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, "Answers saved. You can change them until the deadline.")
-        return redirect("autograder:set", code=course.code, key=qs.key)
     mine = {
         (a.question_id, a.part): a
         for a in Answer.objects.filter(question__question_set=qs, student=request.user)

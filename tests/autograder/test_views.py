@@ -6,6 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from apps.autograder import uploads
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.models import Answer, GradingRun
 from apps.autograder.services import answers_bulk_upsert, release
@@ -45,9 +46,8 @@ def test_staff_upload_preview_then_confirm(
     url = f"/c/{course.code}/questions/{quiz.key}/"
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            url,
+            f"{url}uploads/",
             {
-                "action": "preview",
                 "file": SimpleUploadedFile(
                     "a.csv",
                     b"Email,q1,q6.1,q6.2,junk\nada@uni.edu,b,40,100,x\nghost@uni.edu,a,1,1,y\n",
@@ -61,7 +61,7 @@ def test_staff_upload_preview_then_confirm(
     assert Answer.objects.count() == 0
     upload = quiz.uploads.get()
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(url, {"action": "commit", "upload": upload.pk})
+        client.post(f"{url}uploads/{upload.pk}/commit/")
     assert Answer.objects.count() == 3
     assert (
         "Stored 3 answers from 1 students"
@@ -77,7 +77,7 @@ def test_a_large_upload_shows_a_progress_bar_until_a_worker_reads_it(world) -> N
     url = f"/c/{course.code}/questions/{quiz.key}/"
     rows = b"".join(b"ada@uni.edu,b\n" for _ in range(5000))
     response = client.post(
-        url, {"action": "preview", "file": SimpleUploadedFile("big.csv", b"email,q1\n" + rows)}
+        f"{url}uploads/", {"file": SimpleUploadedFile("big.csv", b"email,q1\n" + rows)}
     )
     page = client.get(response["Location"]).content.decode()
     assert "Reading the file" in page
@@ -124,7 +124,8 @@ def test_students_see_their_own_numbers_and_worked_solutions_after_release(
     page = as_user(ada).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
     assert f"over {mine.params['n']} GPUs" in page
     as_user(ada).post(
-        f"/c/{course.code}/questions/{a1.key}/", {"allreduce-0": f"{mine.keys[0] * 1000} ms"}
+        f"/c/{course.code}/questions/{a1.key}/answers/",
+        {"allreduce-0": f"{mine.keys[0] * 1000} ms"},
     )
     assert Answer.objects.get(student=ada, question=q).value == pytest.approx(mine.keys[0])
     with django_capture_on_commit_callbacks(execute=True):
@@ -136,7 +137,7 @@ def test_students_see_their_own_numbers_and_worked_solutions_after_release(
 
 
 def test_staff_pages_are_staff_only(world) -> None:  # type: ignore[no-untyped-def]
-    course, quiz, _a1, _ta, ada, _bo = world
+    course, quiz, _a1, ta, ada, _bo = world
     run = GradingRun.objects.create(question_set=quiz, key_version="x", expected=0)
     for url in (
         f"/c/{course.code}/grading/runs/{run.pk}/",
@@ -144,9 +145,13 @@ def test_staff_pages_are_staff_only(world) -> None:  # type: ignore[no-untyped-d
         f"/c/{course.code}/grading/runs/{run.pk}/?format=canvas",
     ):
         assert as_user(ada).get(url).status_code == 403
-    response = as_user(ada).post(f"/c/{course.code}/questions/{quiz.key}/", {"action": "commit"})
-    assert response.status_code == 302
-    assert Answer.objects.count() == 0  # a student's POST is answers, never staff actions
+    set_url = f"/c/{course.code}/questions/{quiz.key}/"
+    upload = uploads.upload_create(
+        actor=ta, question_set=quiz, filename="a.csv", data=b"Email,q1\nada@uni.edu,b\n"
+    )
+    for action in ("grade/", "release/", "hide/", "uploads/", f"uploads/{upload.pk}/commit/"):
+        assert as_user(ada).post(set_url + action).status_code == 403
+    assert Answer.objects.count() == 0  # a student's post never reaches a staff action
 
 
 def test_the_staff_preview_shows_keys_and_stores_nothing(world) -> None:  # type: ignore[no-untyped-def]
