@@ -192,8 +192,7 @@ try:
     )
 
     # Re-grade with an unchanged key: a new pass; done only when every one of its chunks is.
-    from apps.autograder.passes import progress
-    from apps.autograder.services import release
+    from apps.autograder.passes import progress, release
     from apps.core.errors import Conflict
 
     t3 = time.perf_counter()

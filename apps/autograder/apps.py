@@ -7,6 +7,9 @@ class AutograderConfig(AppConfig):
     verbose_name = "Autograder"
 
     def ready(self) -> None:
+        # The services queue this app's tasks by name (tasks import services, never the
+        # reverse): importing the module registers the names in every process.
+        from apps.autograder import tasks  # noqa: F401
         from apps.core.registry import NavItem, register_nav
 
         register_nav(NavItem("Questions", "autograder:sets", order=50))

@@ -35,7 +35,7 @@ from apps.autograder.services import (
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import User
 from apps.core.permissions import is_staff
-from apps.core.queue import enqueue_on_commit
+from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 
 STALE_QUEUE = dt.timedelta(minutes=1)
@@ -119,11 +119,9 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
         if not parts:  # no students: nothing to grade, the pass is complete at once
             _finish(grading_pass)
         else:
-            from apps.autograder.tasks import grade_pass
-
             pass_id = grading_pass.pk
             enqueue_on_commit(
-                lambda: grade_pass.delay(pass_id),
+                lambda: task_named("autograder.grade_pass").delay(pass_id),
                 what="the grading run",
                 critical=True,
                 on_failure=lambda _exc: _mark_queue_failure(pass_id),
@@ -297,3 +295,22 @@ def release_check(question_set: QuestionSet) -> None:
             f"Grading run #{running.run_id} pass {running.number} is still {running.status} "
             f"({running.chunks_done} of {running.chunks_total} chunks); release when it is done."
         )
+
+
+def release(*, actor: User, question_set: QuestionSet, released: bool = True) -> QuestionSet:
+    """Staff show (or hide) results and keys to students. Refused (409) while a grading pass
+    of the set is running: students must see complete grades, never a pass half-way."""
+    if not is_staff(actor, question_set.course):
+        raise NotAllowed("Only the course staff release results.")
+    if released:
+        release_check(question_set)
+    question_set.released_at = timezone.now() if released else None
+    question_set.save(update_fields=["released_at"])
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            action="grading.released" if released else "grading.unreleased",
+            course=question_set.course,
+            obj=question_set,
+        )
+    return question_set

@@ -14,15 +14,12 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from django.db import transaction
 from django.utils import timezone
 
 from apps.autograder import rules
 from apps.autograder.models import Answer, Instance, Question, QuestionSet
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
-from apps.core.permissions import is_staff
-from apps.core.services import audit_record
 
 # ---------------------------------------------------------------- keys
 
@@ -381,27 +378,6 @@ def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
             else ["measurement: checked against the physical bound"]
         )
     return out
-
-
-def release(*, actor: User, question_set: QuestionSet, released: bool = True) -> QuestionSet:
-    """Staff show (or hide) results and keys to students. Refused (409) while a grading pass
-    of the set is running: students must see complete grades, never a pass half-way."""
-    if not is_staff(actor, question_set.course):
-        raise NotAllowed("Only the course staff release results.")
-    if released:
-        from apps.autograder.passes import release_check
-
-        release_check(question_set)
-    question_set.released_at = timezone.now() if released else None
-    question_set.save(update_fields=["released_at"])
-    with transaction.atomic():
-        audit_record(
-            actor=actor,
-            action="grading.released" if released else "grading.unreleased",
-            course=question_set.course,
-            obj=question_set,
-        )
-    return question_set
 
 
 def _raw_value(q: Question, part: int, answers: list[str]) -> float:

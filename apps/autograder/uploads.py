@@ -20,7 +20,7 @@ from apps.autograder.models import AnswerUpload, QuestionSet
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import User
 from apps.core.permissions import is_staff
-from apps.core.queue import enqueue_on_commit
+from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -38,7 +38,6 @@ def _progress_key(upload_id: int) -> str:
 
 
 def _queue(upload: AnswerUpload) -> None:
-    from apps.autograder.tasks import answers_intake
 
     def failed(exc: BaseException) -> None:
         AnswerUpload.objects.filter(pk=upload.pk).update(
@@ -48,7 +47,7 @@ def _queue(upload: AnswerUpload) -> None:
         )
 
     enqueue_on_commit(
-        lambda: answers_intake.delay(upload.pk),
+        lambda: task_named("autograder.answers_intake").delay(upload.pk),
         what="reading the answers file",
         critical=True,
         on_failure=failed,

@@ -158,7 +158,7 @@ def grade(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
 def _release(request: AuthedRequest, course: Course, key: str, *, released: bool) -> HttpResponse:
     qs = _set(course, key)
     with errors_as_messages(request):
-        services.release(actor=request.user, question_set=qs, released=released)
+        passes.release(actor=request.user, question_set=qs, released=released)
         messages.success(
             request,
             "Results released to students." if released else "Results hidden from students.",

@@ -62,3 +62,16 @@ def enqueue_on_commit(
                 ) from exc
 
     transaction.on_commit(run)
+
+
+def task_named(name: str) -> Any:
+    """The Celery task registered as `name` (e.g. "scribing.solve").
+
+    Services queue their app's tasks by name because tasks import services, never the reverse:
+    an import circle would otherwise join the two. Each app imports its `tasks` module in
+    `AppConfig.ready()`, so the name is registered in the web process as in a worker, and the
+    task's `delay` honours eager mode like a direct call would.
+    """
+    from celery import current_app
+
+    return current_app.tasks[name]

@@ -6,9 +6,14 @@ class ScribingConfig(AppConfig):
     verbose_name = "Scribe duties"
 
     def ready(self) -> None:
+        # The services queue this app's tasks by name (tasks import services, never the
+        # reverse): importing the module registers the names in every process.
         from apps.calendar.registry import register_events, register_reminders
         from apps.core.registry import NavItem, register_nav
-        from apps.scribing import sources
+        from apps.scribing import (
+            sources,
+            tasks,  # noqa: F401
+        )
 
         register_nav(NavItem("Scribing", "scribing:page", order=27))
         register_events("scribing", sources.duty_events)

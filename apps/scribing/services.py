@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.calendar.models import Lecture
 from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.models import Course, Membership, Role, User
-from apps.core.queue import enqueue_on_commit
+from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 from apps.groups.models import Group, GroupMembership
 from apps.scribing import solver
@@ -265,13 +265,12 @@ def solve_requested(*, actor: User, course: Course) -> solver.Solution | None:
             raise Conflict("A solve is already running; its result appears here when it is done.")
         plan.solve_status = "solving"
         plan.save(update_fields=["solve_status", "updated_at"])
-        from apps.scribing.tasks import solve_task
 
         def failed(_: BaseException) -> None:
             ScribePlan.objects.filter(pk=plan.pk).update(solve_status="")
 
         enqueue_on_commit(
-            lambda: solve_task.delay(course.pk, actor.pk),
+            lambda: task_named("scribing.solve").delay(course.pk, actor.pk),
             what="the scribe solve",
             critical=True,
             on_failure=failed,
@@ -378,10 +377,8 @@ def publish(*, actor: User, course: Course) -> int:
         )
         students = sorted({d.student_id for d in new})
         if students:
-            from apps.scribing.tasks import email_duties
-
             enqueue_on_commit(
-                lambda: email_duties.delay(course.pk, students),
+                lambda: task_named("scribing.email_duties").delay(course.pk, students),
                 what="the scribe e-mails",
                 critical=False,
             )
@@ -574,10 +571,10 @@ def swap_decide(*, actor: User, course: Course, swap_id: int, accept: bool) -> S
             if other_duty is not None:
                 ScribeDuty.objects.filter(pk=other_duty.pk).update(student_id=swap.proposer_id)
             swap.status = ScribeSwap.Status.ACCEPTED
-            from apps.scribing.tasks import email_swap
-
             enqueue_on_commit(
-                lambda: email_swap.delay(swap.pk), what="the swap e-mail", critical=False
+                lambda: task_named("scribing.email_swap").delay(swap.pk),
+                what="the swap e-mail",
+                critical=False,
             )
         swap.decided_at = timezone.now()
         swap.save(update_fields=["status", "decided_at"])

@@ -7,7 +7,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from apps.autograder.bank import BANKS, bank_load
-from apps.autograder.services import answers_bulk_upsert, release
+from apps.autograder.passes import release
+from apps.autograder.services import answers_bulk_upsert
 from apps.core.models import Role, User
 from tests.factories import AssignmentFactory, CourseFactory, member
 

@@ -9,7 +9,8 @@ from django.test import Client
 from apps.autograder import uploads
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.models import Answer, GradingRun
-from apps.autograder.services import answers_bulk_upsert, release
+from apps.autograder.passes import release
+from apps.autograder.services import answers_bulk_upsert
 from apps.core.models import Role, User
 from tests.factories import AssignmentFactory, CourseFactory, member
 

@@ -245,7 +245,7 @@ class ReleaseView(APIView):
         assert qs is not None  # noqa: S101
         d = ReleaseSerializer(data=request.data)
         d.is_valid(raise_exception=True)
-        qs = services.release(actor=user, question_set=qs, released=d.validated_data["released"])
+        qs = passes.release(actor=user, question_set=qs, released=d.validated_data["released"])
         return Response({"set": qs.key, "released_at": qs.released_at})
 
 

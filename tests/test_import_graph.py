@@ -1,0 +1,130 @@
+"""Arrows point down: no import circle among the modules of `apps/`.
+
+The graph is built from the source with `ast`, every `import` counted wherever it stands (a
+function-level import is still an arrow: it only moves the failure from start-up to the first
+call). The one circle allowed is the calculator's plugin pattern: each formula module registers
+into `apps/perfcalc/calc/registry.py`, which imports the package to load them.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ALLOWED_PREFIX = "apps.perfcalc.calc.formulas"  # formulas ↔ registry: a plugin registry
+ALLOWED_PARTNER = "apps.perfcalc.calc.registry"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path, package: str = "apps") -> dict[str, set[str]]:
+    """Module → the first-party modules it imports (a `from pkg import name` that names a
+    submodule counts as an arrow to the submodule)."""
+    files = {
+        module_name(p, root): p
+        for p in (root / package).rglob("*.py")
+        if "migrations" not in p.parts
+    }
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = name.split(".")
+                    anchor = anchor if is_package else anchor[:-1]
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target and target != name and target.startswith(package):
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def allowed(component: list[str]) -> bool:
+    return all(m == ALLOWED_PARTNER or m.startswith(ALLOWED_PREFIX) for m in component)
+
+
+def test_no_import_circle_in_apps() -> None:
+    bad = [c for c in cycles(import_graph(ROOT)) if not allowed(c)]
+    assert not bad, "import circles (tasks import services, never the reverse):\n" + "\n".join(
+        " ↔ ".join(c) for c in bad
+    )
+
+
+def test_the_check_finds_a_planted_circle(tmp_path: Path) -> None:
+    """The same check on a copy of one app with one arrow pointed up: services → tasks."""
+    app = tmp_path / "apps" / "demo"
+    app.mkdir(parents=True)
+    (tmp_path / "apps" / "__init__.py").write_text("")
+    (app / "__init__.py").write_text("")
+    (app / "services.py").write_text("def run():\n    from apps.demo import tasks\n")
+    (app / "tasks.py").write_text("from apps.demo.services import run\n")
+    (app / "rules.py").write_text("X = 1\n")
+    assert cycles(import_graph(tmp_path)) == [["apps.demo.services", "apps.demo.tasks"]]
+    (app / "services.py").write_text("from .rules import X\n")
+    assert cycles(import_graph(tmp_path)) == []
+
+
+@pytest.mark.parametrize(
+    ("component", "ok"),
+    [
+        (["apps.perfcalc.calc.formulas.serving", "apps.perfcalc.calc.registry"], True),
+        (["apps.scribing.services", "apps.scribing.tasks"], False),
+    ],
+)
+def test_only_the_calculators_registry_may_circle(component: list[str], ok: bool) -> None:
+    assert allowed(component) is ok
