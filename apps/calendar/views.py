@@ -254,8 +254,20 @@ class CourseDateTimeInput(forms.DateTimeInput):
         return value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, dt.datetime) else value
 
 
+class CourseDateTimeField(forms.DateTimeField):
+    """A date and time in course time, both ways. The initial value is given in the course's
+    zone (`instant.astimezone(course.tz)`) and shown as that wall clock; Django's own field would
+    first convert it to the server's zone (UTC), so an unchanged form moved a deadline 7 hours.
+    What is typed comes back naive-in-course-time through `local_to_utc`."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, dt.datetime) and value.tzinfo is not None:
+            return value.replace(tzinfo=None)
+        return value
+
+
 def course_datetime_field(label: str, help_text: str) -> forms.DateTimeField:
-    return forms.DateTimeField(
+    return CourseDateTimeField(
         label=label,
         help_text=help_text,
         widget=CourseDateTimeInput(),
