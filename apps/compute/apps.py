@@ -8,7 +8,22 @@ class ComputeConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.calendar.registry import register_events
-        from apps.compute import panels, sources
+        from apps.compute import (
+            lifecycle,
+            panels,
+            sources,
+            tasks,  # noqa: F401  (queued by name from the reactions)
+        )
+        from apps.core.invariants import register_check
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
+
+        subscribe(GroupDissolved, lifecycle.on_group_dissolved)
+        describe(GroupDissolved, lifecycle.dissolve_preview)
+        subscribe(GroupMerged, lifecycle.on_group_merged)
+        register_check(
+            "no dissolved group holds a node, an IP or a live window",
+            lifecycle.dissolved_group_holdings,
+        )
 
         register_events("windows", sources.window_events)
         from apps.core.models import Role

@@ -48,3 +48,38 @@ def notify_staff_of_incident(incident_id: int) -> int:
         to,
     )
     return len(to)
+
+
+@shared_task(name="compute.notify_window_closed")
+def notify_window_closed(window_id: int, ended_group_id: int) -> int:
+    """E-mail the current members of every other group in a window that closed because a group
+    ended. Returns how many were e-mailed; safe to run twice (it only sends mail)."""
+    from apps.compute.models import SharingWindow
+    from apps.groups.models import GroupMembership
+
+    window = (
+        SharingWindow.objects.select_related("course", "requester").filter(pk=window_id).first()
+    )
+    if window is None:
+        return 0
+    groups = {window.requester_id, *window.nodes.values_list("owner_id", flat=True)}
+    groups.discard(ended_group_id)
+    to = sorted(
+        set(
+            GroupMembership.objects.filter(group_id__in=groups, left_at__isnull=True).values_list(
+                "user__email", flat=True
+            )
+        )
+    )
+    if not to:
+        return 0
+    course = window.course
+    send_mail(
+        f"[{course.code}] Sharing window #{window.pk} is {window.get_status_display().lower()}",
+        f"Window #{window.pk} ({window.purpose or 'multi-node run'}) is now "
+        f"{window.get_status_display().lower()}: {window.note}\n"
+        f"Request a new one on your node page: {settings.SITE_URL}/c/{course.code}/node/\n",
+        None,
+        to,
+    )
+    return len(to)

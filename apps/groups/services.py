@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Milestone
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
+from apps.core.lifecycle import GroupDissolved, GroupMerged, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, role_in
 from apps.core.services import audit_record
@@ -197,6 +198,16 @@ def group_leave(*, actor: User, course: Course) -> Group:
             before={"member": actor.email},
             after={"dissolved": group.dissolved_at is not None},
         )
+        if group.dissolved_at is not None:
+            publish(
+                GroupDissolved(
+                    course=course,
+                    actor=actor,
+                    at=group.dissolved_at,
+                    group_id=group.pk,
+                    group_name=group.name,
+                )
+            )
     return group
 
 
@@ -343,6 +354,17 @@ def group_merge(*, actor: User, course: Course, source_id: int, target_id: int) 
             before={"source": source.name},
             after={"moved": [m.user.email for m in moving]},
         )
+        publish(
+            GroupMerged(
+                course=course,
+                actor=actor,
+                at=source.dissolved_at,
+                source_id=source.pk,
+                target_id=target.pk,
+                source_name=source.name,
+                target_name=target.name,
+            )
+        )
     return target
 
 
@@ -362,5 +384,14 @@ def group_dissolve(*, actor: User, course: Course, group_id: int) -> int:
             course=course,
             obj=group,
             before={"name": group.name, "members": [m.user.email for m in members]},
+        )
+        publish(
+            GroupDissolved(
+                course=course,
+                actor=actor,
+                at=group.dissolved_at,
+                group_id=group.pk,
+                group_name=group.name,
+            )
         )
     return len(members)

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 from apps.core.csvexport import SafeWriter
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
+from apps.core.lifecycle import GroupDissolved, consequences
 from apps.core.models import Course
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.groups import rules, services
@@ -297,7 +298,12 @@ def dissolve(request: AuthedRequest, code: str, group_id: int) -> HttpResponse:
     return render(
         request,
         "groups/dissolve_confirm.html",
-        {"course": course, "group": group, "members": members},
+        {
+            "course": course,
+            "group": group,
+            "members": members,
+            "consequences": consequences(GroupDissolved, course, group.pk),
+        },
     )
 
 
