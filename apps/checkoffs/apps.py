@@ -7,7 +7,16 @@ class CheckoffsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.calendar.registry import register_events, register_reminders
-        from apps.checkoffs import panels, sources
+        from apps.checkoffs import lifecycle, panels, sources
+        from apps.core.invariants import register_check
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, subscribe
+
+        subscribe(GroupDissolved, lifecycle.on_group_dissolved)
+        subscribe(GroupMerged, lifecycle.on_group_merged)
+        register_check(
+            "no booking belongs to a dissolved group; slot counts match their bookings",
+            lifecycle.booking_invariants,
+        )
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
