@@ -6,6 +6,16 @@ class PeerReviewConfig(AppConfig):
     verbose_name = "Peer review of reports"
 
     def ready(self) -> None:
+        from apps.core.invariants import register_check
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, subscribe
+        from apps.peerreview import lifecycle
+
+        subscribe(GroupDissolved, lifecycle.on_group_dissolved)
+        subscribe(GroupMerged, lifecycle.on_group_merged)
+        register_check(
+            "no open peer-review pair names a dissolved group",
+            lifecycle.open_pairs_of_ended_groups,
+        )
         from apps.calendar.registry import register_events, register_reminders
         from apps.core.registry import NavItem, register_nav
         from apps.peerreview import sources

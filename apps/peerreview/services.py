@@ -198,36 +198,38 @@ def exclude(*, actor: User, course: Course, round_id: int, group_id: int, reason
         r = PeerRound.objects.select_for_update().get(pk=round_get(course, round_id).pk)
         if not Group.objects.filter(course=course, pk=group_id).exists():
             raise NotFound("No such group.")
-        PeerExclusion.objects.get_or_create(
-            round=r, group_id=group_id, defaults={"reason": reason[:200]}
+        return exclude_locked(
+            actor=actor, course=course, r=r, group_id=group_id, after={"reason": reason}
         )
-        audit_record(
-            actor=actor,
-            action="peer.exclude",
-            course=course,
-            obj=r,
-            after={"group": group_id, "reason": reason},
-        )
-        if not r.published_at:
-            r.proposal = [x for x in r.proposal if group_id not in x]
-            r.save(update_fields=["proposal"])
-            return 0
-        old = {(a.reviewer_id, a.reviewee_id): a for a in PeerAssignment.objects.filter(round=r)}
-        result = pairing.repair(problem_for(r), old)
-        if not result.ok:
-            raise Conflict(
-                "Left out, but the rest cannot be re-paired: " + "; ".join(result.reasons)
-            )
-        new = set(result.pairs)
-        gone = [a.pk for pair_, a in old.items() if pair_ not in new]
-        PeerAssignment.objects.filter(pk__in=gone).delete()
-        PeerAssignment.objects.bulk_create(
-            [
-                PeerAssignment(round=r, reviewer_id=a, reviewee_id=b)
-                for a, b in new
-                if (a, b) not in old
-            ]
-        )
+
+
+def exclude_locked(
+    *, actor: User | None, course: Course, r: PeerRound, group_id: int, after: dict[str, Any]
+) -> int:
+    """`exclude` on a round already locked by the caller (also the lifecycle reaction's path):
+    records the exclusion, drops the group from the proposal or re-pairs a published round.
+    Raises Conflict, changing nothing, when the rest cannot be re-paired."""
+    reason = str(after.get("reason") or after.get("event") or "")
+    PeerExclusion.objects.get_or_create(
+        round=r, group_id=group_id, defaults={"reason": reason[:200]}
+    )
+    audit_record(
+        actor=actor, action="peer.exclude", course=course, obj=r, after={"group": group_id, **after}
+    )
+    if not r.published_at:
+        r.proposal = [x for x in r.proposal if group_id not in x]
+        r.save(update_fields=["proposal"])
+        return 0
+    old = {(a.reviewer_id, a.reviewee_id): a for a in PeerAssignment.objects.filter(round=r)}
+    result = pairing.repair(problem_for(r), old)
+    if not result.ok:
+        raise Conflict("Left out, but the rest cannot be re-paired: " + "; ".join(result.reasons))
+    new = set(result.pairs)
+    gone = [a.pk for pair_, a in old.items() if pair_ not in new]
+    PeerAssignment.objects.filter(pk__in=gone).delete()
+    PeerAssignment.objects.bulk_create(
+        [PeerAssignment(round=r, reviewer_id=a, reviewee_id=b) for a, b in new if (a, b) not in old]
+    )
     return len(gone)
 
 

@@ -232,3 +232,31 @@ def test_the_review_due_date_is_on_the_reviewing_groups_calendar(ee290_demo) -> 
     assert any(
         f"Your group reviews {a.reviewee.name}" in (e.get("description") or "") for e in mine
     )
+
+
+def test_a_dissolved_group_leaves_open_rounds_and_the_rest_are_re_paired(
+    ee290_demo,
+) -> None:  # type: ignore[no-untyped-def]
+    """Lifecycle: dissolving a group takes it out of a published round that is still open (the
+    rest re-paired, most pairs kept) and out of an unpublished round's proposal."""
+    from apps.core.invariants import run_checks
+    from apps.groups.services import group_dissolve
+
+    course = ee290_demo
+    staff, published = _setup(course)
+    _, draft = _setup(course, publish=False)
+    services.preview(actor=staff, course=course, round_id=draft.pk, seed=3)
+    before = set(
+        PeerAssignment.objects.filter(round=published).values_list("reviewer_id", "reviewee_id")
+    )
+    gone = next(iter(before))[0]
+    assert any(gone in pair for pair in PeerRound.objects.get(pk=draft.pk).proposal)
+    group_dissolve(actor=staff, course=course, group_id=gone)
+    after = set(
+        PeerAssignment.objects.filter(round=published).values_list("reviewer_id", "reviewee_id")
+    )
+    assert len(after) == 7
+    assert all(gone not in p for p in after)
+    assert len(before & after) == 6
+    assert all(gone not in pair for pair in PeerRound.objects.get(pk=draft.pk).proposal)
+    assert run_checks(course.pk) == []

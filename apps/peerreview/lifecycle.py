@@ -1,0 +1,70 @@
+"""How peer review reacts when a group ends (lifecycle events, in the group change's
+transaction): the group leaves every round still open (due after the change). An unpublished
+round drops it from the proposal; a published one is re-paired through the exclusion path,
+keeping as many published pairs (and their reviews) as the rules allow. When the rest cannot be
+re-paired, the pairs naming the group are removed and the audit row asks staff to re-pair:
+a group change is never refused because of a pairing."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from apps.core.errors import Conflict
+from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
+from apps.core.services import audit_record
+from apps.peerreview.models import PeerAssignment, PeerExclusion, PeerRound
+from apps.peerreview.services import exclude_locked
+
+
+def _leave_open_rounds(event: LifecycleEvent, group_id: int) -> None:
+    rounds = PeerRound.objects.select_for_update().filter(course=event.course, due_at__gt=event.at)
+    for r in rounds.order_by("pk"):
+        if PeerExclusion.objects.filter(round=r, group_id=group_id).exists():
+            continue
+        in_proposal = any(group_id in pair for pair in r.proposal or [])
+        pairs = PeerAssignment.objects.filter(round=r).filter(
+            Q(reviewer_id=group_id) | Q(reviewee_id=group_id)
+        )
+        if not in_proposal and not pairs.exists():
+            continue
+        try:
+            with transaction.atomic():
+                exclude_locked(
+                    actor=event.actor,
+                    course=event.course,
+                    r=r,
+                    group_id=group_id,
+                    after=event.caused_by(),
+                )
+        except Conflict as exc:
+            pairs.delete()
+            audit_record(
+                actor=event.actor,
+                action="peer.pairs_removed",
+                course=event.course,
+                obj=r,
+                after={"group": group_id, **event.caused_by()},
+                note=f"{exc.message} Re-pair the round.",
+            )
+
+
+def on_group_dissolved(event: GroupDissolved) -> None:
+    _leave_open_rounds(event, event.group_id)
+
+
+def on_group_merged(event: GroupMerged) -> None:
+    _leave_open_rounds(event, event.source_id)
+
+
+def open_pairs_of_ended_groups(course_id: int) -> list[str]:
+    """No pair of a round still open names a group that ended before its due date."""
+    return [
+        f"round #{a.round_id}: {a.reviewer.name} → {a.reviewee.name} names an ended group"
+        for a in PeerAssignment.objects.filter(round__course_id=course_id)
+        .filter(
+            Q(reviewer__dissolved_at__lt=F("round__due_at"))
+            | Q(reviewee__dissolved_at__lt=F("round__due_at"))
+        )
+        .select_related("reviewer", "reviewee")
+    ]
