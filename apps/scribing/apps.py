@@ -6,6 +6,10 @@ class ScribingConfig(AppConfig):
     verbose_name = "Scribe duties"
 
     def ready(self) -> None:
+        from apps.core.invariants import register_check
+        from apps.scribing.invariants import one_duty_per_lecture
+
+        register_check("no student holds two scribe duties for one lecture", one_duty_per_lecture)
         # The services queue this app's tasks by name (tasks import services, never the
         # reverse): importing the module registers the names in every process.
         from apps.calendar.registry import register_events, register_reminders

@@ -7,6 +7,10 @@ class SlackdaysConfig(AppConfig):
     verbose_name = "Slack days and exceptions"
 
     def ready(self) -> None:
+        from apps.core.invariants import register_check
+        from apps.slackdays.invariants import ledger_balances
+
+        register_check("slack balance = allowance + Σ ledger", ledger_balances)
         from apps.calendar.registry import register_events, register_reminders
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
