@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import Conflict, NotAllowed, NotFound
+from apps.core.lifecycle import StudentDropped, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -199,6 +200,9 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
             GroupMembership.objects.filter(
                 course=course, user__email__in=gone, left_at__isnull=True
             ).update(left_at=timezone.now())
+            at = timezone.now()
+            for user_id in User.objects.filter(email__in=gone).values_list("pk", flat=True):
+                publish(StudentDropped(course=course, actor=actor, at=at, user_id=user_id))
         record.committed_at = timezone.now()
         record.committed_by = actor
         record.summary = preview.summary()

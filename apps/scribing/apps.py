@@ -6,6 +6,10 @@ class ScribingConfig(AppConfig):
     verbose_name = "Scribe duties"
 
     def ready(self) -> None:
+        from apps.core.lifecycle import StudentDropped, subscribe
+        from apps.scribing.lifecycle import on_student_dropped
+
+        subscribe(StudentDropped, on_student_dropped)
         from apps.core.invariants import register_check
         from apps.scribing.invariants import one_duty_per_lecture
 
