@@ -115,7 +115,7 @@ class StaticIPFactory(factory.django.DjangoModelFactory):
         model = StaticIP
 
     course = factory.SubFactory(CourseFactory)
-    address = factory.Sequence(lambda n: f"198.51.100.{n % 250 + 1}")
+    address = factory.Sequence(lambda n: f"198.51.{100 + n // 250}.{n % 250 + 1}")
     resource_name = factory.Sequence(lambda n: f"ip-{n}")
     region = "us-central1"
 
