@@ -68,6 +68,8 @@ EXPECTED: dict[str, str] = {
     "GET ": "authed",
     f"GET {COURSE}": "member",
     f"GET {COURSE}schedule/": "member",
+    f"GET {COURSE}check/": "staff",  # the course's invariants (check_course)
+    f"POST {COURSE}check/": "n/a",
     f"GET {COURSE}calendar/": "member",
     f"POST {COURSE}calendar/": "n/a",
     **actions(  # one's own feed and reminder choices

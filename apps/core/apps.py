@@ -11,6 +11,7 @@ class CoreConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
         register_nav(NavItem("Dashboard", "core:dashboard", order=0))
+        register_nav(NavItem("Checks", "core:check", roles=STAFF, order=98))
         register_panel(
             Panel(
                 key="people",

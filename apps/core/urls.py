@@ -6,4 +6,5 @@ app_name = "core"
 urlpatterns = [
     path("", views.home, name="home"),
     path("c/<slug:code>/", views.dashboard, name="dashboard"),
+    path("c/<slug:code>/check/", views.course_check, name="check"),
 ]

@@ -3,12 +3,15 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
 
 from apps.core.http import AuthedRequest
+from apps.core.invariants import checks, run_checks
 from apps.core.models import Role
 from apps.core.permissions import role_in
 from apps.core.registry import panels_for
 from apps.core.selectors import course_get, membership_list
+from apps.core.views_helpers import course_for
 
 
 @login_required
@@ -31,4 +34,22 @@ def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
         request,
         "core/dashboard.html",
         {"course": course, "role": role, "panels": panels},
+    )
+
+
+@login_required
+@require_GET
+def course_check(request: AuthedRequest, code: str) -> HttpResponse:
+    """Staff: every invariant of the course, checked now (what `manage.py check_course` runs),
+    each violation with the objects named."""
+    course = course_for(request, code, staff=True)
+    found = run_checks(course.pk)
+    rows = [
+        {"name": name, "violations": [v.detail for v in found if v.check == name]}
+        for name in checks()
+    ]
+    return render(
+        request,
+        "core/check.html",
+        {"course": course, "rows": rows, "total": len(found)},
     )

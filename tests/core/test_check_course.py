@@ -57,3 +57,17 @@ def test_an_unknown_course_is_a_clear_error() -> None:
 
     with pytest.raises(CommandError, match="No course with the code 'nope'"):
         call_command("check_course", "nope", stdout=io.StringIO())
+
+
+def test_staff_see_the_checks_on_a_page_and_students_do_not(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    from apps.core.models import User
+
+    staff, student = Client(), Client()
+    staff.force_login(User.objects.get(email="instructor@example.edu"))
+    student.force_login(User.objects.get(email="student01@example.edu"))
+    page = staff.get(f"/c/{ee290_demo.code}/check/").content.decode()
+    assert "0 violations" in page
+    assert "no dissolved group holds a node, an IP or a live window" in page
+    assert student.get(f"/c/{ee290_demo.code}/check/").status_code == 403
