@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -162,44 +163,35 @@ def _after_window(request: AuthedRequest, course: Course) -> HttpResponse:
     return redirect(request.POST.get("next") or back, code=course.code)
 
 
+def _decide(
+    request: AuthedRequest, course: Course, window_id: int, decide: Any, **extra: str
+) -> HttpResponse:
+    """Run one decision on a window the user may see; its new status, or why not, as a message."""
+    _window_for(request, course, window_id)
+    with errors_as_messages(request):
+        w = decide(actor=request.user, course=course, window_id=window_id, **extra)
+        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
+    return _after_window(request, course)
+
+
 @course_action()
 def window_approve(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
     """An owning group (any member) or staff approve the use of their node in a window."""
-    _window_for(request, course, window_id)
-    with errors_as_messages(request):
-        w = windows.window_approve(actor=request.user, course=course, window_id=window_id)
-        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
-    return _after_window(request, course)
+    return _decide(request, course, window_id, windows.window_approve)
 
 
 @course_action()
 def window_cancel(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
     """The requesting group or staff cancel a window; the other groups are e-mailed."""
-    _window_for(request, course, window_id)
-    with errors_as_messages(request):
-        w = windows.window_cancel(
-            actor=request.user,
-            course=course,
-            window_id=window_id,
-            note=request.POST.get("note", ""),
-        )
-        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
-    return _after_window(request, course)
+    note = request.POST.get("note", "")
+    return _decide(request, course, window_id, windows.window_cancel, note=note)
 
 
 @course_action()
 def window_decline(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
     """An owning group or staff decline a requested window, with a reason."""
-    _window_for(request, course, window_id)
-    with errors_as_messages(request):
-        w = windows.window_decline(
-            actor=request.user,
-            course=course,
-            window_id=window_id,
-            note=request.POST.get("note", ""),
-        )
-        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
-    return _after_window(request, course)
+    note = request.POST.get("note", "")
+    return _decide(request, course, window_id, windows.window_decline, note=note)
 
 
 RANGES = {"week": 7, "3weeks": 21, "term": 0}
