@@ -64,6 +64,7 @@ worker-only: $(STAMP)
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 	@echo "== bench/load.py (gunicorn + locust, 2,000 students)"; $(PY) bench/load.py
+	@echo "== bench/term.py (a whole term through the services, 2,000 students)"; $(PY) bench/term.py
 
 ## make lock: re-resolve pyproject.toml's ranges into requirements.lock (runtime) and
 ## requirements-dev.lock (runtime + dev, the runtime pins held as constraints)
