@@ -177,6 +177,20 @@ def group_join(*, actor: User, course: Course, code: str) -> Group:
     return group
 
 
+def _publish_dissolved(course: Course, actor: User, group: Group) -> None:
+    """Tell every app that the group ended (in the caller's transaction)."""
+    assert group.dissolved_at is not None  # noqa: S101
+    publish(
+        GroupDissolved(
+            course=course,
+            actor=actor,
+            at=group.dissolved_at,
+            group_id=group.pk,
+            group_name=group.name,
+        )
+    )
+
+
 def group_leave(*, actor: User, course: Course) -> Group:
     """A student leaves their group. An emptied group is removed (it has no history to keep)."""
     _require_student(actor, course)
@@ -199,15 +213,7 @@ def group_leave(*, actor: User, course: Course) -> Group:
             after={"dissolved": group.dissolved_at is not None},
         )
         if group.dissolved_at is not None:
-            publish(
-                GroupDissolved(
-                    course=course,
-                    actor=actor,
-                    at=group.dissolved_at,
-                    group_id=group.pk,
-                    group_name=group.name,
-                )
-            )
+            _publish_dissolved(course, actor, group)
     return group
 
 
@@ -385,13 +391,5 @@ def group_dissolve(*, actor: User, course: Course, group_id: int) -> int:
             obj=group,
             before={"name": group.name, "members": [m.user.email for m in members]},
         )
-        publish(
-            GroupDissolved(
-                course=course,
-                actor=actor,
-                at=group.dissolved_at,
-                group_id=group.pk,
-                group_name=group.name,
-            )
-        )
+        _publish_dissolved(course, actor, group)
     return len(members)
