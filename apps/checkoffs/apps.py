@@ -9,10 +9,11 @@ class CheckoffsConfig(AppConfig):
         from apps.calendar.registry import register_events, register_reminders
         from apps.checkoffs import lifecycle, panels, sources
         from apps.core.invariants import register_check
-        from apps.core.lifecycle import GroupDissolved, GroupMerged, subscribe
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
 
         subscribe(GroupDissolved, lifecycle.on_group_dissolved)
         subscribe(GroupMerged, lifecycle.on_group_merged)
+        describe(GroupDissolved, lifecycle.dissolve_preview)
         register_check(
             "no booking belongs to a dissolved group; slot counts match their bookings",
             lifecycle.booking_invariants,

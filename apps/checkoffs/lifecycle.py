@@ -9,9 +9,11 @@ Past bookings (attendance and outcome recorded) stay where they were: they are h
 from __future__ import annotations
 
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSlot
 from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
+from apps.core.models import Course
 from apps.core.services import audit_record
 
 
@@ -64,6 +66,12 @@ def on_group_merged(event: GroupMerged) -> None:
             after=event.caused_by(),
             note=f"moved from {event.source_name} to {event.target_name}",
         )
+
+
+def dissolve_preview(course: Course, group_id: int) -> list[str]:
+    """What dissolving the group does to checkoffs, for the confirmation page."""
+    n = Booking.objects.filter(HOLDS, group_id=group_id, slot__starts_at__gt=timezone.now()).count()
+    return [f"{n} checkoff booking(s) to come are cancelled and their places freed."] if n else []
 
 
 def booking_invariants(course_id: int) -> list[str]:

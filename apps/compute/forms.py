@@ -5,6 +5,13 @@ from typing import Any
 from django import forms
 
 
+def name_zone(form: forms.Form, zone: str) -> None:
+    """Every date-time field's label names the course's zone ('Start (America/Los_Angeles)')."""
+    for field in form.fields.values():
+        if isinstance(field, forms.DateTimeField):
+            field.label = f"{field.label} ({zone})"
+
+
 class WindowRequestForm(forms.Form):
     nodes = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple,
@@ -28,11 +35,14 @@ class WindowRequestForm(forms.Form):
         initial=29500, min_value=1024, max_value=65535, help_text="torchrun rendezvous port."
     )
 
-    def __init__(self, *args: Any, node_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, node_choices: list[tuple[str, str]], zone: str, **kwargs: Any
+    ) -> None:
         """Validate inside `timezone.override(course.timezone)`: the datetime fields read the
-        browser's local-time input in the active zone."""
+        browser's local-time input in the active zone, which their labels name."""
         super().__init__(*args, **kwargs)
         self.fields["nodes"].choices = node_choices  # type: ignore[attr-defined]
+        name_zone(self, zone)
 
 
 class IncidentForm(forms.Form):
@@ -62,6 +72,9 @@ class IncidentForm(forms.Form):
         help_text="The command and config, briefly.",
     )
 
-    def __init__(self, *args: Any, node_choices: list[tuple[int, str]], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, node_choices: list[tuple[int, str]], zone: str, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["node"].choices = node_choices  # type: ignore[attr-defined]
+        name_zone(self, zone)

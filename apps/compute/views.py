@@ -83,12 +83,14 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
     allocation = next((a for a in active if gid and a.group_id == gid), None)
     others = [a for a in active if a.group_id != gid]
     form = WindowRequestForm(
-        node_choices=[(str(a.node_id), f"{a.node.name} ({a.group.name})") for a in others]
+        node_choices=[(str(a.node_id), f"{a.node.name} ({a.group.name})") for a in others],
+        zone=course.timezone,
     )
     if request.method == "POST" and allocation is not None:
         form = WindowRequestForm(
             request.POST,
             node_choices=[(str(a.node_id), f"{a.node.name} ({a.group.name})") for a in others],
+            zone=course.timezone,
         )
         with timezone.override(course.timezone):
             valid = form.is_valid()
@@ -394,9 +396,9 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
     if not staff:
         node_qs = node_qs.filter(pk__in=_nodes_for_group(course, gid) if gid else [])
     choices = [(n.pk, n.name) for n in node_qs]
-    form = IncidentForm(node_choices=choices)
+    form = IncidentForm(node_choices=choices, zone=course.timezone)
     if request.method == "POST":
-        form = IncidentForm(request.POST, node_choices=choices)
+        form = IncidentForm(request.POST, node_choices=choices, zone=course.timezone)
         with timezone.override(course.timezone):
             valid = form.is_valid()
         if valid:

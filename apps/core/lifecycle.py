@@ -45,6 +45,7 @@ class GroupDissolved(LifecycleEvent):
 
     group_id: int = 0
     group_name: str = ""
+    member_ids: tuple[int, ...] = ()  # who was in it when it ended
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,13 @@ class GroupMerged(LifecycleEvent):
     target_id: int = 0
     source_name: str = ""
     target_name: str = ""
+    member_ids: tuple[int, ...] = ()  # who moved from source to target
 
 
 @dataclass(frozen=True)
 class MemberLeft(LifecycleEvent):
-    """A student left a group (on their own, removed by staff, or moved to another group)."""
+    """A student left a group (on their own, removed by staff, moved to another group, or dropped
+    from the course). Not published for the members of a merge (GroupMerged says it)."""
 
     group_id: int = 0
     user_id: int = 0

@@ -8,6 +8,19 @@ class GradebookConfig(AppConfig):
     def ready(self) -> None:
         # No dashboard panel: a grade reads every scoring app (about ten queries), too much for
         # the page every student opens at the deadline; "Grades" in the menu is one tap away.
+        from apps.core.lifecycle import (
+            GroupDissolved,
+            GroupMerged,
+            MemberLeft,
+            describe,
+            subscribe,
+        )
         from apps.core.registry import NavItem, register_nav
+        from apps.gradebook import lifecycle
+
+        subscribe(MemberLeft, lifecycle.on_member_left)
+        subscribe(GroupDissolved, lifecycle.on_group_dissolved)
+        subscribe(GroupMerged, lifecycle.on_group_merged)
+        describe(GroupDissolved, lifecycle.dissolve_preview)
 
         register_nav(NavItem("Grades", "gradebook:page", order=35))

@@ -33,6 +33,7 @@ from apps.autograder.models import Grade, GradingRun
 from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course
+from apps.groups.models import GroupMembership
 from apps.impact.models import GroupImpact
 from apps.milestones.models import GroupMilestone
 from apps.participation.selectors import summaries as participation_summaries
@@ -162,7 +163,32 @@ def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[i
     return out
 
 
+def _groups_over_time(
+    course: Course, students: Students
+) -> dict[int, list[tuple[int, dt.datetime, dt.datetime | None]]]:
+    """Every student's group memberships, past and present: (group, joined, left)."""
+    rows = GroupMembership.objects.filter(course=course)
+    if students is not None:
+        rows = rows.filter(user_id__in=students)
+    out: dict[int, list[tuple[int, dt.datetime, dt.datetime | None]]] = defaultdict(list)
+    for uid, gid, joined, left in rows.values_list("user_id", "group_id", "joined_at", "left_at"):
+        out[uid].append((gid, joined, left))
+    return out
+
+
+def _group_at(
+    spans: list[tuple[int, dt.datetime, dt.datetime | None]], when: dt.datetime
+) -> int | None:
+    for gid, joined, left in spans:
+        if joined <= when and (left is None or when < left):
+            return gid
+    return None
+
+
 def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    """A milestone's record belongs to the group that made it; a student is credited with the
+    record of the group they were in at the milestone's due time (their current group if they
+    were in none then), so a merge, a move or a dissolution never takes back what was earned."""
     now = timezone.now()
     due = {
         m.pk: m.due_at
@@ -170,23 +196,27 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
     }
     if not due:
         return {}
-    state: dict[int, list[float]] = defaultdict(list)
+    credit: dict[tuple[int, int], float] = {}
     rows = GroupMilestone.objects.filter(milestone_id__in=list(due)).values_list(
         "group_id", "milestone_id", "submitted_at", "extension_hours", "excused"
     )
     for group_id, milestone_id, submitted_at, ext, excused in rows:
         if excused:
-            state[group_id].append(100)
+            credit[(group_id, milestone_id)] = 100
         elif submitted_at is not None:
             late = submitted_at > due[milestone_id] + dt.timedelta(hours=ext)
-            state[group_id].append(50 if late else 100)
-    wanted = group_of.keys() if students is None else students
+            credit[(group_id, milestone_id)] = 50 if late else 100
+    history = _groups_over_time(course, students)
+    wanted = set(group_of) | set(history) if students is None else students
     out = {}
     for sid in wanted:
-        g = group_of.get(sid)
-        if g is None:
-            continue
-        got = state.get(g, [])
+        got = []
+        for milestone_id, due_at in due.items():
+            g = _group_at(history.get(sid, []), due_at) or group_of.get(sid)
+            if g is not None and (g, milestone_id) in credit:
+                got.append(credit[(g, milestone_id)])
+        if not got and sid not in group_of:
+            continue  # never in a group that recorded anything: nothing to say
         total = sum(got)  # milestones with nothing recorded count 0
         out[sid] = Computed(total / len(due), f"{len(got)} of {len(due)} due milestones recorded")
     return out

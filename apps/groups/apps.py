@@ -7,7 +7,11 @@ class GroupsConfig(AppConfig):
     verbose_name = "Groups"
 
     def ready(self) -> None:
+        from apps.core.lifecycle import StudentDropped, subscribe
         from apps.core.models import Role
+        from apps.groups.services import on_student_dropped
+
+        subscribe(StudentDropped, on_student_dropped)
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
         from apps.groups import panels
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Milestone
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
-from apps.core.lifecycle import GroupDissolved, GroupMerged, publish
+from apps.core.lifecycle import GroupDissolved, GroupMerged, MemberLeft, StudentDropped, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, role_in
 from apps.core.services import audit_record
@@ -177,7 +177,9 @@ def group_join(*, actor: User, course: Course, code: str) -> Group:
     return group
 
 
-def _publish_dissolved(course: Course, actor: User, group: Group) -> None:
+def _publish_dissolved(
+    course: Course, actor: User | None, group: Group, member_ids: list[int]
+) -> None:
     """Tell every app that the group ended (in the caller's transaction)."""
     assert group.dissolved_at is not None  # noqa: S101
     publish(
@@ -187,8 +189,52 @@ def _publish_dissolved(course: Course, actor: User, group: Group) -> None:
             at=group.dissolved_at,
             group_id=group.pk,
             group_name=group.name,
+            member_ids=tuple(member_ids),
         )
     )
+
+
+def _publish_left(
+    course: Course, actor: User | None, m: GroupMembership, to_group_id: int | None = None
+) -> None:
+    assert m.left_at is not None  # noqa: S101
+    publish(
+        MemberLeft(
+            course=course,
+            actor=actor,
+            at=m.left_at,
+            group_id=m.group_id,
+            user_id=m.user_id,
+            to_group_id=to_group_id,
+        )
+    )
+
+
+def on_student_dropped(event: StudentDropped) -> None:
+    """A dropped student leaves their group at once; a group left empty ends (every app is told),
+    as when its last member leaves on their own."""
+    m = (
+        GroupMembership.objects.select_for_update()
+        .filter(course=event.course, user_id=event.user_id, left_at__isnull=True)
+        .first()
+    )
+    if m is None:
+        return
+    group = Group.objects.select_for_update().get(pk=m.group_id)
+    _leave(m)
+    audit_record(
+        actor=event.actor,
+        action="group.member_removed",
+        course=event.course,
+        obj=group,
+        before={"member": m.user_id},
+        after=event.caused_by(),
+    )
+    _publish_left(event.course, event.actor, m)
+    if _size(group) == 0 and group.dissolved_at is None:
+        group.dissolved_at = m.left_at
+        group.save(update_fields=["dissolved_at"])
+        _publish_dissolved(event.course, event.actor, group, [m.user_id])
 
 
 def group_leave(*, actor: User, course: Course) -> Group:
@@ -212,8 +258,9 @@ def group_leave(*, actor: User, course: Course) -> Group:
             before={"member": actor.email},
             after={"dissolved": group.dissolved_at is not None},
         )
+        _publish_left(course, actor, current)
         if group.dissolved_at is not None:
-            _publish_dissolved(course, actor, group)
+            _publish_dissolved(course, actor, group, [actor.pk])
     return group
 
 
@@ -298,6 +345,7 @@ def member_move(*, actor: User, course: Course, user_id: int, group_id: int) -> 
             raise Conflict(f"{student} is already in {target.name}.")
         if current is not None:
             _leave(current)
+            _publish_left(course, actor, current, to_group_id=target.pk)
         _add(target, student)
         audit_record(
             actor=actor,
@@ -320,6 +368,7 @@ def member_remove(*, actor: User, course: Course, user_id: int) -> None:
             raise DomainError(f"{student} is not in a group.")
         Group.objects.select_for_update().get(pk=current.group_id)
         _leave(current)
+        _publish_left(course, actor, current)
         audit_record(
             actor=actor,
             action="group.member_removed",
@@ -369,6 +418,7 @@ def group_merge(*, actor: User, course: Course, source_id: int, target_id: int) 
                 target_id=target.pk,
                 source_name=source.name,
                 target_name=target.name,
+                member_ids=tuple(m.user_id for m in moving),
             )
         )
     return target
@@ -391,5 +441,5 @@ def group_dissolve(*, actor: User, course: Course, group_id: int) -> int:
             obj=group,
             before={"name": group.name, "members": [m.user.email for m in members]},
         )
-        _publish_dissolved(course, actor, group)
+        _publish_dissolved(course, actor, group, [m.user_id for m in members])
     return len(members)

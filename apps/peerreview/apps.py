@@ -7,11 +7,12 @@ class PeerReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.invariants import register_check
-        from apps.core.lifecycle import GroupDissolved, GroupMerged, subscribe
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
         from apps.peerreview import lifecycle
 
         subscribe(GroupDissolved, lifecycle.on_group_dissolved)
         subscribe(GroupMerged, lifecycle.on_group_merged)
+        describe(GroupDissolved, lifecycle.dissolve_preview)
         register_check(
             "no open peer-review pair names a dissolved group",
             lifecycle.open_pairs_of_ended_groups,

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import F, Q
+from django.utils import timezone
 
 from apps.core.errors import Conflict
 from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
+from apps.core.models import Course
+from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 from apps.peerreview.models import PeerAssignment, PeerExclusion, PeerRound
 from apps.peerreview.services import exclude_locked
@@ -28,6 +31,9 @@ def _leave_open_rounds(event: LifecycleEvent, group_id: int) -> None:
         )
         if not in_proposal and not pairs.exists():
             continue
+        before = set(
+            PeerAssignment.objects.filter(round=r).values_list("reviewer_id", "reviewee_id")
+        )
         try:
             with transaction.atomic():
                 exclude_locked(
@@ -47,6 +53,20 @@ def _leave_open_rounds(event: LifecycleEvent, group_id: int) -> None:
                 after={"group": group_id, **event.caused_by()},
                 note=f"{exc.message} Re-pair the round.",
             )
+        if r.published_at:
+            _tell_repaired(r, before, group_id)
+
+
+def _tell_repaired(r: PeerRound, before: set[tuple[int, int]], ended: int) -> None:
+    """E-mail, after commit, every other reviewing group whose published pairs changed."""
+    after = set(PeerAssignment.objects.filter(round=r).values_list("reviewer_id", "reviewee_id"))
+    changed = {g for pair in before ^ after for g in pair} - {ended}
+    if changed:
+        enqueue_on_commit(
+            lambda: task_named("peerreview.email_pairing").delay(r.pk, sorted(changed)),
+            what=f"peer-review re-pairing e-mail for round {r.pk}",
+            critical=False,
+        )
 
 
 def on_group_dissolved(event: GroupDissolved) -> None:
@@ -55,6 +75,20 @@ def on_group_dissolved(event: GroupDissolved) -> None:
 
 def on_group_merged(event: GroupMerged) -> None:
     _leave_open_rounds(event, event.source_id)
+
+
+def dissolve_preview(course: Course, group_id: int) -> list[str]:
+    """What dissolving the group does to peer review, for the confirmation page."""
+    n = (
+        PeerAssignment.objects.filter(round__course=course, round__due_at__gt=timezone.now())
+        .filter(Q(reviewer_id=group_id) | Q(reviewee_id=group_id))
+        .values("round_id")
+        .distinct()
+        .count()
+    )
+    if not n:
+        return []
+    return [f"It leaves {n} open peer-review round(s); the rest are re-paired and e-mailed."]
 
 
 def open_pairs_of_ended_groups(course_id: int) -> list[str]:

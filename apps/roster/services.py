@@ -21,7 +21,6 @@ from apps.core.lifecycle import StudentDropped, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
-from apps.groups.models import GroupMembership
 from apps.roster.models import RosterImport
 from apps.roster.rules import ParsedRoster, Problem, RosterRow, parse_roster
 
@@ -197,10 +196,7 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
         if preview.dropped:
             gone = [c.email for c in preview.dropped]
             Membership.objects.filter(course=course, user__email__in=gone).update(is_active=False)
-            GroupMembership.objects.filter(
-                course=course, user__email__in=gone, left_at__isnull=True
-            ).update(left_at=timezone.now())
-            at = timezone.now()
+            at = timezone.now()  # groups, scribing … react to each drop (they end group places)
             for user_id in User.objects.filter(email__in=gone).values_list("pk", flat=True):
                 publish(StudentDropped(course=course, actor=actor, at=at, user_id=user_id))
         record.committed_at = timezone.now()

@@ -8,9 +8,12 @@ class SlackdaysConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.invariants import register_check
-        from apps.slackdays.invariants import ledger_balances
+        from apps.slackdays.invariants import effective_not_before_base, ledger_balances
 
         register_check("slack balance = allowance + Σ ledger", ledger_balances)
+        register_check(
+            "an effective deadline is never before its base deadline", effective_not_before_base
+        )
         from apps.calendar.registry import register_events, register_reminders
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel

@@ -151,3 +151,37 @@ def test_a_window_form_saved_unchanged_keeps_its_times(
     assert getattr(after, field) == getattr(row, field)
     if extra:
         assert after.closes_at == row.closes_at
+
+
+@pytest.mark.parametrize("wall_clock", ["2026-01-16T23:59", "2026-06-01T09:00"])  # PST, PDT
+def test_the_assessment_window_form_saved_unchanged_keeps_its_times(
+    ee290_demo, wall_clock: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The pre/post form's window shows what is set (it used to show empty boxes, so saving it
+    unchanged closed the form) in course time, with the zone named."""
+    from apps.assessments.models import Administration
+
+    course = ee290_demo
+    adm = Administration.objects.filter(assessment__course=course, phase="pre").first()
+    assert adm is not None
+    opens = dt.datetime.fromisoformat(wall_clock).replace(tzinfo=course.tz)
+    Administration.objects.filter(pk=adm.pk).update(
+        opens_at=opens, closes_at=opens + dt.timedelta(days=3)
+    )
+    adm.refresh_from_db()
+    client = _staff(course)
+    html = client.get(f"/c/{course.code}/assessments/{adm.assessment_id}/").content.decode()
+    assert f'value="{wall_clock}"' in html
+    assert f"opens ({course.timezone})" in html
+    data = next(f for f in _all_forms(html) if f.get("phase") == "pre" and "opens_at" in f)
+    action = data.pop("__action__")
+    response = client.post(action, data, follow=True)
+    assert "window is saved" in response.content.decode()
+    after = Administration.objects.get(pk=adm.pk)
+    assert (after.opens_at, after.closes_at) == (adm.opens_at, adm.closes_at)
+
+
+def _all_forms(html: str) -> list[dict[str, str]]:
+    parser = FormFields("")
+    parser.feed(html)
+    return parser.forms

@@ -138,3 +138,31 @@ def test_check_course_names_a_dissolved_group_that_still_holds_a_node(world) -> 
     with pytest.raises(SystemExit) as exit_:
         call_command("check_course", course.code, stdout=io.StringIO())
     assert exit_.value.code == 1
+
+
+def test_dropping_every_member_from_the_roster_ends_the_group_and_frees_its_node(world) -> None:  # type: ignore[no-untyped-def]
+    """The roster import drops students; groups reacts (the memberships end, an emptied group
+    ends) and compute reacts to that in turn, all in the import's transaction."""
+    from apps.core.models import Membership
+    from apps.roster.services import roster_commit, roster_upload
+
+    course, _, groups, _ = world
+    instructor = member(course, Role.INSTRUCTOR)
+    held = Allocation.objects.get(group=groups[0], ended_at__isnull=True)
+    leaving = set(groups[0].memberships.values_list("user__email", flat=True))
+    keep = Membership.objects.filter(course=course, role=Role.STUDENT).select_related("user")
+    rows = "".join(
+        f"{m.user.full_name},{m.user.email},,student\n" for m in keep if m.user.email not in leaving
+    )
+    record, preview = roster_upload(
+        actor=instructor,
+        course=course,
+        filename="r.csv",
+        data=f"name,email,sid,role\n{rows}".encode(),
+    )
+    assert {c.email for c in preview.dropped} == leaving
+    roster_commit(actor=instructor, record=record)
+    groups[0].refresh_from_db()
+    assert groups[0].dissolved_at is not None
+    assert Allocation.objects.get(pk=held.pk).ended_at is not None
+    assert "0 violations" in check_course(course.code)

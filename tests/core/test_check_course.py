@@ -71,3 +71,23 @@ def test_staff_see_the_checks_on_a_page_and_students_do_not(ee290_demo) -> None:
     assert "0 violations" in page
     assert "no dissolved group holds a node, an IP or a live window" in page
     assert student.get(f"/c/{ee290_demo.code}/check/").status_code == 403
+
+
+def test_check_course_names_slack_beyond_the_per_assignment_maximum(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Slack spent beyond what the course allows on one assignment is named (here: the
+    maximum lowered to 0 after a student spent a day)."""
+    from django.utils import timezone
+
+    from apps.calendar.models import Assignment
+    from apps.core.invariants import run_checks
+
+    course = ee290_demo
+    group = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")[0]
+    student = group.memberships.filter(left_at__isnull=True).order_by("pk")[0].user
+    last = Assignment.objects.filter(course=course).order_by("-due_at")[0]
+    Assignment.objects.filter(pk=last.pk).update(due_at=timezone.now() + dt.timedelta(days=3))
+    slack_apply(actor=student, course=course, assignment_id=last.pk)
+    assert run_checks(course.pk) == []
+    type(course).objects.filter(pk=course.pk).update(slack_days_max_per_assignment=0)
+    found = [v.detail for v in run_checks(course.pk)]
+    assert f"{student.email}: 1 slack day(s) on {last.code} (at most 0)" in found

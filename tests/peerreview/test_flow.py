@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from apps.calendar.models import Milestone
 from apps.core.errors import Conflict
 from apps.core.models import Membership, Role
-from apps.groups.models import Group
+from apps.groups.models import Group, GroupMembership
 from apps.peerreview import services
 from apps.peerreview.models import PeerAssignment, PeerRound
 
@@ -235,7 +235,7 @@ def test_the_review_due_date_is_on_the_reviewing_groups_calendar(ee290_demo) -> 
 
 
 def test_a_dissolved_group_leaves_open_rounds_and_the_rest_are_re_paired(
-    ee290_demo,
+    ee290_demo, django_capture_on_commit_callbacks, celery_eager
 ) -> None:  # type: ignore[no-untyped-def]
     """Lifecycle: dissolving a group takes it out of a published round that is still open (the
     rest re-paired, most pairs kept) and out of an unpublished round's proposal."""
@@ -251,7 +251,9 @@ def test_a_dissolved_group_leaves_open_rounds_and_the_rest_are_re_paired(
     )
     gone = next(iter(before))[0]
     assert any(gone in pair for pair in PeerRound.objects.get(pk=draft.pk).proposal)
-    group_dissolve(actor=staff, course=course, group_id=gone)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        group_dissolve(actor=staff, course=course, group_id=gone)
     after = set(
         PeerAssignment.objects.filter(round=published).values_list("reviewer_id", "reviewee_id")
     )
@@ -260,3 +262,14 @@ def test_a_dissolved_group_leaves_open_rounds_and_the_rest_are_re_paired(
     assert len(before & after) == 6
     assert all(gone not in pair for pair in PeerRound.objects.get(pk=draft.pk).proposal)
     assert run_checks(course.pk) == []
+    # The groups whose published pairs changed are told whom they review now; nobody else is.
+    changed = {g for pair in before ^ after for g in pair} - {gone}
+    told = {
+        m.user.email
+        for m in GroupMembership.objects.filter(
+            group_id__in=changed, left_at__isnull=True
+        ).select_related("user")
+    }
+    repaired = [m for m in mail.outbox if "changed: a group left" in m.subject]
+    assert told
+    assert {m.to[0] for m in repaired} == told

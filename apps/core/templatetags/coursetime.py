@@ -39,6 +39,17 @@ def courseclock(value: dt.datetime | None, course: Any) -> str:
 
 
 @register.filter
+def courseinput(value: dt.datetime | None, course: Any) -> str:
+    """The value of a `datetime-local` input in course time ('2026-04-22T23:59'), so a form
+    saved unchanged keeps the instant it showed."""
+    if value is None:
+        return ""
+    from zoneinfo import ZoneInfo
+
+    return value.astimezone(ZoneInfo(_tz(course))).strftime("%Y-%m-%dT%H:%M")
+
+
+@register.filter
 def coursewhen(value: dt.datetime | None, course: Any) -> str:
     """An instant for a table cell: the full form on a laptop, one short line on a phone
     ('Tue Feb 10, 11:59 PM'; the full form stays in the tooltip and `datetime`)."""
