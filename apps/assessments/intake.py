@@ -7,15 +7,13 @@ column (one whose header mentions research or opt-out; "yes", "x" or "true" ther
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from apps.autograder.intake import map_columns
 from apps.autograder.models import Question
-from apps.roster.rules import decode, sniff_delimiter
+from apps.core.csvfile import CsvRefused, read_csv
 
 ID_HEADERS = ("participant id", "participant", "participant_id", "pid", "id")
 OPT_WORDS = ("research", "opt-out", "opt out", "optout")
@@ -55,15 +53,12 @@ class Parsed:
 
 def parse(data: bytes, questions: list[Question]) -> Parsed:
     out = Parsed()
-    if not data.strip():
-        out.problems.append("file: the file is empty")
+    try:
+        table = read_csv(data, max_rows=MAX_ROWS)
+    except CsvRefused as exc:
+        out.problems.append(str(exc))
         return out
-    text, _ = decode(data)
-    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text[:8192]))
-    headers = next(reader, None)
-    if not headers:
-        out.problems.append("row 1: no header row")
-        return out
+    headers = table.header
     folded = [h.strip().lower() for h in headers]
     id_col = next((i for i, h in enumerate(folded) if h in ID_HEADERS), None)
     if id_col is None:
@@ -87,12 +82,7 @@ def parse(data: bytes, questions: list[Question]) -> Parsed:
         return out
     index = {h: i for i, h in enumerate(headers)}
     seen: dict[str, int] = {}
-    for n, rec in enumerate(reader, start=2):
-        if n > MAX_ROWS + 1:
-            out.problems.append(f"file: more than {MAX_ROWS:,} rows")
-            break
-        if not any(c.strip() for c in rec):
-            continue
+    for n, rec in table.rows:
         raw_id = rec[id_col].strip() if id_col < len(rec) else ""
         opted = bool(NO_RESEARCH.search(raw_id))
         code = NO_RESEARCH.sub("", raw_id).strip(" ,;:-()[]")

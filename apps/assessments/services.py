@@ -21,6 +21,7 @@ from apps.assessments.models import (
 )
 from apps.autograder.models import Question, QuestionSet
 from apps.autograder.services import score_raw
+from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_instructor, is_staff, is_student
@@ -299,8 +300,7 @@ def import_preview(
     a = get(course, assessment_id)
     if phase not in Administration.Phase.values:
         raise DomainError("Say which administration the file is: pre or post.", field="phase")
-    if len(data) > MAX_UPLOAD:
-        raise DomainError("The file is over 5 MB.", field="file")
+    refuse_unreadable(data, max_bytes=MAX_UPLOAD)
     parsed = intake.parse(data, questions_of(a))
     existing = set(Participant.objects.filter(assessment=a).values_list("code", flat=True))
     replaced = set(

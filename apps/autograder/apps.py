@@ -9,7 +9,14 @@ class AutograderConfig(AppConfig):
     def ready(self) -> None:
         # The services queue this app's tasks by name (tasks import services, never the
         # reverse): importing the module registers the names in every process.
-        from apps.autograder import tasks  # noqa: F401
+        from apps.autograder import (
+            jobs,
+            tasks,  # noqa: F401
+        )
+        from apps.core.jobs import register_jobs, register_sweeper
         from apps.core.registry import NavItem, register_nav
+
+        register_sweeper("autograder", jobs.sweep)
+        register_jobs("autograder", jobs.listed)
 
         register_nav(NavItem("Questions", "autograder:sets", order=50))

@@ -5,8 +5,6 @@ reported, never fatal: the rest of the batch is stored. The preview is the impor
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -15,10 +13,10 @@ from django.db import transaction
 
 from apps.autograder.models import Question, QuestionSet
 from apps.autograder.services import answers_bulk_upsert
+from apps.core.csvfile import CsvRefused, read_csv
 from apps.core.errors import NotAllowed
 from apps.core.models import Membership, Role, User
 from apps.core.permissions import is_staff
-from apps.roster.rules import decode, sniff_delimiter
 
 IDENTITY = {
     "email": ("email", "email address", "e-mail", "username"),
@@ -28,6 +26,8 @@ COLUMN = re.compile(
     r"^\s*(?:q(?:uestion)?\s*)?(\d+)\s*(?:[._\-]\s*(\d+)|\s*\(?([ab])\)?)?(?=$|[\s:.)\]])",
     re.IGNORECASE,
 )
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # a whole course's answers: 2,000 students × 40 questions
 
 
 @dataclass
@@ -92,16 +92,12 @@ def answers_import(
     if not is_staff(actor, question_set.course):
         raise NotAllowed("Only the course staff upload answers.")
     report = IntakeReport()
-    if not data.strip():
-        report.problems.append("file: the file is empty")
-        return report
-    text, _ = decode(data)
-    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text[:8192]))
     try:
-        headers = next(reader)
-    except StopIteration:
-        report.problems.append("file: no header row")
+        table = read_csv(data, max_bytes=MAX_UPLOAD_BYTES)
+    except CsvRefused as exc:
+        report.problems.append(str(exc))
         return report
+    headers = table.header
     folded = [h.strip().lower() for h in headers]
     ident = {
         kind: next((i for i, h in enumerate(folded) if h in names), None)
@@ -129,11 +125,9 @@ def answers_import(
     pending: list[tuple[Question, int, int, str]] = []
     with transaction.atomic():
         seen: set[int] = set()
-        for n, rec in enumerate(reader, start=2):
+        for n, rec in table.rows:
             if progress is not None and n % PROGRESS_EVERY == 0:
                 progress(n - 1)
-            if not any(c.strip() for c in rec):
-                continue
             email = (
                 rec[ident["email"]].strip().lower()
                 if ident["email"] is not None and ident["email"] < len(rec)

@@ -208,6 +208,14 @@ class GradingPass(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last sign of a worker on it (start, a chunk begun or done).",
+    )
+    takeovers = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the sweeper queued it again after its workers went silent."
+    )
 
     class Meta:
         ordering = ("-number",)
@@ -247,6 +255,10 @@ class PassChunk(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a worker starts it; past it, another takes over."
+    )
+    takeovers = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ("index",)
@@ -312,6 +324,10 @@ class AnswerUpload(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="Set when queued; past it, the sweeper queues it again."
+    )
+    takeovers = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ("-created_at", "-id")

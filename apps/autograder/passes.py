@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -83,8 +84,11 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
         )
         run = GradingRun.objects.select_for_update().get(pk=run.pk)
         running = run.passes.filter(status__in=GradingPass.IN_PROGRESS).first()
-        if running is not None:
+        now = timezone.now()
+        if running is not None and not is_stuck(running, now):
             return run
+        if running is not None:  # "grade again" on a pass no worker is moving: start afresh
+            _end_stuck(running, f"superseded: no worker had moved it for {_silence(running, now)}")
         number = (run.passes.order_by("-number").values_list("number", flat=True).first() or 0) + 1
         parts = list(chunks(students, chunk_size))
         try:
@@ -133,9 +137,11 @@ def pass_start(pass_id: int) -> list[int]:
     """Mark the pass running; the indexes of its chunks still to grade (all, the first time;
     the unfinished ones if the start task is delivered again)."""
     with transaction.atomic():
+        now = timezone.now()
         updated = GradingPass.objects.filter(pk=pass_id, status=GradingPass.Status.QUEUED).update(
-            status=GradingPass.Status.RUNNING, started_at=timezone.now()
+            status=GradingPass.Status.RUNNING, started_at=now, heartbeat_at=now
         )
+        GradingPass.objects.filter(pk=pass_id).update(heartbeat_at=now)
         if updated:
             run_id = GradingPass.objects.values_list("run_id", flat=True).get(pk=pass_id)
             GradingRun.objects.filter(pk=run_id).update(status=GradingRun.Status.RUNNING)
@@ -167,10 +173,22 @@ def _finish(grading_pass: GradingPass) -> None:
     Grade.objects.filter(run_id=grading_pass.run_id).exclude(grading_pass_id__in=keep).delete()
 
 
+def chunk_claim(pass_id: int, index: int) -> None:
+    """A worker starts the chunk: it holds it for the lease (its time limit and a margin); if it
+    dies, the sweeper queues the chunk again once the lease has run out."""
+    now = timezone.now()
+    lease = dt.timedelta(seconds=settings.AUTOGRADER_CHUNK_LEASE_S)
+    PassChunk.objects.filter(
+        grading_pass_id=pass_id, index=index, status=PassChunk.Status.QUEUED
+    ).update(lease_until=now + lease)
+    GradingPass.objects.filter(pk=pass_id).update(heartbeat_at=now)
+
+
 def grade_pass_chunk(pass_id: int, index: int) -> int:
     """Grade one chunk of a pass; returns the grades written (0 when it was already done, or its
     pass is no longer running). One transaction: grades, the chunk's done mark and the pass's
     count commit together or not at all."""
+    chunk_claim(pass_id, index)
     with transaction.atomic():
         chunk = (
             PassChunk.objects.select_for_update()
@@ -208,7 +226,9 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         chunk.finished_at = timezone.now()
         chunk.save(update_fields=["status", "attempts", "finished_at"])
         GradingPass.objects.filter(pk=pass_id).update(
-            chunks_done=F("chunks_done") + 1, done=F("done") + len(rows)
+            chunks_done=F("chunks_done") + 1,
+            done=F("done") + len(rows),
+            heartbeat_at=timezone.now(),
         )
         grading_pass = GradingPass.objects.select_for_update().get(pk=pass_id)
         if grading_pass.chunks_done == grading_pass.chunks_total and grading_pass.in_progress:
@@ -236,6 +256,66 @@ def chunk_failed(pass_id: int, index: int, error: str) -> None:
         grading_pass.note = f"A chunk failed after its retries: {error[:200]}"
         grading_pass.save(update_fields=["failed_students", "status", "finished_at", "note"])
         GradingRun.objects.filter(pk=grading_pass.run_id).update(status=GradingRun.Status.FAILED)
+
+
+def _last_sign(p: GradingPass) -> dt.datetime:
+    return p.heartbeat_at or p.started_at or p.created_at
+
+
+def _silence(p: GradingPass, now: dt.datetime) -> str:
+    return f"{int((now - _last_sign(p)).total_seconds() // 60)} min"
+
+
+def is_stuck(p: GradingPass, now: dt.datetime) -> bool:
+    """In progress, and no worker has started or finished a chunk of it for two leases."""
+    lease = dt.timedelta(seconds=settings.AUTOGRADER_CHUNK_LEASE_S)
+    return p.in_progress and now - _last_sign(p) > 2 * lease
+
+
+def _end_stuck(p: GradingPass, why: str) -> None:
+    """Inside the caller's transaction: the pass ends as failed, saying why; results stay on
+    the last complete pass."""
+    GradingPass.objects.filter(pk=p.pk, status__in=GradingPass.IN_PROGRESS).update(
+        status=GradingPass.Status.FAILED, finished_at=timezone.now(), note=why[:300]
+    )
+    GradingRun.objects.filter(pk=p.run_id).update(status=GradingRun.Status.FAILED)
+
+
+def sweep(now: dt.datetime) -> list[str]:
+    """Take over what dead workers left (apps.core.jobs): a chunk whose lease ran out is queued
+    again; a pass no worker has moved for two leases has its fan-out queued again; each ends
+    as failed after `JOB_TAKEOVERS_MAX` takeovers. Queuing twice is harmless: a chunk is graded
+    once (its row lock and done mark), a fan-out only queues unfinished chunks."""
+    out: list[str] = []
+    most = settings.JOB_TAKEOVERS_MAX
+    expired = PassChunk.objects.filter(
+        status=PassChunk.Status.QUEUED,
+        lease_until__lt=now,
+        grading_pass__status__in=GradingPass.IN_PROGRESS,
+    ).values_list("pk", "grading_pass_id", "index", "takeovers")
+    for pk, pass_id, index, takeovers in expired:
+        if takeovers >= most:
+            chunk_failed(pass_id, index, f"its worker stopped {takeovers + 1} times (killed?)")
+            out.append(f"pass {pass_id} chunk {index} failed after {takeovers} takeovers")
+            continue
+        n = PassChunk.objects.filter(pk=pk, lease_until__lt=now).update(
+            lease_until=None, takeovers=F("takeovers") + 1
+        )
+        if n:
+            task_named("autograder.grade_pass_chunk").delay(pass_id, index)
+            out.append(f"pass {pass_id} chunk {index} queued again")
+    for p in GradingPass.objects.filter(status__in=GradingPass.IN_PROGRESS):
+        if not is_stuck(p, now):
+            continue
+        if p.takeovers >= most:
+            with transaction.atomic():
+                _end_stuck(p, f"no worker moved it after {p.takeovers} takeovers; grade again")
+            out.append(f"pass {p.pk} failed: stuck")
+            continue
+        GradingPass.objects.filter(pk=p.pk).update(takeovers=F("takeovers") + 1, heartbeat_at=now)
+        task_named("autograder.grade_pass").delay(p.pk)
+        out.append(f"pass {p.pk} queued again")
+    return out
 
 
 def latest_pass(run: GradingRun) -> GradingPass | None:

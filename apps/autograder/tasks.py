@@ -26,7 +26,13 @@ def grade_pass(pass_id: int) -> int:
     return len(indexes)
 
 
-@shared_task(name="autograder.grade_pass_chunk", bind=True, max_retries=CHUNK_RETRIES)
+@shared_task(
+    name="autograder.grade_pass_chunk",
+    bind=True,
+    max_retries=CHUNK_RETRIES,
+    soft_time_limit=max(1, settings.AUTOGRADER_CHUNK_TIME_LIMIT_S - 5),
+    time_limit=settings.AUTOGRADER_CHUNK_TIME_LIMIT_S,
+)
 def grade_pass_chunk(self, pass_id: int, index: int) -> int:
     if settings.AUTOGRADER_CHUNK_PAUSE_S:
         time.sleep(settings.AUTOGRADER_CHUNK_PAUSE_S)

@@ -9,21 +9,26 @@ Both steps are safe to run twice: a preview writes nothing, and a commit upserts
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from apps.autograder.intake import answers_import
+from apps.autograder.intake import MAX_UPLOAD_BYTES, answers_import
 from apps.autograder.models import AnswerUpload, QuestionSet
+from apps.core.csvfile import looks_binary
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import User
 from apps.core.permissions import is_staff
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+log = logging.getLogger(__name__)
 FINAL = {AnswerUpload.Status.PREVIEWED, AnswerUpload.Status.COMMITTED, AnswerUpload.Status.FAILED}
 
 
@@ -67,6 +72,8 @@ def upload_create(
         )
     if not data.strip():
         raise DomainError("The file is empty.", field="file")
+    if looks_binary(data):  # the rest is read by the worker, which reports every problem
+        raise DomainError("This is not a text file; export the sheet as CSV.", field="file")
     status = AnswerUpload.Status.COMMITTING if commit else AnswerUpload.Status.PREVIEWING
     with transaction.atomic():
         upload = AnswerUpload.objects.create(
@@ -130,6 +137,8 @@ def upload_run(upload_id: int) -> str:
     commit = upload.status == AnswerUpload.Status.COMMITTING
     key = _progress_key(upload.pk)
     fields: dict[str, Any]
+    lease = dt.timedelta(seconds=settings.AUTOGRADER_UPLOAD_LEASE_S)
+    AnswerUpload.objects.filter(pk=upload.pk).update(lease_until=timezone.now() + lease)
     cache.set(key, 0, 3600)
     try:
         report = answers_import(
@@ -141,14 +150,43 @@ def upload_run(upload_id: int) -> str:
         )
     except DomainError as exc:
         status, fields = AnswerUpload.Status.FAILED, {"error": exc.message}
+    except Exception as exc:  # a bug must not leave the upload "reading" forever
+        log.exception("answers upload %s failed", upload.pk)
+        why = f"The file could not be read ({type(exc).__name__}); nothing was stored."
+        status, fields = AnswerUpload.Status.FAILED, {"error": why}
     else:
         done = AnswerUpload.Status.COMMITTED if commit else AnswerUpload.Status.PREVIEWED
         status, fields = done, {"report": report.as_dict()}
     AnswerUpload.objects.filter(pk=upload.pk).update(
-        status=status, finished_at=timezone.now(), **fields
+        status=status, finished_at=timezone.now(), lease_until=None, **fields
     )
     cache.delete(key)
     return status
+
+
+def sweep(now: dt.datetime) -> list[str]:
+    """Uploads whose worker died while reading or storing them (lease run out) are queued again
+    (a preview is rolled back and a commit upserts, so running twice is harmless), and fail,
+    saying so, after `JOB_TAKEOVERS_MAX` takeovers."""
+    out = []
+    stale = AnswerUpload.objects.exclude(status__in=FINAL).filter(lease_until__lt=now)
+    for upload in stale.only("pk", "takeovers"):
+        if upload.takeovers >= settings.JOB_TAKEOVERS_MAX:
+            AnswerUpload.objects.filter(pk=upload.pk).update(
+                status=AnswerUpload.Status.FAILED,
+                finished_at=now,
+                lease_until=None,
+                error=f"A worker stopped while reading this file {upload.takeovers + 1} times; "
+                "nothing was stored. Upload it again, or split it.",
+            )
+            out.append(f"upload {upload.pk} failed")
+            continue
+        AnswerUpload.objects.filter(pk=upload.pk).update(
+            lease_until=None, takeovers=F("takeovers") + 1
+        )
+        task_named("autograder.answers_intake").delay(upload.pk)
+        out.append(f"upload {upload.pk} queued again")
+    return out
 
 
 def upload_get(*, question_set: QuestionSet, upload_id: int) -> AnswerUpload:

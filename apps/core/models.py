@@ -320,3 +320,15 @@ class GradingComponent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.weight}%)"
+
+
+class Heartbeat(models.Model):
+    """When a periodic piece last ran ("sweep": beat queued the sweep and a worker ran it), so
+    `/readyz` can tell a live worker and beat from silent ones without asking Redis."""
+
+    name = models.CharField(max_length=40, unique=True)
+    at = models.DateTimeField()
+    detail = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"

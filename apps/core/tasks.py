@@ -22,3 +22,20 @@ def health_check(token: str = "") -> dict[str, object]:
         "db": connection.vendor,
         "ok": one == 1,
     }
+
+
+@shared_task(name="core.sweep_jobs")
+def sweep_jobs() -> list[str]:
+    """Beat's once-a-minute round (apps.core.jobs): take over the work of dead workers, end what
+    was taken over too often, and leave a heartbeat for `/readyz`."""
+    from django.utils import timezone
+
+    from apps.core.jobs import sweep_all
+    from apps.core.models import Heartbeat
+
+    now = timezone.now()
+    lines = sweep_all(now)
+    Heartbeat.objects.update_or_create(
+        name="sweep", defaults={"at": now, "detail": f"{len(lines)} job(s) taken over or ended"}
+    )
+    return lines

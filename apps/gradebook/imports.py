@@ -10,14 +10,12 @@ reported with its row (the header is row 1) and column, so staff fix the whole f
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from apps.core.csvfile import CsvRefused, Problem, read_csv
 from apps.core.models import GradingComponent
 from apps.gradebook.rules import parse_score
-from apps.roster.rules import Problem, decode, sniff_delimiter
 
 __all__ = ["MAX_BYTES", "ParsedScores", "Problem", "ScoreRow", "parse_scores"]
 
@@ -53,14 +51,13 @@ def _fold(text: str) -> str:
 
 def parse_scores(data: bytes, components: Sequence[GradingComponent]) -> ParsedScores:
     out = ParsedScores()
-    if not data.strip():
-        out.problems.append(Problem(None, None, "the file is empty"))
+    try:
+        table = read_csv(data, max_bytes=MAX_BYTES, max_rows=MAX_ROWS)
+    except CsvRefused as exc:
+        out.problems.append(exc.problem)
         return out
-    text, encoding = decode(data)
-    if encoding != "UTF-8":
-        out.notes.append(f"Read as {encoding} (not UTF-8).")
-    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text[:4096]))
-    header = next(reader, [])
+    out.notes.extend(table.notes)
+    header = table.header
     parents = {c.parent_id for c in components if c.parent_id}
     by_name: dict[str, GradingComponent] = {}
     for c in components:
@@ -101,12 +98,7 @@ def parse_scores(data: bytes, components: Sequence[GradingComponent]) -> ParsedS
     if out.problems or id_col is None:
         return out
     idx, kind, who_header = id_col
-    for n, cells in enumerate(reader, start=2):
-        if n > MAX_ROWS + 1:
-            out.problems.append(Problem(n, None, f"more than {MAX_ROWS:,} rows; split the file"))
-            break
-        if not any(x.strip() for x in cells):
-            continue
+    for n, cells in table.rows:
         who = cells[idx].strip() if idx < len(cells) else ""
         if not who:
             out.problems.append(Problem(n, who_header, "empty: every row must say who"))

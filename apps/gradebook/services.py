@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import AuditEvent, Course, GradingComponent, User
 from apps.core.permissions import is_instructor, is_staff
@@ -388,8 +389,7 @@ def import_upload(
     *, actor: User, course: Course, filename: str, data: bytes
 ) -> tuple[ScoreImport, ImportPreview]:
     _require_staff(actor, course)
-    if len(data) > imports.MAX_BYTES:
-        raise DomainError(f"The file is over {imports.MAX_BYTES // 1_000_000} MB.", field="file")
+    refuse_unreadable(data, max_bytes=imports.MAX_BYTES)
     preview = import_plan(course=course, data=data)
     record = ScoreImport.objects.create(
         course=course, filename=(filename or "scores.csv")[:200], content=data, uploaded_by=actor

@@ -3,20 +3,18 @@ all or nothing). Every write is one transaction with an audit row."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.core.csvfile import CsvRefused, Problem, read_csv, refuse_unreadable
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
 from apps.participation.models import KINDS, ParticipationEvent, ParticipationImport
-from apps.roster.rules import Problem, decode, sniff_delimiter
 
 MAX_BYTES = 5_000_000
 _KIND_WORDS = (
@@ -129,12 +127,12 @@ def import_plan(*, course: Course, data: bytes) -> Plan:
     """Rows of `email` (or `sid`), `kind`, `date` (YYYY-MM-DD), optional `note`; every problem
     by row and column; attendance already recorded (in the file or before) is a problem."""
     plan = Plan()
-    if not data.strip():
-        plan.problems.append(Problem(None, None, "the file is empty"))
+    try:
+        table = read_csv(data, max_bytes=MAX_BYTES)
+    except CsvRefused as exc:
+        plan.problems.append(exc.problem)
         return plan
-    text, _ = decode(data)
-    reader = csv.reader(io.StringIO(text), delimiter=sniff_delimiter(text[:4096]))
-    header = [h.strip().lower() for h in next(reader, [])]
+    header = [h.lower() for h in table.header]
     who = next((h for h in ("email", "sid") if h in header), None)
     for need in ("kind", "date"):
         if need not in header:
@@ -154,9 +152,13 @@ def import_plan(*, course: Course, data: bytes) -> Plan:
         )
     )
     col = {h: i for i, h in enumerate(header)}
-    for n, cells in enumerate(reader, start=2):
-        if not any(c.strip() for c in cells):
+    seen: dict[tuple[str, ...], int] = {}
+    for n, cells in table.rows:
+        same = tuple(c.strip().lower() for c in cells)
+        if same in seen:
+            plan.problems.append(Problem(n, None, f"the same as row {seen[same]}; remove one"))
             continue
+        seen[same] = n
         get = lambda h: cells[col[h]].strip() if col.get(h, 99) < len(cells) else ""  # noqa: E731, B023
         ident = get(who)
         user = by_key.get(ident.lower() if who == "email" else ident)
@@ -197,8 +199,7 @@ def import_upload(
     *, actor: User, course: Course, filename: str, data: bytes
 ) -> tuple[ParticipationImport, Plan]:
     _require_staff(actor, course)
-    if len(data) > MAX_BYTES:
-        raise DomainError("The file is over 5 MB.", field="file")
+    refuse_unreadable(data, max_bytes=MAX_BYTES)
     record = ParticipationImport.objects.create(
         course=course,
         filename=(filename or "participation.csv")[:200],

@@ -8,10 +8,10 @@ and column, so staff fix the whole file in one pass.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass, field
+
+from apps.core.csvfile import CsvRefused, Problem, read_csv
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 20_000
@@ -55,19 +55,6 @@ class RosterRow:
     role: str
 
 
-@dataclass(frozen=True)
-class Problem:
-    row: int | None  # None: the whole file
-    column: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = "file" if self.row is None else f"row {self.row}"
-        if self.column:
-            where += f", column {self.column!r}"
-        return f"{where}: {self.message}"
-
-
 @dataclass
 class ParsedRoster:
     rows: list[RosterRow] = field(default_factory=list)
@@ -78,22 +65,6 @@ class ParsedRoster:
 
 def _fold(header: str) -> str:
     return " ".join(header.strip().lower().replace("_", " ").split())
-
-
-def decode(data: bytes) -> tuple[str, str]:
-    """Text and the encoding used. UTF-8 (BOM stripped) first, then Windows-1252."""
-    try:
-        return data.decode("utf-8-sig"), "UTF-8"
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace"), "Windows-1252"
-
-
-def sniff_delimiter(sample: str) -> str:
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        first = sample.splitlines()[0] if sample else ""
-        return max(",;\t|", key=first.count) if first else ","
 
 
 def display_name(raw: str) -> str:
@@ -108,26 +79,13 @@ def display_name(raw: str) -> str:
 
 def parse_roster(data: bytes) -> ParsedRoster:
     out = ParsedRoster()
-    if not data.strip():
-        out.problems.append(Problem(None, None, "the file is empty"))
-        return out
-    if len(data) > MAX_BYTES:
-        out.problems.append(
-            Problem(None, None, f"the file is larger than {MAX_BYTES // 1024 // 1024} MB")
-        )
-        return out
-    text, encoding = decode(data)
-    if encoding != "UTF-8":
-        out.notes.append(
-            "The file is not UTF-8; it was read as Windows-1252 (check accented names)."
-        )
-    delimiter = sniff_delimiter(text[:8192])
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     try:
-        header = next(reader)
-    except (StopIteration, csv.Error):
-        out.problems.append(Problem(None, None, "no header row"))
+        table = read_csv(data, max_bytes=MAX_BYTES, max_rows=MAX_ROWS)
+    except CsvRefused as exc:
+        out.problems.append(Problem(exc.row, None, exc.message))
         return out
+    out.notes.extend(table.notes)
+    header = table.header
     folded = [_fold(h) for h in header]
     index: dict[str, int] = {}
     for canonical, names in ALIASES.items():
@@ -151,85 +109,77 @@ def parse_roster(data: bytes) -> ParsedRoster:
 
     seen_email: dict[str, int] = {}
     seen_sid: dict[str, int] = {}
-    try:
-        for number, record in enumerate(reader, start=2):
-            if number - 1 > MAX_ROWS:
-                out.problems.append(Problem(None, None, f"more than {MAX_ROWS:,} rows"))
-                break
-            if not any(cell.strip() for cell in record):
-                continue  # blank line
-            if len(record) < len(header) and len(record) <= max(index.values()):
-                out.problems.append(
-                    Problem(number, None, f"has {len(record)} cells, the header has {len(header)}")
-                )
-                continue
-
-            def cell(c: str, record: list[str] = record) -> str:
-                return record[index[c]].strip() if c in index and index[c] < len(record) else ""
-
-            name, email, sid, role_text = (
-                cell("name"),
-                cell("email").lower(),
-                cell("sid"),
-                cell("role"),
+    for number, record in table.rows:
+        if len(record) < len(header) and len(record) <= max(index.values()):
+            out.problems.append(
+                Problem(number, None, f"has {len(record)} cells, the header has {len(header)}")
             )
-            bad = False
-            if not name:
-                out.problems.append(Problem(number, out.columns["name"], "missing name"))
-                bad = True
-            if not email:
-                out.problems.append(Problem(number, out.columns["email"], "missing email"))
-                bad = True
-            elif not EMAIL_RE.match(email):
-                out.problems.append(
-                    Problem(number, out.columns["email"], f"{email!r} is not an email address")
+            continue
+
+        def cell(c: str, record: list[str] = record) -> str:
+            return record[index[c]].strip() if c in index and index[c] < len(record) else ""
+
+        name, email, sid, role_text = (
+            cell("name"),
+            cell("email").lower(),
+            cell("sid"),
+            cell("role"),
+        )
+        bad = False
+        if not name:
+            out.problems.append(Problem(number, out.columns["name"], "missing name"))
+            bad = True
+        if not email:
+            out.problems.append(Problem(number, out.columns["email"], "missing email"))
+            bad = True
+        elif not EMAIL_RE.match(email):
+            out.problems.append(
+                Problem(number, out.columns["email"], f"{email!r} is not an email address")
+            )
+            bad = True
+        elif email in seen_email:
+            out.problems.append(
+                Problem(
+                    number,
+                    out.columns["email"],
+                    f"duplicate email {email} (also row {seen_email[email]})",
                 )
-                bad = True
-            elif email in seen_email:
+            )
+            bad = True
+        if sid:
+            if sid in seen_sid:
                 out.problems.append(
                     Problem(
                         number,
-                        out.columns["email"],
-                        f"duplicate email {email} (also row {seen_email[email]})",
+                        out.columns["sid"],
+                        f"duplicate SID {sid} (also row {seen_sid[sid]})",
                     )
                 )
                 bad = True
-            if sid:
-                if sid in seen_sid:
-                    out.problems.append(
-                        Problem(
-                            number,
-                            out.columns["sid"],
-                            f"duplicate SID {sid} (also row {seen_sid[sid]})",
-                        )
+            elif len(sid) > 32:
+                out.problems.append(
+                    Problem(number, out.columns["sid"], "SID longer than 32 characters")
+                )
+                bad = True
+        role = "student"
+        if "role" in out.columns:
+            role = ROLE_WORDS.get(_fold(role_text), "")
+            if not role:
+                shown = role_text or "(blank)"
+                out.problems.append(
+                    Problem(
+                        number,
+                        out.columns["role"],
+                        f"unknown role {shown!r} (use student, TA or instructor)",
                     )
-                    bad = True
-                elif len(sid) > 32:
-                    out.problems.append(
-                        Problem(number, out.columns["sid"], "SID longer than 32 characters")
-                    )
-                    bad = True
-            role = "student"
-            if "role" in out.columns:
-                role = ROLE_WORDS.get(_fold(role_text), "")
-                if not role:
-                    shown = role_text or "(blank)"
-                    out.problems.append(
-                        Problem(
-                            number,
-                            out.columns["role"],
-                            f"unknown role {shown!r} (use student, TA or instructor)",
-                        )
-                    )
-                    bad = True
-            if email and email not in seen_email:
-                seen_email[email] = number
-            if sid and sid not in seen_sid:
-                seen_sid[sid] = number
-            if not bad:
-                out.rows.append(RosterRow(number, display_name(name), email, sid, role))
-    except csv.Error as exc:
-        out.problems.append(Problem(reader.line_num, None, f"unreadable CSV ({exc})"))
+                )
+                bad = True
+        if email and email not in seen_email:
+            seen_email[email] = number
+        if sid and sid not in seen_sid:
+            seen_sid[sid] = number
+        if not bad:
+            out.rows.append(RosterRow(number, display_name(name), email, sid, role))
     if not out.rows and not out.problems:
         out.problems.append(Problem(None, None, "the file has a header but no people"))
     return out

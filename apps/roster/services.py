@@ -16,13 +16,14 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, NotAllowed, NotFound
 from apps.core.lifecycle import StudentDropped, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
 from apps.roster.models import RosterImport
-from apps.roster.rules import ParsedRoster, Problem, RosterRow, parse_roster
+from apps.roster.rules import MAX_BYTES, ParsedRoster, Problem, RosterRow, parse_roster
 
 
 @dataclass
@@ -135,6 +136,7 @@ def roster_upload(
     *, actor: User, course: Course, filename: str, data: bytes
 ) -> tuple[RosterImport, Preview]:
     _require_staff(actor, course)
+    refuse_unreadable(data, max_bytes=MAX_BYTES)
     preview = roster_preview(course=course, data=data)
     record = RosterImport.objects.create(
         course=course,

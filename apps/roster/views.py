@@ -65,10 +65,14 @@ def page(request: AuthedRequest, code: str) -> HttpResponse:
             if upload.size > MAX_BYTES:
                 form.add_error("file", f"The file is larger than {MAX_BYTES // 1024 // 1024} MB.")
             else:
-                record, _ = roster_upload(
-                    actor=request.user, course=course, filename=upload.name, data=upload.read()
-                )
-                return redirect("roster:preview", code=code, import_id=record.pk)
+                try:
+                    record, _ = roster_upload(
+                        actor=request.user, course=course, filename=upload.name, data=upload.read()
+                    )
+                except DomainError as exc:
+                    form.add_error("file", exc.message)
+                else:
+                    return redirect("roster:preview", code=code, import_id=record.pk)
     members = _members(request, course)
     try:
         page_no = max(1, int(request.GET.get("page", "1")))

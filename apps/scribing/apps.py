@@ -10,6 +10,11 @@ class ScribingConfig(AppConfig):
         from apps.scribing.lifecycle import on_student_dropped
 
         subscribe(StudentDropped, on_student_dropped)
+        from apps.core.jobs import register_jobs, register_sweeper
+        from apps.scribing import jobs
+
+        register_sweeper("scribing", jobs.sweep)
+        register_jobs("scribing", jobs.listed)
         from apps.core.invariants import register_check
         from apps.scribing.invariants import one_duty_per_lecture
 

@@ -266,7 +266,7 @@ def _demo_grades(course: Course, staff: User) -> None:
         actor=staff,
         course=course,
         filename="demo-participation.csv",
-        data=("\n".join(lines) + "\n").encode(),
+        data=("\n".join(dict.fromkeys(lines)) + "\n").encode(),  # no row twice: that is refused
     )
     participation.import_commit(actor=staff, course=course, import_id=events.pk)
 

@@ -10,20 +10,18 @@ late work is unique per student and assignment.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import Q
 
 from apps.calendar.models import Assignment
+from apps.core.csvfile import CsvRefused, read_csv, refuse_unreadable
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
-from apps.roster.rules import decode, sniff_delimiter
 from apps.slackdays import rules
 from apps.slackdays.models import ActiveSpend, LatenessImport, LateWork
 from apps.slackdays.services import deadline_without_slack, slack_apply
@@ -80,11 +78,11 @@ def parse_time(text: str) -> dt.datetime | None:
 
 
 def parse_export(data: bytes) -> tuple[list[Row], list[str]]:
-    if not data.strip():
-        return [], ["file: the file is empty"]
-    text, _ = decode(data)
-    reader = csv.DictReader(io.StringIO(text), delimiter=sniff_delimiter(text[:8192]))
-    headers = {h.strip().lower(): h for h in (reader.fieldnames or [])}
+    try:
+        table = read_csv(data)
+    except CsvRefused as exc:
+        return [], [str(exc)]
+    headers = {h.lower(): h for h in table.header}
     problems = []
     if "email" not in headers and "sid" not in headers:
         problems.append("row 1: no Email or SID column")
@@ -93,7 +91,7 @@ def parse_export(data: bytes) -> tuple[list[Row], list[str]]:
     if problems:
         return [], problems
     rows = []
-    for n, rec in enumerate(reader, start=2):
+    for n, rec in table.records():
         email = (rec.get(headers.get("email", ""), "") or "").strip().lower()
         sid = (rec.get(headers.get("sid", ""), "") or "").strip()
         raw = (rec.get(headers["submission time"], "") or "").strip()
@@ -215,6 +213,7 @@ def lateness_upload(
     assignment = Assignment.objects.filter(Q(pk=assignment_id), course=course).first()
     if assignment is None:
         raise DomainError("No such assignment in this course.", field="assignment")
+    refuse_unreadable(data)
     return LatenessImport.objects.create(
         course=course,
         assignment=assignment,

@@ -252,7 +252,20 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": float(os.environ.get("REMINDER_EVERY_S", "300")),
         "options": {"expires": 290},
     },
+    # Take over the work of a worker that died (apps.core.jobs): within a lease plus this.
+    "sweep-jobs": {
+        "task": "core.sweep_jobs",
+        "schedule": float(os.environ.get("JOB_SWEEP_EVERY_S", "60")),
+        "options": {"expires": 55},
+    },
 }
+# A grading chunk (500 students) takes seconds; its time limit bounds a stuck one and its lease
+# (time limit + a margin) is how long a dead worker's chunk waits before another worker takes it.
+AUTOGRADER_CHUNK_TIME_LIMIT_S = int(os.environ.get("AUTOGRADER_CHUNK_TIME_LIMIT_S", "60"))
+AUTOGRADER_CHUNK_LEASE_S = AUTOGRADER_CHUNK_TIME_LIMIT_S + 15
+# Reading a 50 MB answers file takes under a minute; the lease leaves room for a slow worker.
+AUTOGRADER_UPLOAD_LEASE_S = int(os.environ.get("AUTOGRADER_UPLOAD_LEASE_S", "600"))
+JOB_TAKEOVERS_MAX = 3  # a job taken over this many times ends as failed, with the reason
 
 CACHES = {
     "default": (

@@ -97,3 +97,49 @@ def test_an_uploaded_answers_file_is_previewed_then_stored_by_a_worker(
     upload_commit(actor=staff, question_set=qs, upload_id=upload.pk)
     assert wait_for(lambda: AnswerUpload.objects.get(pk=upload.pk).status == "committed", 60)
     assert Answer.objects.filter(question__question_set=qs).count() == previewed.report["answers"]
+
+
+def test_an_upload_with_old_mac_line_endings_is_previewed_by_a_worker(
+    celery_worker_process,
+) -> None:  # type: ignore[no-untyped-def]
+    """Bare `\r` line endings crashed the worker's task and left the upload "reading the file"
+    forever; the shared reader takes them like any other."""
+    from apps.autograder.models import AnswerUpload
+    from apps.autograder.uploads import upload_create
+
+    course = CourseFactory()
+    qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    staff = member(course, Role.TA)
+    students = [member(course) for _ in range(3)]
+    celery_worker_process()
+    good = upload_create(
+        actor=staff,
+        question_set=qs,
+        filename="mac.csv",
+        data=quiz_csv(students).replace(b"\r\n", b"\r").replace(b"\n", b"\r"),
+    )
+    assert wait_for(lambda: AnswerUpload.objects.get(pk=good.pk).status == "previewed", 60)
+    assert AnswerUpload.objects.get(pk=good.pk).report["students"] == 3
+
+
+def test_an_upload_whose_reading_crashes_ends_failed_with_a_reason(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Whatever goes wrong while reading, the upload ends failed with a reason, never stays
+    "reading the file"."""
+    from apps.autograder import uploads
+    from apps.autograder.models import AnswerUpload
+
+    course = CourseFactory()
+    qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    staff = member(course, Role.TA)
+    upload = AnswerUpload.objects.create(
+        question_set=qs, uploaded_by=staff, filename="x.csv", data=b"email,q1\n", rows=0
+    )
+
+    def boom(**_: object) -> None:
+        raise RuntimeError("a planted bug")
+
+    monkeypatch.setattr(uploads, "answers_import", boom)
+    assert uploads.upload_run(upload.pk) == "failed"
+    upload.refresh_from_db()
+    assert upload.error == "The file could not be read (RuntimeError); nothing was stored."
+    assert uploads.progress(upload)["final"] is True

@@ -130,3 +130,22 @@ def test_the_staff_page_records_imports_and_removes_each_through_its_own_action(
     assert "/participation/imports/" in r["Location"]
     ta.post(f"{url}events/{e.pk}/delete/")
     assert not ParticipationEvent.objects.filter(pk=e.pk).exists()
+
+
+def test_a_row_given_twice_is_named_in_the_preview_and_nothing_is_stored(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Two identical Ed posts on one day are almost always a copy-paste slip: the preview says
+    which row repeats which, as the gradebook import does, and the file cannot be committed."""
+    course = ee290_demo
+    ParticipationEvent.objects.filter(course=course).delete()
+    ta = User.objects.get(email="ta1@example.edu")
+    data = (
+        b"email,kind,date,note\r"  # old-Mac line endings, as some exports still write
+        b"student01@example.edu,ed-post,2026-01-21,\r"
+        b"student02@example.edu,ed-post,2026-01-21,\r"
+        b"Student01@example.edu,Ed-Post,2026-01-21,\r"
+    )
+    record, plan = services.import_upload(actor=ta, course=course, filename="p.csv", data=data)
+    assert [str(p) for p in plan.problems] == ["row 4: the same as row 2; remove one"]
+    with pytest.raises(Conflict, match="1 problem"):
+        services.import_commit(actor=ta, course=course, import_id=record.pk)
+    assert not ParticipationEvent.objects.filter(course=course).exists()

@@ -69,9 +69,12 @@ class Command(BaseCommand):
             data = file.read_bytes()
         except OSError as exc:
             raise CommandError(f"{file}: cannot read ({exc.strerror})") from None
-        record, preview = roster_upload(
-            actor=member.user, course=obj, filename=file.name, data=data
-        )
+        try:
+            record, preview = roster_upload(
+                actor=member.user, course=obj, filename=file.name, data=data
+            )
+        except DomainError as exc:
+            raise CommandError(f"{file}: {exc.message} Nothing was changed.") from None
         print_preview(self.stdout.write, preview)
         for p in preview.problems:
             self.stderr.write(f"{file}: {p}")
