@@ -136,8 +136,13 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(
-        concurrency: int = 1, pool: str = "prefork", **extra_env: str
+        concurrency: int = 1, pool: str = "prefork", beat: bool = False, **extra_env: str
     ) -> subprocess.Popen[bytes]:
+        import tempfile
+
+        beat_args = (
+            ["--beat", f"--schedule={tempfile.mkdtemp(prefix='beat-')}/schedule"] if beat else []
+        )
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -153,6 +158,7 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
                 "--without-mingle",
                 "--without-heartbeat",
                 f"--hostname=test-{len(procs)}@%h",
+                *beat_args,
             ],
             cwd=ROOT,
             env={**env, **extra_env},

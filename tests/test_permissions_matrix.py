@@ -70,6 +70,15 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}schedule/": "member",
     f"GET {COURSE}check/": "staff",  # the course's invariants (check_course)
     f"POST {COURSE}check/": "n/a",
+    f"GET {COURSE}jobs/": "staff",  # background jobs: queued, running, stuck, failed
+    f"POST {COURSE}jobs/": "n/a",
+    # for a load balancer and Prometheus (the test client is loopback; others need a token)
+    "GET healthz": "public",
+    "POST healthz": "n/a",
+    "GET readyz": "public",
+    "POST readyz": "n/a",
+    "GET metrics": "public",
+    "POST metrics": "n/a",
     f"GET {COURSE}calendar/": "member",
     f"POST {COURSE}calendar/": "n/a",
     **actions(  # one's own feed and reminder choices
@@ -701,6 +710,11 @@ def _request(client: Client, method: str, url: str) -> Any:
 
 @pytest.fixture
 def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
+    from django.utils import timezone
+
+    from apps.core.models import Heartbeat
+
+    Heartbeat.objects.create(name="sweep", at=timezone.now())  # a worker and beat are alive
     return build_world(ee290_demo)
 
 

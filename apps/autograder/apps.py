@@ -17,6 +17,6 @@ class AutograderConfig(AppConfig):
         from apps.core.registry import NavItem, register_nav
 
         register_sweeper("autograder", jobs.sweep)
-        register_jobs("autograder", jobs.listed)
+        register_jobs("autograder", jobs.listed, jobs.took)
 
         register_nav(NavItem("Questions", "autograder:sets", order=50))

@@ -65,3 +65,15 @@ def listed(course_id: int | None) -> list[Job]:
 
 def sweep(now: dt.datetime) -> list[str]:
     return passes.sweep(now) + uploads.sweep(now)
+
+
+def took() -> list[tuple[str, float]]:
+    """The last grading pass's duration (seconds), per kind."""
+    p = (
+        GradingPass.objects.filter(status=GradingPass.Status.DONE, started_at__isnull=False)
+        .order_by("-finished_at")
+        .first()
+    )
+    if p is None or p.finished_at is None or p.started_at is None:
+        return []
+    return [("grading pass", (p.finished_at - p.started_at).total_seconds())]

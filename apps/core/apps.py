@@ -12,6 +12,7 @@ class CoreConfig(AppConfig):
 
         register_nav(NavItem("Dashboard", "core:dashboard", order=0))
         register_nav(NavItem("Checks", "core:check", roles=STAFF, order=98))
+        register_nav(NavItem("Jobs", "core:jobs", roles=STAFF, order=99))
         register_panel(
             Panel(
                 key="people",

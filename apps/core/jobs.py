@@ -32,16 +32,26 @@ class Job:
 
 Lister = Callable[[int | None], list[Job]]
 
+Durations = Callable[[], list[tuple[str, float]]]  # (kind, seconds) of recently finished jobs
+
 _SWEEPERS: dict[str, Sweeper] = {}
 _LISTERS: dict[str, Lister] = {}
+_DURATIONS: dict[str, Durations] = {}
 
 
 def register_sweeper(name: str, sweep: Sweeper) -> None:
     _SWEEPERS[name] = sweep
 
 
-def register_jobs(name: str, lister: Lister) -> None:
+def register_jobs(name: str, lister: Lister, took: Durations | None = None) -> None:
     _LISTERS[name] = lister
+    if took is not None:
+        _DURATIONS[name] = took
+
+
+def durations() -> list[tuple[str, float]]:
+    """How long recently finished jobs took, for `/metrics`."""
+    return [row for took in _DURATIONS.values() for row in took()]
 
 
 def sweep_all(now: dt.datetime) -> list[str]:

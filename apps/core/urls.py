@@ -7,4 +7,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("c/<slug:code>/", views.dashboard, name="dashboard"),
     path("c/<slug:code>/check/", views.course_check, name="check"),
+    path("c/<slug:code>/jobs/", views.course_jobs, name="jobs"),
 ]

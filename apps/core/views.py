@@ -53,3 +53,28 @@ def course_check(request: AuthedRequest, code: str) -> HttpResponse:
         "core/check.html",
         {"course": course, "rows": rows, "total": len(found)},
     )
+
+
+@login_required
+@require_GET
+def course_jobs(request: AuthedRequest, code: str) -> HttpResponse:
+    """Staff: the course's background jobs that are queued, running, stuck or recently failed,
+    with their age, from every app that runs work on a worker (apps.core.jobs)."""
+    from django.utils import timezone
+
+    from apps.core.jobs import jobs
+
+    course = course_for(request, code, staff=True)
+    now = timezone.now()
+    found = jobs(course.pk)
+    rows = [{"job": j, "age": now - j.since} for j in found]
+    return render(
+        request,
+        "core/jobs.html",
+        {
+            "course": course,
+            "rows": rows,
+            "stuck": sum(1 for j in found if j.status == "stuck"),
+            "failed": sum(1 for j in found if j.status == "failed"),
+        },
+    )

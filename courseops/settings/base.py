@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django_filters",
     "axes",
     "drf_spectacular",
+    "django_prometheus",
     "drf_spectacular_sidecar",
     "apps.core",
     "apps.calendar",
@@ -70,10 +71,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "apps.core.textguard.ControlCharactersMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -82,7 +85,10 @@ MIDDLEWARE = [
     "apps.core.middleware.ApiJsonErrorsMiddleware",
     # Last, so it sees the flag the login view's authenticate() set (django-axes' rule).
     "axes.middleware.AxesMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
+# /metrics (Prometheus): loopback callers, or `Authorization: Bearer $METRICS_TOKEN`.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
 ROOT_URLCONF = "courseops.urls"
 WSGI_APPLICATION = "courseops.wsgi.application"

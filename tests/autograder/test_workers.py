@@ -143,3 +143,38 @@ def test_an_upload_whose_reading_crashes_ends_failed_with_a_reason(monkeypatch) 
     upload.refresh_from_db()
     assert upload.error == "The file could not be read (RuntimeError); nothing was stored."
     assert uploads.progress(upload)["final"] is True
+
+
+def test_a_whole_worker_killed_mid_pass_is_taken_over_by_the_next_within_two_minutes(
+    celery_worker_process,
+) -> None:  # type: ignore[no-untyped-def]
+    """kill -9 of the whole worker (not a pool child) while it grades, with the broker's
+    visibility timeout at its real two hours: the next worker's beat sweep finds the chunk whose
+    lease ran out and queues it again, and the pass completes with every grade exactly once.
+    (Chunk time limit 10 s here, so the lease is 25 s; production's is 60 s + 15 s.)"""
+    qs, staff = setup(200)
+    env = {
+        "AUTOGRADER_CHUNK_PAUSE_S": "0.3",
+        "AUTOGRADER_CHUNK_TIME_LIMIT_S": "10",
+        "JOB_SWEEP_EVERY_S": "5",
+    }
+    first = celery_worker_process(pool="solo", **env)
+    run = run_create(actor=staff, question_set=qs, chunk_size=5)  # 40 chunks
+    assert wait_for(lambda: Grade.objects.filter(run=run).count() >= 200, 60)
+    first.kill()
+    first.wait(10)
+    killed_at = time.monotonic()
+    assert GradingRun.objects.get(pk=run.pk).status != "done"
+    celery_worker_process(pool="solo", beat=True, **env)
+    assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 120), (
+        f"run stuck at {Grade.objects.filter(run=run).count()} of 2000 grades"
+    )
+    assert time.monotonic() - killed_at < 120
+    assert Grade.objects.filter(run=run).count() == 2000
+    dupes = (
+        Grade.objects.filter(run=run)
+        .values("student", "question")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+    assert not dupes.exists()

@@ -93,3 +93,45 @@ def test_a_page_past_the_end_of_a_computed_list_is_a_400_too() -> None:
     client.force_authenticate(member(course, Role.TA))
     body = _is_error(client.get(f"/api/v1/courses/{course.code}/slack/balances/?page=3"), 400)
     assert body["field"] == "page"
+
+
+@pytest.mark.django_db
+def test_page_size_outside_the_documented_range_is_a_400_naming_it(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """The schema says 1 … 500; the server used to cap 501 quietly and take `null` as 50."""
+    from rest_framework.test import APIClient
+
+    from apps.core.models import User
+
+    client = APIClient()
+    client.force_login(User.objects.get(email="instructor@example.edu"))
+    url = f"/api/v1/courses/{ee290_demo.code}/gradebook/scores/"
+    assert len(client.get(url, {"page_size": 500}).json()["results"]) <= 500
+    for bad in ("501", "null", "0", "-3", "2.5"):
+        response = client.get(url, {"page_size": bad})
+        assert response.status_code == 400, bad
+        assert response.json()["field"] == "page_size"
+
+
+@pytest.mark.django_db
+def test_cancelling_slack_answers_the_list_the_schema_documents(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from apps.calendar.models import Assignment
+    from apps.core.models import User
+
+    course = ee290_demo
+    last = Assignment.objects.filter(course=course).order_by("-due_at")[0]
+    Assignment.objects.filter(pk=last.pk).update(due_at=timezone.now() + dt.timedelta(days=3))
+    client = APIClient()
+    client.force_login(User.objects.get(email="student01@example.edu"))
+    api = f"/api/v1/courses/{course.code}/slack/"
+    assert client.post(api + "apply/", {"assignment": last.pk}, format="json").status_code == 201
+    response = client.post(api + "cancel/", {"assignment": last.pk}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert isinstance(body, list)
+    assert body
+    assert all(e["delta"] == 1 for e in body)

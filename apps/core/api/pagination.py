@@ -16,6 +16,19 @@ class StandardPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request: Any) -> int:
+        """What the schema says, enforced: a whole number from 1 to 500, or a 400 naming it
+        (DRF would quietly cap 501 at 500 and take `null` as the default)."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+            raise DomainError(
+                f"page_size is a whole number from 1 to {self.max_page_size}; got {raw!r}.",
+                field=self.page_size_query_param,
+            )
+        return int(raw)
+
     def paginate_queryset(self, queryset: Any, request: Any, view: Any = None) -> Any:
         try:
             return super().paginate_queryset(queryset, request, view)

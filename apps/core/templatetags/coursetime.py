@@ -64,3 +64,18 @@ def coursewhen(value: dt.datetime | None, course: Any) -> str:
         full,
         format_short(value, _tz(course)),
     )
+
+
+@register.filter
+def age(value: dt.timedelta | None) -> str:
+    """A job's age in the largest unit that reads well: '45 s', '12 min', '3 h 5 min', '2 d'."""
+    if value is None:
+        return ""
+    s = int(value.total_seconds())
+    if s < 120:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 48 * 3600:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d"

@@ -172,9 +172,9 @@ class CancelView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Cancel your group's slack day before the original deadline",
+        description="The refund entries, one per member of the group (at most six): a list.",
         request=AssignmentRefSerializer,
-        parameters=PAGE_PARAMETERS,
-        responses={200: paginated(LedgerEntrySerializer), **E},
+        responses={200: LedgerEntrySerializer(many=True), **E},
     )
     def post(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code, student=True)
