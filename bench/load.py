@@ -76,10 +76,10 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count, Sum  # noqa: E402
 from django.utils import timezone  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
 
 from apps.calendar.models import Assignment  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
+from apps.core.tokens import token_create  # noqa: E402
 from apps.groups.models import Group  # noqa: E402
 from apps.setup.course_loader import course_load  # noqa: E402
 from apps.slackdays.models import LedgerEntry, SlackAccount  # noqa: E402
@@ -113,7 +113,7 @@ for m in students[:200]:
     sessions.append(s.session_key)
 groups = list(Group.objects.filter(course=course).order_by("pk")[:200])
 tokens = [
-    Token.objects.create(user=g.memberships.filter(left_at__isnull=True).first().user).key
+    token_create(user=g.memberships.filter(left_at__isnull=True).first().user, name="locust")[1]
     for g in groups
 ]
 print(

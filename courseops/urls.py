@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from apps.core import ops
+from apps.core import ops, views_tokens
 
 urlpatterns = [
     path("healthz", ops.healthz, name="healthz"),
@@ -29,6 +29,13 @@ urlpatterns = [
     path("", include("apps.assessments.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/tokens/", views_tokens.tokens_page, name="tokens"),
+    path("accounts/tokens/create/", views_tokens.token_make, name="token-create"),
+    path(
+        "accounts/tokens/<int:token_id>/revoke/",
+        views_tokens.token_revoke_view,
+        name="token-revoke",
+    ),
     path(
         "accounts/password/change/",
         auth_views.PasswordChangeView.as_view(),

@@ -273,6 +273,14 @@ EXPECTED: dict[str, str] = {
     "PUT accounts/password/reset/<uidb64>/<token>/": "public",
     # --- API: core
     "POST api/v1/auth/token/": "public",
+    "GET api/v1/auth/tokens/": "authed",  # one's own tokens
+    "DELETE api/v1/auth/tokens/<int:token_id>/": "student-owner",
+    "GET accounts/tokens/": "authed",
+    "POST accounts/tokens/": "n/a",
+    "POST accounts/tokens/create/": "authed",
+    "GET accounts/tokens/create/": "n/a",
+    "GET accounts/tokens/<int:token_id>/revoke/": "student-owner",
+    "POST accounts/tokens/<int:token_id>/revoke/": "student-owner",
     "DELETE api/v1/auth/token/": "authed",
     "GET api/v1/me/": "authed",
     "GET api/v1/courses/": "authed",
@@ -639,6 +647,7 @@ def _url(route: str, world: World) -> str:
         "<int:exception_id>": ids["exception_id"],
         "<int:question_id>": ids["question_id"],
         "<int:late_id>": ids["late_id"],
+        "<int:token_id>": ids["token_id"],
         "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"],
         "<str:token>": "0123456789abwrong-secret",
@@ -763,6 +772,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "suggestion_id",
                 "proposal_id",
                 "event_id",
+                "token_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

@@ -20,7 +20,6 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -29,6 +28,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from apps.core.models import ApiToken
+from apps.core.tokens import digest, token_create
 from tests.world import build_world
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
@@ -93,6 +94,7 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_schema_mismatch(
     failures: list[str] = []
     statuses: Counter[int] = Counter()
     operations = 0
+    key: list[str | None] = [None]  # the token in use; made again whenever a case revoked it
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
@@ -108,8 +110,14 @@ def test_fuzzing_the_api_finds_no_server_error_and_no_schema_mismatch(
         def run(case: Any) -> None:
             _fill(case, world.ids)
             # DELETE /auth/token/ is one of the operations: log in again whenever it revoked us.
-            token, _ = Token.objects.get_or_create(user=user)
-            headers = {"Authorization": f"Token {token.key}"}
+            if (
+                key[0] is None
+                or not ApiToken.objects.filter(
+                    key_hash=digest(key[0]), revoked_at__isnull=True
+                ).exists()
+            ):
+                key[0] = token_create(user=user, name="schemathesis")[1]
+            headers = {"Authorization": f"Token {key[0]}"}
             # Each request in its own savepoint, as each has its own transaction in production.
             with transaction.atomic():
                 response = case.call_and_validate(headers=headers, checks=CHECKS, app=schema.app)

@@ -27,6 +27,7 @@ from apps.compute.models import Allocation
 from apps.compute.windows import window_approve, window_request
 from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
+from apps.core.tokens import token_create
 from apps.gradebook.models import ScoreImport
 from apps.gradebook.services import score_change, scores_apply
 from apps.groups.models import Group
@@ -311,6 +312,7 @@ def build_world(course: Course) -> World:
         "lateness_import_id": lateness.pk,
         "exception_id": extension.pk,
         "late_id": late_work.pk,
+        "token_id": token_create(user=a_members[0], name="student A's script")[0].pk,
         "key": qs.key,
         "assignment_id": assignment.pk,
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]

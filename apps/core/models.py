@@ -332,3 +332,28 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class ApiToken(models.Model):
+    """One API key of a person, for one client (a script, a laptop, a CI job): named, with when
+    it was made and last used, revocable alone. Only its SHA-256 is stored; the key itself is
+    shown once, when it is made. `Authorization: Token <key>`."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(
+        max_length=100, help_text="Which client uses it, e.g. 'grading laptop'."
+    )
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(
+        max_length=8, help_text="The key's first characters, to tell keys apart."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("user_id", "-created_at")
+        indexes = [models.Index(fields=["user", "revoked_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

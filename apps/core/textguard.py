@@ -69,7 +69,12 @@ class ControlCharactersMiddleware:
             "accepts; remove it and try again."
         )
         if request.path.startswith("/api/"):
-            body = {"detail": detail, "code": "invalid", "field": shown, "errors": {shown: [detail]}}
+            body = {
+                "detail": detail,
+                "code": "invalid",
+                "field": shown,
+                "errors": {shown: [detail]},
+            }
             return JsonResponse(body, status=400)  # both of the API's 400 shapes at once
         return HttpResponse(
             f"<!doctype html><title>Bad request</title><h1>Bad request</h1><p>{escape(detail)}</p>",

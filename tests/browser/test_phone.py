@@ -34,6 +34,7 @@ STUDENT_PAGES = {
     "questionnaire": "/c/ee290-sp26/questionnaire/",
     "contributions": "/c/ee290-sp26/contributions/",
     "participation": "/c/ee290-sp26/participation/",
+    "api tokens": "/accounts/tokens/",
 }
 STAFF_PAGES = {
     "staff-groups": "/c/ee290-sp26/groups/",
@@ -56,6 +57,8 @@ STAFF_PAGES = {
     "staff-questionnaire-people": "/c/ee290-sp26/questionnaire/people/",
     "staff-questionnaire-suggestions": "/c/ee290-sp26/questionnaire/suggestions/",
     "staff-participation": "/c/ee290-sp26/participation/",
+    "staff-checks": "/c/ee290-sp26/check/",
+    "staff-jobs": "/c/ee290-sp26/jobs/",
 }
 
 

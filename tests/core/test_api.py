@@ -144,3 +144,53 @@ def test_schema_and_docs_are_served(client) -> None:  # type: ignore[no-untyped-
     assert "swagger-ui" in docs
     assert "cdn" not in docs.lower()
     assert "unpkg" not in docs.lower()
+
+
+def test_each_client_gets_its_own_token_and_logging_out_one_keeps_the_other() -> None:
+    """Revoking from one client used to log out every client of that person."""
+    course = CourseFactory()
+    member(course, email="two@uni.example")
+    creds = {"email": "two@uni.example", "password": PASSWORD}
+    laptop, ci = APIClient(), APIClient()
+    a = laptop.post("/api/v1/auth/token/", {**creds, "client": "grading laptop"}).json()
+    b = ci.post("/api/v1/auth/token/", creds, HTTP_USER_AGENT="github-actions/2").json()
+    assert a["token"] != b["token"]
+    laptop.credentials(HTTP_AUTHORIZATION=f"Token {a['token']}")
+    ci.credentials(HTTP_AUTHORIZATION=f"Token {b['token']}")
+    listed = {t["name"]: t for t in laptop.get("/api/v1/auth/tokens/").json()}
+    assert set(listed) == {"grading laptop", "github-actions/2"}
+    assert listed["grading laptop"]["last_used_at"] is not None  # this very call used it
+    assert "token" not in listed["grading laptop"]  # the key is never shown again
+    assert laptop.delete("/api/v1/auth/token/").status_code == 204
+    assert laptop.get("/api/v1/me/").status_code == 401
+    assert ci.get("/api/v1/me/").status_code == 200
+    assert ci.delete(f"/api/v1/auth/tokens/{a['id']}/").status_code == 204  # already revoked
+    assert ci.delete("/api/v1/auth/tokens/999999/").status_code == 404
+
+
+def test_the_tokens_page_makes_shows_once_and_revokes_after_confirming() -> None:
+    from django.test import Client
+
+    from apps.core.models import ApiToken
+
+    course = CourseFactory()
+    user = member(course)
+    page = Client()
+    page.force_login(user)
+    made = page.post("/accounts/tokens/create/", {"name": "my script"}).content.decode()
+    key = made.split('<code class="key">')[1].split("<")[0]
+    assert len(key) == 40
+    assert "it is not shown again" in made
+    assert key not in page.get("/accounts/tokens/").content.decode()
+    api = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get("/api/v1/me/").status_code == 200
+    token = ApiToken.objects.get(user=user)
+    confirm = page.get(f"/accounts/tokens/{token.pk}/revoke/").content.decode()
+    assert "Revoke “my script”?" in confirm
+    assert api.get("/api/v1/me/").status_code == 200  # nothing happens until confirmed
+    page.post(f"/accounts/tokens/{token.pk}/revoke/")
+    assert api.get("/api/v1/me/").status_code == 401
+    assert page.post("/accounts/tokens/create/", {"name": ""}).status_code == 400
+    other = Client()
+    other.force_login(member(course))
+    assert other.get(f"/accounts/tokens/{token.pk}/revoke/").status_code == 404

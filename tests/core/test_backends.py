@@ -50,21 +50,24 @@ def test_a_deactivated_user_or_a_new_password_ends_the_session() -> None:
 
 
 def test_api_tokens_name_their_own_user_and_unknown_or_inactive_ones_get_401() -> None:
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from apps.core.tokens import token_create, token_revoke
 
     course = CourseFactory()
     ann, bob = member(course), member(course)
     url = f"/api/v1/courses/{course.code}/slack/me/"
     for user in (ann, bob, ann):
-        api = APIClient(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        token, key = token_create(user=user, name="script")
+        api = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
         assert api.get("/api/v1/me/").json()["email"] == user.email
         assert api.get(url).status_code == 200
-        Token.objects.filter(user=user).delete()
+        token_revoke(user=user, token_id=token.pk)
+        assert api.get(url).status_code == 401
     unknown = APIClient(HTTP_AUTHORIZATION="Token " + "0" * 40).get(url)
     assert unknown.status_code == 401
     assert unknown.json()["detail"] == "Invalid token."
-    key = Token.objects.create(user=bob).key
+    key = token_create(user=bob, name="script")[1]
     bob.is_active = False
     bob.save()
     inactive = APIClient(HTTP_AUTHORIZATION=f"Token {key}").get(url)

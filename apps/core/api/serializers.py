@@ -3,12 +3,17 @@ from __future__ import annotations
 from django.contrib.auth import authenticate
 from rest_framework import serializers
 
-from apps.core.models import Course, GradingComponent, Membership, User
+from apps.core.models import ApiToken, Course, GradingComponent, Membership, User
 
 
 class TokenRequestSerializer(serializers.Serializer):
     email = serializers.EmailField(help_text="The email you log in with.")
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+    client = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="A name for this client's token ('grading laptop'); default: its User-Agent.",
+    )
 
     def validate(self, attrs: dict) -> dict:
         request = self.context.get("request")
@@ -24,7 +29,15 @@ class TokenRequestSerializer(serializers.Serializer):
 
 
 class TokenSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`. Shown once.")
+    id = serializers.IntegerField(help_text="The token's id, to revoke it alone.")
+    name = serializers.CharField()
+
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiToken
+        fields = ("id", "name", "prefix", "created_at", "last_used_at", "revoked_at")
 
 
 class MembershipSerializer(serializers.ModelSerializer):

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.db.models import OuterRef, QuerySet, Subquery
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,18 +11,21 @@ from rest_framework.views import APIView
 
 from apps.core.api.exceptions import ErrorSerializer
 from apps.core.api.serializers import (
+    ApiTokenSerializer,
     CourseListSerializer,
     MeSerializer,
     TokenRequestSerializer,
     TokenSerializer,
 )
-from apps.core.models import Course, Membership, User
+from apps.core.models import ApiToken, Course, Membership, User
 from apps.core.selectors import course_list
+from apps.core.tokens import token_create, token_revoke, tokens_of
 
 ERRORS = {
     401: OpenApiResponse(ErrorSerializer, description="Not logged in."),
     403: OpenApiResponse(ErrorSerializer, description="Logged in but not allowed."),
 }
+ERR_404 = OpenApiResponse(ErrorSerializer, description="No such token of yours.")
 
 
 class LoginThrottle(AnonRateThrottle):
@@ -34,7 +36,8 @@ class LoginThrottle(AnonRateThrottle):
 
 
 class TokenView(APIView):
-    """Exchange email + password for an API token; DELETE revokes the caller's token."""
+    """Exchange email + password for a new API token for this client (each client its own);
+    DELETE revokes the token the call is made with, and no other."""
 
     permission_classes = (AllowAny,)
     throttle_classes = (LoginThrottle,)
@@ -50,8 +53,10 @@ class TokenView(APIView):
     def post(self, request: Request) -> Response:
         serializer = TokenRequestSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
-        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
-        return Response({"token": token.key})
+        data = serializer.validated_data
+        name = data.get("client") or request.headers.get("User-Agent") or ""
+        token, key = token_create(user=serializer.validated_data["user"], name=name)
+        return Response({"token": key, "id": token.pk, "name": token.name})
 
     @extend_schema(request=None, responses={204: None, **ERRORS})
     def delete(self, request: Request) -> Response:
@@ -60,7 +65,25 @@ class TokenView(APIView):
                 {"detail": "Not logged in.", "code": "not_authenticated"},
                 status=status.HTTP_401_UNAUTHORIZED,
             )
-        Token.objects.filter(user=request.user).delete()
+        if isinstance(request.auth, ApiToken):
+            token_revoke(user=request.auth.user, token_id=request.auth.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenListView(APIView):
+    """Your API tokens: name, when made, when last used, revoked or not (never the key)."""
+
+    @extend_schema(responses={200: ApiTokenSerializer(many=True), **ERRORS})
+    def get(self, request: Request) -> Response:
+        return Response(ApiTokenSerializer(tokens_of(request.user), many=True).data)  # type: ignore[arg-type]
+
+
+class TokenRevokeView(APIView):
+    """Revoke one of your tokens; your other clients keep working."""
+
+    @extend_schema(request=None, responses={204: None, 404: ERR_404, **ERRORS})
+    def delete(self, request: Request, token_id: int) -> Response:
+        token_revoke(user=request.user, token_id=token_id)  # type: ignore[arg-type]
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
