@@ -18,7 +18,7 @@ from apps.assessments import stats
 from apps.assessments.models import EXPECTED_BANDS, Assessment, Response
 from apps.assessments.services import questions_of
 from apps.autograder.models import Question
-from apps.autograder.rules import RUBRICS
+from apps.autograder.rules import rubric_text
 
 BAND_NAMES = ["0–3", "4–6", "7–9", "10–12"]
 
@@ -125,7 +125,11 @@ def build(a: Assessment) -> dict[str, Any]:
             for g in goals.values()
         ],
         "rubrics": {
-            q.key: {"rubric": q.rubric, "rule": RUBRICS.get(q.rubric, "")}
+            q.key: {
+                "rubric": (q.rubric_spec or {}).get("name") or q.rubric,
+                "rule": rubric_text(q.rubric, q.rubric_spec),
+                "unit_slip": bool((q.rubric_spec or {}).get("unit_slip")),
+            }
             for q in questions
             if q.kind != Question.Kind.CHOICE
         },

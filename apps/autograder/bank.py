@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import yaml
 from django.db import transaction
 
-from apps.autograder.models import Question, QuestionSet
+from apps.autograder.banklint import bank_problems
+from apps.autograder.models import Instance, Question, QuestionSet
+from apps.autograder.services import keys_for
 from apps.calendar.models import Assignment
+from apps.core.errors import DomainError
 from apps.core.models import Course
 
 BANKS = Path(__file__).resolve().parents[2] / "courses" / "banks"
 
 
+class BankError(DomainError):
+    """A bank file that does not agree with itself; `problems` names each question."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(
+            f"{path.name} was not loaded ({len(problems)} problem(s)): " + "; ".join(problems)
+        )
+
+
 def bank_load(*, course: Course, path: Path) -> QuestionSet:
-    spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    """Check the whole bank (apps.autograder.banklint) and load it, or refuse it whole. Keys of
+    students' drawn instances are computed again from their parameters (which stay: students
+    have seen them) whenever a question changes."""
+    try:
+        spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise BankError(path, [f"not valid YAML ({exc})"]) from None
+    problems = bank_problems(spec)
+    if problems:
+        raise BankError(path, problems)
     with transaction.atomic():
         assignment = (
             Assignment.objects.filter(course=course, code=spec["assignment"]).first()
@@ -28,8 +51,10 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
             key=spec["key"],
             defaults={"title": spec["title"], "assignment": assignment},
         )
+        declared = spec.get("rubrics") or {}
         for pos, q in enumerate(spec["questions"], start=1):
-            Question.objects.update_or_create(
+            rubric, rubric_spec = _rubric(q.get("rubric", "mean"), declared)
+            question, _ = Question.objects.update_or_create(
                 question_set=qs,
                 key=q["key"],
                 defaults={
@@ -43,11 +68,40 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
                     "rel_tol": q.get("rel_tol", 0.02),
                     "abs_tol": q.get("abs_tol", 0.0),
                     "partial": q.get("partial", []),
-                    "rubric": q.get("rubric", "mean"),
+                    "rubric": rubric,
+                    "rubric_spec": rubric_spec,
                     "options": q.get("options", []),
                 },
             )
+            _rekey(question)
     return qs
+
+
+def _rubric(name: str, declared: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A question's rubric: one the bank declares (its base rule, words and unit-slip choice)
+    or a base rule by name."""
+    d = declared.get(name)
+    if d is None:
+        return name, {}
+    return str(d["base"]), {
+        "name": name,
+        "text": str(d.get("text", "")),
+        "unit_slip": bool(d.get("unit_slip", False)),
+    }
+
+
+def _rekey(question: Question) -> None:
+    """Stored instance keys follow the question's current parts (units, expressions)."""
+    changed = []
+    for inst in Instance.objects.filter(question=question):
+        keys = keys_for(question, inst.params)
+        if len(keys) != len(inst.keys) or any(
+            not (a == b or (math.isnan(a) and math.isnan(b)))
+            for a, b in zip(keys, inst.keys, strict=False)
+        ):
+            inst.keys = keys
+            changed.append(inst)
+    Instance.objects.bulk_update(changed, ["keys"], batch_size=1000)
 
 
 def demo_banks_load(*, course: Course) -> list[QuestionSet]:

@@ -86,6 +86,12 @@ class Question(models.Model):
         blank=True,
         help_text='[{"label": "a", "text": "...", "correct": false, "misconception": "..."}]',
     )
+    rubric_spec = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='The bank\'s declared rubric: {"name", "text", "unit_slip"} (empty: the base '
+        "rule's own wording).",
+    )
 
     class Meta:
         ordering = ("question_set_id", "position")

@@ -32,20 +32,33 @@ class Parsed:
     status: str  # "ok" | "blank" | "unparseable"
     value: float | None
     raw: str
+    why: str = ""  # for an unparseable answer: what is wrong with it
 
 
 def parse_answer(raw: object, unit: str = "") -> Parsed:
-    """'0.56', '5.6e-1', '1,979', '35%', '560 ms' (for seconds) → a number in `unit`; blank → no
-    answer; anything else → unparseable, with the raw text kept."""
+    """An answer in the part's unit: a bare number is read in that unit ('38.2' for a part in
+    ms is 38.2 ms); a number with a compatible unit is converted ('0.0382 s' → 38.2); '35%' for
+    fractions; blank → no answer; anything else → unparseable, the raw text and the reason kept
+    (an incompatible unit names the expected one)."""
     text = "" if raw is None else str(raw).strip()
     if not text:
         return Parsed("blank", None, "")
     try:
-        value = units.parse(text, unit if unit in units.UNITS or unit in {"", "fraction"} else "")
+        dim, size = units.resolve(unit)
     except units.UnitError:
-        return Parsed("unparseable", None, text)
+        dim, size = "", 1.0
+    try:
+        value = units.parse_number(text)
+    except units.UnitError:
+        try:
+            value = units.parse(text, dim) / size
+        except units.UnitError as exc:
+            why = str(exc)
+            if unit and unit != dim:  # name the part's own unit, not its dimension's base
+                why = why.split("; this field takes")[0] + f"; this answer is in {unit}"
+            return Parsed("unparseable", None, text, why)
     if not math.isfinite(value):
-        return Parsed("unparseable", None, text)
+        return Parsed("unparseable", None, text, "not a finite number")
     return Parsed("ok", value, text)
 
 
@@ -96,6 +109,7 @@ RUBRICS = {
     "applied to both with one slip they share, such as a unit off by 10³; else 0.",
 }
 SECONDARY = {"two_part": "both within the partial band", "two_part_ratio": "same ratio as the key"}
+UNIT_SLIP = "one unit slip both parts share"  # the declared `unit_slip: true` rule
 
 
 def score_two_part_rules(
@@ -106,6 +120,7 @@ def score_two_part_rules(
     values: tuple[np.ndarray, np.ndarray] | None = None,
     keys: tuple[np.ndarray, np.ndarray] | None = None,
     ratio_tol: float = 0.1,
+    unit_slip: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A 2-point, two-part item (the quiz's Q6 and Q7): the fraction of its points for each
     answer, and the rule that gave it ("both parts", "one part", the rubric's secondary rule,
@@ -119,17 +134,46 @@ def score_two_part_rules(
         secondary = np.isfinite(ratio) & (np.abs(ratio - 1.0) <= ratio_tol + 1e-12) & ~both & ~one
     else:
         secondary = (credits_a > 0) & (credits_b > 0) & ~both & ~one
-    fraction = np.where(both, 1.0, np.where(one | secondary, 0.5, 0.0))
+    slip = np.zeros(credits_a.shape, dtype=bool)
+    if unit_slip and values is not None and keys is not None:
+        slip = same_power_of_ten_slip(values, keys, ratio_tol) & ~both & ~one & ~secondary
+    fraction = np.where(both, 1.0, np.where(one | secondary | slip, 0.5, 0.0))
     rule = np.where(
         both,
         "both parts",
         np.where(
             one,
             "one part",
-            np.where(secondary, SECONDARY.get(rubric, SECONDARY["two_part"]), "none"),
+            np.where(
+                secondary,
+                SECONDARY.get(rubric, SECONDARY["two_part"]),
+                np.where(slip, UNIT_SLIP, "none"),
+            ),
         ),
     )
     return fraction, rule
+
+
+def same_power_of_ten_slip(
+    values: tuple[np.ndarray, np.ndarray], keys: tuple[np.ndarray, np.ndarray], tol: float
+) -> np.ndarray:
+    """Both answers off from their keys by the same power of ten (10^k, k ≠ 0), each within
+    `tol` once scaled back: the method right for both, one unit slip they share."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ka = np.round(np.log10(np.abs(values[0] / keys[0])))
+        kb = np.round(np.log10(np.abs(values[1] / keys[1])))
+        ok_a = np.abs(values[0] / 10.0**ka - keys[0]) <= tol * np.abs(keys[0]) + 1e-12
+        ok_b = np.abs(values[1] / 10.0**kb - keys[1]) <= tol * np.abs(keys[1]) + 1e-12
+    return np.isfinite(ka) & np.isfinite(kb) & (ka == kb) & (ka != 0) & ok_a & ok_b
+
+
+def rubric_text(rubric: str, spec: Mapping[str, Any] | None) -> str:
+    """What a question's scoring rule says, as pages and the report show it: the bank's own
+    words when it declares the rubric, else the base rule's."""
+    if spec and spec.get("text"):
+        slip = "; a shared unit slip earns the partial credit" if spec.get("unit_slip") else ""
+        return str(spec["text"]) + (slip if slip and "slip" not in str(spec["text"]) else "")
+    return RUBRICS.get(rubric, "")
 
 
 def score_two_part(

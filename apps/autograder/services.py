@@ -20,6 +20,7 @@ from apps.autograder import rules
 from apps.autograder.models import Answer, Instance, Question, QuestionSet
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
+from apps.perfcalc.calc import units
 
 # ---------------------------------------------------------------- keys
 
@@ -28,21 +29,46 @@ def _has_draws(q: Question) -> bool:
     return any(isinstance(v, dict) for v in (q.params or {}).values())
 
 
-def _keys_for(q: Question, params: dict[str, Any]) -> list[float]:
-    """One key per part; a measurement part (no "answer", only a "max" bound) has key NaN."""
+def part_size(part: dict[str, Any]) -> float:
+    """How big the part's unit is in its dimension's SI base ('ms' → 1e-3; unknown → 1)."""
+    try:
+        return units.resolve(str(part.get("unit", "")))[1]
+    except units.UnitError:
+        return 1.0
+
+
+def _in_part_unit(part: dict[str, Any], spec: Any, params: dict[str, Any]) -> float:
+    """A key or bound in the part's unit: a calculator expression (a string) is computed in SI
+    and converted; a plain number is already in the part's unit."""
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        return float(spec)
+    return rules.evaluate_key(str(spec), params) / part_size(part)
+
+
+def keys_for(q: Question, params: dict[str, Any]) -> list[float]:
+    """One key per part, in the part's unit; a measurement part (no "answer", only bounds) has
+    key NaN."""
     return [
-        rules.evaluate_key(p["answer"], params) if p.get("answer") else float("nan")
+        _in_part_unit(p, p["answer"], params) if p.get("answer") not in (None, "") else math.nan
         for p in q.parts
     ]
 
 
 def _bounds_for(q: Question, params: dict[str, Any]) -> list[float]:
-    """The plausibility bound of each part ("max": a calculator expression), or inf."""
-    return [rules.evaluate_key(p["max"], params) if p.get("max") else float("inf") for p in q.parts]
+    """The plausibility ceiling of each part ("max", in the part's unit), or inf."""
+    return [_in_part_unit(p, p["max"], params) if p.get("max") else math.inf for p in q.parts]
+
+
+def _floors_for(q: Question, params: dict[str, Any]) -> list[float]:
+    """The plausibility floor of each part ("min", in the part's unit), or -inf."""
+    return [
+        _in_part_unit(p, p["min"], params) if p.get("min") is not None else -math.inf
+        for p in q.parts
+    ]
 
 
 def fixed_keys(q: Question) -> list[float]:
-    return _keys_for(q, dict(q.params or {}))
+    return keys_for(q, dict(q.params or {}))
 
 
 def instance_for(q: Question, student: User) -> Instance:
@@ -56,7 +82,7 @@ def instance_for(q: Question, student: User) -> Instance:
     inst, _ = Instance.objects.get_or_create(
         question=q,
         student=student,
-        defaults={"seed": seed, "params": params, "keys": _keys_for(q, params)},
+        defaults={"seed": seed, "params": params, "keys": keys_for(q, params)},
     )
     return inst
 
@@ -69,7 +95,7 @@ def preview(q: Question, sample: str = "sample") -> tuple[dict[str, Any], list[f
         if _has_draws(q)
         else dict(q.params or {})
     )
-    return params, ([] if q.kind == Question.Kind.CHOICE else _keys_for(q, params))
+    return params, ([] if q.kind == Question.Kind.CHOICE else keys_for(q, params))
 
 
 def key_version(question_set: QuestionSet) -> str:
@@ -86,6 +112,7 @@ def key_version(question_set: QuestionSet) -> str:
                 "abs_tol",
                 "partial",
                 "rubric",
+                "rubric_spec",
             )
         }
         | {"correct": sorted(o["label"] for o in q.options if o.get("correct"))}
@@ -134,6 +161,14 @@ def answer_submit(
         )
         if d is not None and timezone.now() > d.effective:
             raise DomainError("Your deadline for this assignment has passed.")
+    for part, raw in sorted(answers.items()):
+        parsed = _parse(question, part, raw)
+        if parsed.status == "unparseable":
+            where = f"part {part + 1}: " if n_parts > 1 else ""
+            raise DomainError(
+                f"{question.key}: {where}{parsed.raw!r}: {parsed.why or 'not a number'}.",
+                field="answers",
+            )
     return _store(question, actor, answers, source)
 
 
@@ -248,11 +283,17 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             bounds = np.array(
                 [_bounds_for(q, insts[s].params) for s in student_ids], dtype=np.float64
             )
+            floors = np.array(
+                [_floors_for(q, insts[s].params) for s in student_ids], dtype=np.float64
+            )
         else:
             keys = np.tile(np.array(fixed_keys(q), dtype=np.float64), (len(student_ids), 1))
+            fixed = dict(q.params or {})
             bounds = np.tile(
-                np.array(_bounds_for(q, dict(q.params or {})), dtype=np.float64),
-                (len(student_ids), 1),
+                np.array(_bounds_for(q, fixed), dtype=np.float64), (len(student_ids), 1)
+            )
+            floors = np.tile(
+                np.array(_floors_for(q, fixed), dtype=np.float64), (len(student_ids), 1)
             )
         credits, flags = [], []
         for p in range(len(q.parts)):
@@ -268,11 +309,13 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 ],
                 dtype=np.float64,
             )
-            implausible = vals > bounds[:, p]
+            implausible = (vals > bounds[:, p]) | (vals < floors[:, p])
             if np.isnan(keys[:, p]).all():  # a measurement: credit for a plausible answer
                 credit = np.where(~np.isnan(vals) & ~implausible, 1.0, 0.0)
-            else:
-                credit = rules.score_numeric(vals, keys[:, p], _bands(q))
+            else:  # never auto-credited outside the physical bounds: staff review it
+                credit = np.where(
+                    implausible, 0.0, rules.score_numeric(vals, keys[:, p], _bands(q))
+                )
             flags.append(implausible)
             credits.append(credit)
         all_vals = [
@@ -296,6 +339,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 credits[1],
                 rubric=q.rubric,
                 ratio_tol=q.rel_tol,
+                unit_slip=bool((q.rubric_spec or {}).get("unit_slip")),
                 values=(all_vals[0], all_vals[1]),
                 keys=(keys[:, 0], keys[:, 1]),
             )
@@ -312,13 +356,18 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                         "key": None if np.isnan(keys[i, p]) else float(keys[i, p]),
                         "implausible": bool(flags[p][i]),
                         "bound": None if np.isinf(bounds[i, p]) else float(bounds[i, p]),
+                        "floor": None if np.isinf(floors[i, p]) else float(floors[i, p]),
+                        "unit": units.name_of(str(q.parts[p].get("unit", ""))),
                         "credit": float(credits[p][i]),
                     }
                 )
             detail: dict[str, Any] = {"parts": parts}
             if rule[i]:
                 detail["rule"] = str(rule[i])
-                detail["secondary"] = str(rule[i]) == rules.SECONDARY.get(q.rubric)
+                detail["secondary"] = str(rule[i]) in (
+                    rules.SECONDARY.get(q.rubric),
+                    rules.UNIT_SLIP,
+                )
             trap = traps_hit(
                 q, [all_vals[p][i] for p in range(len(q.parts))], [float(c[i]) for c in credits]
             )
@@ -370,7 +419,12 @@ def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
         if m and m.group(1) in calls:
             result = EvalWithCompoundTypes(names=dict(params), functions=calls).eval(expr)
             if isinstance(result, Result):
-                out.append([result.equation, *result.steps])
+                steps = [result.equation, *result.steps]
+                unit = str(part.get("unit", ""))
+                if part_size(part) != 1.0:  # the calculator works in SI; the answer is not
+                    converted = _in_part_unit(part, expr, params)
+                    steps.append(f"In {unit}, the unit this part is answered in: {converted:.6g}")
+                out.append(steps)
                 continue
         out.append(
             [f"key = {expr}" + (f" with {params}" if params else "")]
@@ -424,6 +478,7 @@ def score_raw(
                 credits[1],
                 rubric=q.rubric,
                 ratio_tol=q.rel_tol,
+                unit_slip=bool((q.rubric_spec or {}).get("unit_slip")),
                 values=(values[0], values[1]),
                 keys=(np.full(len(rows), keys[0]), np.full(len(rows), keys[1])),
             )
@@ -434,7 +489,7 @@ def score_raw(
                 "points": float(fraction[i]) * q.points,
                 "fraction": float(fraction[i]),
                 "rule": str(rule[i]),
-                "secondary": str(rule[i]) == rules.SECONDARY.get(q.rubric),
+                "secondary": str(rule[i]) in (rules.SECONDARY.get(q.rubric), rules.UNIT_SLIP),
                 "misconception": traps_hit(
                     q, [float(v[i]) for v in values], [float(c[i]) for c in credits]
                 ),

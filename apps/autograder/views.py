@@ -100,6 +100,7 @@ def _to_set(course: Course, qs: QuestionSet, query: str = "") -> HttpResponse:
 def answers_save(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
     """A student saves answers (any subset of parts) until the deadline."""
     qs = _set(course, key)
+    saved, refused = 0, []
     with errors_as_messages(request):
         for q in qs.questions.order_by("position"):
             parts = {
@@ -107,9 +108,23 @@ def answers_save(request: AuthedRequest, course: Course, key: str) -> HttpRespon
                 for p in range(max(len(q.parts), 1))
                 if f"{q.key}-{p}" in request.POST
             }
-            if parts:
+            if not parts:
+                continue
+            try:
                 services.answer_submit(actor=request.user, question=q, answers=parts)
-        messages.success(request, "Answers saved. You can change them until the deadline.")
+            except DomainError as exc:  # a unit this part does not take: say which, save the rest
+                if exc.field != "answers":
+                    raise
+                refused.append(exc.message)
+            else:
+                saved += 1
+        for why in refused:
+            messages.error(request, f"Not saved: {why}", extra_tags="refused-invalid")
+        if saved:
+            messages.success(
+                request,
+                f"{saved} answer(s) saved. You can change them until the deadline.",
+            )
     return _to_set(course, qs)
 
 
@@ -205,7 +220,9 @@ def _staff_set(
                 "params": params,
                 "keys": keys,
                 "problem": problem,
-                "rubric": rules.RUBRICS.get(q.rubric, "") if q.kind != Question.Kind.CHOICE else "",
+                "rubric": rules.rubric_text(q.rubric, q.rubric_spec)
+                if q.kind != Question.Kind.CHOICE
+                else "",
             }
         )
     return render(
@@ -245,6 +262,7 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
                 else [(0, {}, mine.get((q.pk, 0)))],
                 "grade": grades.get(q.pk),
                 "worked": services.worked_solution(q, params) if released and q.parts else None,
+                "rubric": rules.rubric_text(q.rubric, q.rubric_spec) if len(q.parts) > 1 else "",
             }
         )
     return render(

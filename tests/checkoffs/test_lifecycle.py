@@ -58,3 +58,30 @@ def test_the_invariant_names_a_slot_whose_count_drifted() -> None:
     CheckoffSlot.objects.filter(pk=s.slots[0].pk).update(booked=0)
     found = [v.detail for v in run_checks(s.course.pk)]
     assert found == [f"slot #{s.slots[0].pk} counts 0 booked but holds 1"]
+
+
+def test_reminders_follow_the_group_a_student_is_in_now() -> None:
+    """A student moved out of a group with a booking is no longer reminded of it; the student
+    moved in is; a dissolved group's cancelled booking reminds nobody."""
+    from apps.calendar.reminders import reminders_due
+    from apps.groups.services import member_move
+
+    s = make_signup()
+    from apps.calendar.sources import uid as event_uid
+
+    booking = services.book(actor=s.student(0), course=s.course, slot_id=s.slots[0].pk)
+    uid = event_uid("checkoff", booking.pk, s.course.code)
+
+    def reminded() -> set[int]:
+        now = s.slots[0].starts_at - timezone.timedelta(hours=47)
+        return {r.user_id for r in reminders_due(course=s.course, now=now) if r.event.uid == uid}
+
+    leaver, joiner = s.student(0), s.student(1)
+    assert leaver.pk in reminded()
+    assert joiner.pk not in reminded()
+    member_move(actor=s.ta, course=s.course, user_id=leaver.pk, group_id=s.groups[1].pk)
+    member_move(actor=s.ta, course=s.course, user_id=joiner.pk, group_id=s.groups[0].pk)
+    assert leaver.pk not in reminded()
+    assert joiner.pk in reminded()
+    group_dissolve(actor=s.ta, course=s.course, group_id=s.groups[0].pk)
+    assert reminded() == set()

@@ -44,6 +44,12 @@ UNITS: dict[str, dict[str, float]] = {
         "second": 1.0,
         "seconds": 1.0,
         "ms": 1e-3,
+        "millisecond": 1e-3,
+        "milliseconds": 1e-3,
+        "microsecond": 1e-6,
+        "microseconds": 1e-6,
+        "nanosecond": 1e-9,
+        "nanoseconds": 1e-9,
         "us": 1e-6,
         "µs": 1e-6,
         "μs": 1e-6,
@@ -123,6 +129,23 @@ _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$")
 
 class UnitError(ValueError):
     pass
+
+
+def resolve(unit: str) -> tuple[str, float]:
+    """A unit an answer may be asked in → (its dimension, its size in the dimension's base):
+    'ms' → ('s', 1e-3), 'TFLOP/s' → ('FLOP/s', 1e12), 'GB' → ('B', 1e9), 's' → ('s', 1.0).
+    '' and 'fraction' are plain numbers. Raises UnitError for a unit no table knows."""
+    if unit in {"", "fraction"} or unit in UNITS:
+        return unit, 1.0
+    for dim, table in UNITS.items():
+        if dim != "count" and unit in table:
+            return dim, table[unit]
+    raise UnitError(f"unknown unit {unit!r}")
+
+
+def name_of(unit: str) -> str:
+    """How a page names the unit an answer is in ('ms', 'TFLOP/s'; '' for a plain number)."""
+    return "" if unit in {"", "fraction"} else unit
 
 
 def parse_number(text: str) -> float:

@@ -349,7 +349,8 @@ def hierarchical_allreduce(
         steps,
         convention="every GPU has its own network path (rail-optimised), so the G shard AllReduces "
         "across nodes run side by side; with one node this is exactly the ring AllReduce. "
-        "(MLSys·im's form adds three AllReduces instead and does not reduce to the ring.)",
+        "mlsysim 0.3.0 computes the same three phases (older MLSys·im versions added three "
+        "AllReduces).",
         extras={k2: float(v) for k2, v in parts.items()},
     )
 

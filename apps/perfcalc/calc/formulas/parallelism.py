@@ -372,8 +372,9 @@ def activation_memory(
             f"× {layers} layer(s) = {fmt(float(total), 'B')}",
             f"without recomputation: {fmt(none, 'B')} per layer",
         ),
-        convention="Korthikanti et al. 2022, Table 2 (16-bit activations, 1-byte dropout masks); "
-        "MLSys·im's simpler 34/10/2·sbh drops the attention term and the t split",
+        convention="Korthikanti et al. 2022, Table 2 (16-bit activations, 1-byte dropout masks), "
+        "with the attention term and the t split, as mlsysim 0.3.0 computes it (older "
+        "MLSys·im versions used a simpler 34/10/2·sbh)",
         extras={"per_layer_bytes": per, "no_recompute_per_layer_bytes": float(none)},
     )
 

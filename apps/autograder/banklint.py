@@ -1,0 +1,162 @@
+"""What students are graded on agrees with itself: a bank file is checked whole before it loads.
+
+Per question: its kind and parts are well formed; each part's unit is one the units table knows;
+the unit the prompt asks for ("Milliseconds per token?", "in TFLOPS") is the unit its part is
+answered in; every key and bound computes to a finite number for sample parameters; partial
+bands and the rubric are ones the grader knows; a choice question has a correct option. Every
+problem names the question, so a bank with any is refused whole and nothing changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from apps.autograder import rules
+from apps.perfcalc.calc import units
+
+KINDS = {"numeric", "multipart", "choice"}
+_TOKEN = re.compile(r"[A-Za-zµμ][A-Za-z/µμ]*")
+_PLACEHOLDER = re.compile(r"\{[^}]*\}")
+# Time spelled as a word ("Milliseconds per token?"); the short forms (ms, s, h) are matched only
+# when they stand alone, below.
+_TIME_WORDS = {k.lower(): v for k, v in units.UNITS["s"].items() if len(k) > 3}
+
+
+def unit_of_token(token: str) -> tuple[str, float] | None:
+    """A word of a prompt that names a unit → (dimension, size); None for any other word."""
+    if token.lower() in _TIME_WORDS:
+        return "s", _TIME_WORDS[token.lower()]
+    if len(token) < 2:
+        return None
+    for dim, table in units.UNITS.items():
+        if dim in {"count", "s"}:
+            continue
+        if token in table:
+            return dim, table[token]
+    if token in {"ms", "us", "µs", "μs", "ns"}:
+        return "s", units.UNITS["s"][token]
+    return None
+
+
+def asked_units(prompt: str) -> list[tuple[str, str, float]]:
+    """The units a prompt asks the answer in: in its question sentence (the one ending in '?')
+    and in any 'in <unit>' phrase. Words after 'per' or '/' are rates, not the answer's unit."""
+    text = _PLACEHOLDER.sub(" ", prompt)
+    pieces = []
+    asks = [s for s in re.split(r"(?<=[.!?])\s+", text) if s.strip().endswith("?")]
+    if asks:
+        pieces.append(asks[-1])
+    pieces += re.findall(r"\bin\s+([A-Za-zµμ][A-Za-z/µμ]*)", text)
+    out = []
+    for piece in pieces:
+        words = _TOKEN.findall(piece)
+        for i, word in enumerate(words):
+            if i and words[i - 1].lower() == "per":
+                continue
+            found = unit_of_token(word)
+            if found is not None:
+                out.append((word, *found))
+    return out
+
+
+def _sample_params(params: dict[str, Any]) -> dict[str, Any]:
+    return rules.draw_params(params, rules.seed_for("lint", "lint", "lint", "lint"))
+
+
+def _computes(spec: Any, params: dict[str, Any]) -> str:
+    """'' when a key or bound computes to a finite number, else why not."""
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        return "" if math.isfinite(spec) else "is not finite"
+    try:
+        value = rules.evaluate_key(str(spec), params)
+    except Exception as exc:  # a bank author's expression: report it, whatever it is
+        return f"does not compute ({exc})"
+    return "" if math.isfinite(value) else "is not finite"
+
+
+def question_problems(q: dict[str, Any], rubrics: set[str]) -> list[str]:
+    key = str(q.get("key") or "?")
+    out: list[str] = []
+
+    def bad(msg: str) -> None:
+        out.append(f"{key}: {msg}")
+
+    for field in ("key", "kind", "prompt"):
+        if not q.get(field):
+            bad(f"no {field}")
+    kind = q.get("kind")
+    if kind and kind not in KINDS:
+        bad(f"kind {kind!r} is not one of {', '.join(sorted(KINDS))}")
+    if kind == "choice":
+        options = q.get("options") or []
+        if not any(o.get("correct") for o in options):
+            bad("a choice question needs at least one correct option")
+        return out
+    parts = q.get("parts") or []
+    if kind in {"numeric", "multipart"} and not parts:
+        bad("a numeric question needs at least one part")
+    try:
+        params = _sample_params(q.get("params") or {})
+    except Exception as exc:  # malformed draws
+        bad(f"its parameters cannot be drawn ({exc})")
+        return out
+    resolved = []
+    for n, part in enumerate(parts, start=1):
+        unit = str(part.get("unit", ""))
+        try:
+            resolved.append(units.resolve(unit))
+        except units.UnitError:
+            bad(f"part {n}: unknown unit {unit!r} (use ms, s, GB, TB/s, TFLOP/s, fraction …)")
+            resolved.append(("?", 1.0))
+        if part.get("answer") in (None, "") and part.get("max") is None and part.get("min") is None:
+            bad(f"part {n}: neither an answer nor a plausibility bound (min/max)")
+        for field in ("answer", "max", "min"):
+            if part.get(field) not in (None, ""):
+                why = _computes(part[field], params)
+                if why:
+                    bad(f"part {n}: its {field} {why}")
+    for word, dim, size in asked_units(str(q.get("prompt", ""))):
+        same_dim = [(d, s) for d, s in resolved if d == dim]
+        if same_dim and not any(math.isclose(s, size) for _, s in same_dim):
+            shown = ", ".join(str(p.get("unit")) for p in parts)
+            bad(f"the prompt asks in {word!r} but the answer is in {shown}; make them agree")
+    for band in q.get("partial") or []:
+        if not 0 < float(band.get("fraction", 0)) < 1:
+            bad("a partial band's fraction is between 0 and 1")
+    rubric = q.get("rubric", "mean")
+    if rubric not in rubrics:
+        bad(f"rubric {rubric!r} is not declared (known: {', '.join(sorted(rubrics))})")
+    return out
+
+
+def bank_problems(spec: Any) -> list[str]:
+    """Every problem of a whole bank file (already parsed from YAML), each naming its question."""
+    if not isinstance(spec, dict):
+        return ["the file is not a mapping of key, title and questions"]
+    out = [f"no {f}" for f in ("key", "title", "questions") if not spec.get(f)]
+    questions = spec.get("questions") or []
+    if not isinstance(questions, list):
+        return [*out, "questions is not a list"]
+    declared = spec.get("rubrics") or {}
+    if not isinstance(declared, dict):
+        return [*out, "rubrics is not a mapping of name → {base, text, unit_slip}"]
+    for name, d in declared.items():
+        if not isinstance(d, dict) or d.get("base") not in rules.RUBRICS:
+            out.append(f"rubric {name}: base is one of {', '.join(sorted(rules.RUBRICS))}")
+        elif d.get("unit_slip") and d["base"] not in rules.SECONDARY:
+            out.append(f"rubric {name}: a unit-slip rule needs a two-part base")
+        elif not str(d.get("text", "")).strip():
+            out.append(f"rubric {name}: say in words what earns each score (text)")
+    rubrics = set(rules.RUBRICS) | set(declared)
+    seen: set[str] = set()
+    for q in questions:
+        if not isinstance(q, dict):
+            out.append("a question is not a mapping")
+            continue
+        if q.get("key") in seen:
+            out.append(f"{q.get('key')}: the key is used twice")
+        seen.add(str(q.get("key")))
+        out += question_problems(q, rubrics)
+    return out
