@@ -342,6 +342,7 @@ EXPECTED: dict[str, str] = {
     # --- API: scribing
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
+    **actions("staff", f"{COURSE}assessments/extended-time/"),
     f"GET {COURSE}assessments/<int:assessment_id>/": "member",  # students: their own scores only until published
     f"POST {COURSE}assessments/<int:assessment_id>/": "n/a",
     f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",

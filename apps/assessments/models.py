@@ -140,6 +140,12 @@ class Response(models.Model):
         default=dict, blank=True, help_text="{question key: {points, rule, misconception …}}"
     )
     total = models.FloatField(null=True, blank=True)
+    limit_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="This attempt's own time limit, fixed when it starts (extended time included); "
+        "never exported with the research data.",
+    )
 
     class Meta:
         ordering = ("administration_id", "participant_id")
@@ -177,3 +183,37 @@ class ResponseImport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.filename} ({self.phase})"
+
+
+class TimeAccommodation(models.Model):
+    """Extended time on a course's timed assessments for one student: the limit times
+    `multiplier`, plus `extra_minutes`. Staff set it; the server enforces each student's own
+    limit from the moment they start."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    multiplier = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        default=1,
+        help_text="1.5 = time and a half; 2 = double time (1 to 4).",
+    )
+    extra_minutes = models.PositiveSmallIntegerField(
+        default=0, help_text="Minutes added after the multiplier (0 to 120)."
+    )
+    note = models.CharField(max_length=200, blank=True, help_text="E.g. the DSP letter's date.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["course", "student"], name="one_time_accommodation"),
+            models.CheckConstraint(
+                condition=Q(multiplier__gte=1, multiplier__lte=4) & Q(extra_minutes__lte=120),
+                name="time_accommodation_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.student} ×{self.multiplier} +{self.extra_minutes} min"

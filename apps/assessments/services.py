@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -18,12 +19,13 @@ from apps.assessments.models import (
     Participant,
     Response,
     ResponseImport,
+    TimeAccommodation,
 )
 from apps.autograder.models import Question, QuestionSet
 from apps.autograder.services import score_raw
 from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
-from apps.core.models import Course, User
+from apps.core.models import Course, Role, User
 from apps.core.permissions import is_instructor, is_staff, is_student
 from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
@@ -212,6 +214,7 @@ def form_start(
                 "source": "form",
                 "started_at": now,
                 "opted_out": no_research,
+                "limit_seconds": limit_for(a, actor),
             },
         )
         if not created and response.status != Response.Status.STARTED:
@@ -223,9 +226,67 @@ def form_start(
     return response
 
 
+def limit_for(a: Assessment, student: User) -> int:
+    """The student's own time limit on this assessment, in seconds: the limit × their
+    accommodation's multiplier + its extra minutes."""
+    acc = TimeAccommodation.objects.filter(course_id=a.course_id, student=student).first()
+    base = a.time_limit_minutes * 60
+    if acc is None:
+        return base
+    return round(base * float(acc.multiplier)) + acc.extra_minutes * 60
+
+
+def limit_minutes(response: Response) -> float:
+    seconds = response.limit_seconds or response.administration.assessment.time_limit_minutes * 60
+    return seconds / 60
+
+
 def deadline_of(response: Response) -> dt.datetime:
     started = response.started_at or timezone.now()
-    return started + dt.timedelta(minutes=response.administration.assessment.time_limit_minutes)
+    return started + dt.timedelta(minutes=limit_minutes(response))
+
+
+def accommodation_set(
+    *, actor: User, course: Course, email: str, multiplier: float, extra_minutes: int, note: str
+) -> TimeAccommodation | None:
+    """Staff give a student extended time on timed assessments (multiplier 1 and 0 extra
+    minutes removes it). Applies to attempts started from now on."""
+    _staff(actor, course)
+    student = User.objects.filter(
+        email__iexact=email.strip(),
+        memberships__course=course,
+        memberships__role=Role.STUDENT,
+    ).first()
+    if student is None:
+        raise DomainError(f"{email.strip()!r} is not a student of this course.", field="email")
+    if not 1 <= multiplier <= 4:
+        raise DomainError("The multiplier is 1 to 4 (1.5 = time and a half).", field="multiplier")
+    if not 0 <= extra_minutes <= 120:
+        raise DomainError("Extra minutes are 0 to 120.", field="extra_minutes")
+    with transaction.atomic():
+        if multiplier == 1 and extra_minutes == 0:
+            TimeAccommodation.objects.filter(course=course, student=student).delete()
+            audit_record(
+                actor=actor, action="assessments.extended_time_removed", course=course, obj=student
+            )
+            return None
+        acc, _ = TimeAccommodation.objects.update_or_create(
+            course=course,
+            student=student,
+            defaults={
+                "multiplier": Decimal(str(multiplier)),
+                "extra_minutes": extra_minutes,
+                "note": note.strip()[:200],
+            },
+        )
+        audit_record(
+            actor=actor,
+            action="assessments.extended_time",
+            course=course,
+            obj=acc,
+            after={"student": student.email, "multiplier": multiplier, "extra": extra_minutes},
+        )
+    return acc
 
 
 def form_submit(
@@ -261,7 +322,7 @@ def form_submit(
             late = Conflict(
                 f"Time is up: you started at "
                 f"{format_instant(response.started_at or now, course.timezone)} "
-                f"and the limit is {a.time_limit_minutes} minutes, so answers sent at "
+                f"and your limit is {limit_minutes(response):g} minutes, so answers sent at "
                 f"{format_instant(now, course.timezone)} are not recorded."
             )
         else:

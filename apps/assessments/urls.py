@@ -7,6 +7,7 @@ A = "c/<slug:code>/assessments/"
 ONE = f"{A}<int:assessment_id>/"
 urlpatterns = [
     path(A, views.index, name="list"),
+    path(f"{A}extended-time/", views.extended_time, name="extended-time"),
     path(ONE, views.detail, name="detail"),
     path(f"{ONE}window/", views.window_set, name="window"),
     path(f"{ONE}imports/", views.import_preview, name="import"),

@@ -26,6 +26,7 @@ from apps.assessments.models import (
     IdentityLink,
     Response,
     ResponseImport,
+    TimeAccommodation,
 )
 from apps.autograder.models import Question, QuestionSet
 from apps.calendar.views import local_to_utc
@@ -108,6 +109,11 @@ def index(request: AuthedRequest, code: str) -> HttpResponseBase:
             "course": course,
             "staff": staff,
             "rows": rows,
+            "extended": TimeAccommodation.objects.filter(course=course)
+            .select_related("student")
+            .order_by("student__full_name")
+            if staff
+            else [],
             "sets": QuestionSet.objects.filter(course=course).order_by("title"),
         },
     )
@@ -379,8 +385,40 @@ def take(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseB
             "response": response,
             "started": started,
             "deadline": services.deadline_of(response) if started and response else None,
+            "minutes": services.limit_minutes(response)
+            if started and response
+            else services.limit_for(a, user) / 60,
+            "extended": services.limit_for(a, user) != a.time_limit_minutes * 60,
             "questions": [(q, list(range(max(len(q.parts), 1)))) for q in questions],
             "Kind": Question.Kind,
             "participant": participant,
         },
     )
+
+
+@course_action(staff=True)
+def extended_time(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    """Staff give a student extended time on timed assessments (×1 and +0 removes it)."""
+    with errors_as_messages(request):
+        try:
+            multiplier = float(request.POST.get("multiplier", "1") or "1")
+        except ValueError:
+            raise DomainError(
+                "The multiplier is a number such as 1.5.", field="multiplier"
+            ) from None
+        acc = services.accommodation_set(
+            actor=request.user,
+            course=course,
+            email=request.POST.get("email", ""),
+            multiplier=multiplier,
+            extra_minutes=_int(request.POST.get("extra_minutes")) or 0,
+            note=request.POST.get("note", ""),
+        )
+        messages.success(
+            request,
+            "Extended time removed."
+            if acc is None
+            else f"{acc.student}: ×{acc.multiplier:g} + {acc.extra_minutes} min on timed quizzes "
+            "started from now on.",
+        )
+    return redirect("assessments:list", code=course.code)

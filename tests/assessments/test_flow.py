@@ -281,3 +281,71 @@ def test_students_see_their_own_scores_and_the_report_only_once_published(
     assert "matched participants" in client.get(url).content.decode()
     assert api.get(base + "report/").json()["counts"]["pre"] == 9
     assert api.get(base + "export/").status_code == 403  # the per-participant file stays with staff
+
+
+def test_a_students_extended_time_is_their_own_limit_on_the_server(quiz: Setup) -> None:
+    """×1.5 on the 5-minute quiz: 7.5 minutes for that student, shown on their start page; an
+    answer after that is refused, while a classmate's limit stays 5 minutes."""
+    now = timezone.now()
+    services.window_set(
+        actor=quiz.staff,
+        course=quiz.course,
+        assessment_id=quiz.assessment.pk,
+        phase="pre",
+        opens_at=now - dt.timedelta(hours=1),
+        closes_at=now + dt.timedelta(hours=2),
+    )
+    extended, other, late = member(quiz.course), member(quiz.course), member(quiz.course)
+    staff = Client()
+    staff.force_login(quiz.staff)
+    done = staff.post(
+        f"/c/{quiz.course.code}/assessments/extended-time/",
+        {"email": extended.email, "multiplier": "1.5", "extra_minutes": "0", "note": "DSP letter"},
+        follow=True,
+    ).content.decode()
+    assert "×1.5 + 0 min" in done
+    for s in (late, extended):
+        services.accommodation_set(
+            actor=quiz.staff,
+            course=quiz.course,
+            email=s.email,
+            multiplier=1.5,
+            extra_minutes=0,
+            note="",
+        )
+    page = Client()
+    page.force_login(extended)
+    take = page.get(f"/c/{quiz.course.code}/assessments/{quiz.assessment.pk}/take/?phase=pre")
+    assert "You have 7.5 minutes" in take.content.decode()
+    for s in (extended, other, late):
+        _start(quiz, s, "pre")
+    aid = quiz.assessment.pk
+    with time_machine.travel(now + dt.timedelta(minutes=7, seconds=20)):
+        r = services.form_submit(
+            actor=extended,
+            course=quiz.course,
+            assessment_id=aid,
+            phase="pre",
+            answers={"q1": ["b"]},
+        )
+        assert r.status == "submitted"
+        with pytest.raises(Conflict, match="your limit is 5 minutes"):
+            services.form_submit(
+                actor=other, course=quiz.course, assessment_id=aid, phase="pre", answers={}
+            )
+    with (
+        time_machine.travel(now + dt.timedelta(minutes=8, seconds=30)),
+        pytest.raises(Conflict, match=r"your limit is 7\.5 minutes"),
+    ):
+        services.form_submit(
+            actor=late, course=quiz.course, assessment_id=aid, phase="pre", answers={"q1": ["b"]}
+        )
+    with pytest.raises(DomainError, match="multiplier is 1 to 4"):
+        services.accommodation_set(
+            actor=quiz.staff,
+            course=quiz.course,
+            email=other.email,
+            multiplier=9,
+            extra_minutes=0,
+            note="",
+        )
