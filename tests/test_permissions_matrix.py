@@ -343,6 +343,18 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
     **actions("staff", f"{COURSE}assessments/extended-time/"),
+    # regrade requests: students ask (rules refuse an unreleased set: not a leak); staff decide
+    **actions("student", f"{COURSE}questions/<slug:key>/regrade/"),
+    f"GET {COURSE}regrades/": "staff",
+    f"POST {COURSE}regrades/": "n/a",
+    **actions(
+        "staff",
+        f"{COURSE}regrades/<int:request_id>/rescore/",
+        f"{COURSE}regrades/<int:request_id>/decline/",
+    ),
+    f"POST {API}question-sets/<slug:key>/regrades/": "student",
+    f"GET {API}regrades/": "member",  # staff: the queue; a student: their own requests
+    f"POST {API}regrades/<int:request_id>/decide/": "staff",
     f"GET {COURSE}assessments/<int:assessment_id>/": "member",  # students: their own scores only until published
     f"POST {COURSE}assessments/<int:assessment_id>/": "n/a",
     f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",
@@ -649,6 +661,7 @@ def _url(route: str, world: World) -> str:
         "<int:question_id>": ids["question_id"],
         "<int:late_id>": ids["late_id"],
         "<int:token_id>": ids["token_id"],
+        "<int:request_id>": ids["request_id"],
         "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"],
         "<str:token>": "0123456789abwrong-secret",
@@ -774,6 +787,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "proposal_id",
                 "event_id",
                 "token_id",
+                "request_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

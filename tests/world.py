@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from apps.assessments.models import Assessment, ResponseImport
 from apps.assessments.services import create as assessment_create
-from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet
+from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet, RegradeRequest
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
@@ -313,6 +313,12 @@ def build_world(course: Course) -> World:
         "exception_id": extension.pk,
         "late_id": late_work.pk,
         "token_id": token_create(user=a_members[0], name="student A's script")[0].pk,
+        "request_id": RegradeRequest.objects.create(
+            question=qs.questions.order_by("position").first(),
+            student=a_members[0],
+            reason="Student A's reason for a regrade.",
+            old_points=0,
+        ).pk,
         "key": qs.key,
         "assignment_id": assignment.pk,
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]

@@ -14,9 +14,10 @@ class AutograderConfig(AppConfig):
             tasks,  # noqa: F401
         )
         from apps.core.jobs import register_jobs, register_sweeper
-        from apps.core.registry import NavItem, register_nav
+        from apps.core.registry import STAFF, NavItem, register_nav
 
         register_sweeper("autograder", jobs.sweep)
         register_jobs("autograder", jobs.listed, jobs.took)
 
         register_nav(NavItem("Questions", "autograder:sets", order=50))
+        register_nav(NavItem("Regrades", "autograder:regrades", roles=STAFF, order=51))

@@ -30,6 +30,9 @@ class QuestionSet(models.Model):
         related_name="+",
         help_text="Answers are accepted until the student's effective deadline for it.",
     )
+    regrade_days = models.PositiveSmallIntegerField(
+        default=7, help_text="Days after results are released that students may ask for regrades."
+    )
     released_at = models.DateTimeField(
         null=True, blank=True, help_text="When students may see keys and worked solutions."
     )
@@ -340,3 +343,50 @@ class AnswerUpload(models.Model):
 
     def __str__(self) -> str:
         return f"{self.filename} → {self.question_set} ({self.status})"
+
+
+class RegradeRequest(models.Model):
+    """A student asks staff to look at one graded question again, with a reason, until the
+    set's regrade window closes. A TA re-scores it (the new points stand in every later pass,
+    the results, the gradebook and the exports) or declines it; both with a comment the
+    student is e-mailed. At most one open request per student and question."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Waiting for staff"
+        RESCORED = "rescored", "Re-scored"
+        DECLINED = "declined", "Declined"
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="regrades")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    part = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The part asked about (0-based); empty: the question."
+    )
+    reason = models.TextField(max_length=2000)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    old_points = models.FloatField(help_text="The points when the request was made.")
+    new_points = models.FloatField(null=True, blank=True)
+    comment = models.TextField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("created_at", "id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "student"],
+                condition=models.Q(status="open"),
+                name="one_open_regrade_per_question",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="rescored") | models.Q(new_points__isnull=False),
+                name="rescored_has_points",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"regrade {self.question.key} for {self.student} ({self.status})"

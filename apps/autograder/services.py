@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps.autograder import rules
 from apps.autograder.models import Answer, Instance, Question, QuestionSet
+from apps.autograder.regrades import overrides, regrade_detail
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.perfcalc.calc import units
@@ -382,7 +383,18 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                     "detail": detail,
                 }
             )
-    return out
+    return _with_regrades(question_set, out)
+
+
+def _with_regrades(question_set: QuestionSet, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A re-scored regrade request's points stand in every later pass."""
+    kept = overrides(question_set)
+    for row in rows:
+        r = kept.get((row["question_id"], row["student_id"]))
+        if r is not None and r.new_points is not None and row["points"]:
+            row["fraction"] = r.new_points / row["points"]
+            row["detail"] = {**row["detail"], "regrade": regrade_detail(r)}
+    return rows
 
 
 def students_of(course: Course) -> list[int]:

@@ -51,3 +51,11 @@ def answers_intake(upload_id: int) -> str:
     from apps.autograder.uploads import upload_run
 
     return upload_run(upload_id)
+
+
+@shared_task(name="autograder.email_regrade")
+def email_regrade(request_id: int) -> None:
+    """Tell the student what staff decided on their regrade request."""
+    from apps.autograder.regrades import email_decision
+
+    email_decision(request_id)

@@ -1,10 +1,27 @@
 from django.urls import path
 
-from apps.autograder import views
+from apps.autograder import views, views_regrades
 
 app_name = "autograder"
 urlpatterns = [
     path("c/<slug:code>/questions/", views.sets, name="sets"),
+    # before <slug:key>: "regrades" is not a set
+    path("c/<slug:code>/regrades/", views_regrades.queue_page, name="regrades"),
+    path(
+        "c/<slug:code>/regrades/<int:request_id>/rescore/",
+        views_regrades.regrade_rescore,
+        name="regrade-rescore",
+    ),
+    path(
+        "c/<slug:code>/regrades/<int:request_id>/decline/",
+        views_regrades.regrade_decline,
+        name="regrade-decline",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/regrade/",
+        views_regrades.regrade_ask,
+        name="regrade-ask",
+    ),
     path("c/<slug:code>/questions/<slug:key>/", views.set_page, name="set"),
     path("c/<slug:code>/questions/<slug:key>/answers/", views.answers_save, name="answers"),
     path("c/<slug:code>/questions/<slug:key>/uploads/", views.upload_create, name="upload"),

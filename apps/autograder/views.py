@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from apps.autograder import passes, rules, services, uploads
+from apps.autograder import passes, regrades, rules, services, uploads, views_regrades
 from apps.autograder.models import Answer, AnswerUpload, GradingRun, Question, QuestionSet
 from apps.autograder.selectors import (
     canvas_csv,
@@ -250,6 +250,9 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
     released = qs.released_at is not None and qs.released_at <= timezone.now()
     run = released_run(qs) if released else None
     grades = {g.question_id: g for g in visible_grades(run).filter(student=request.user)}
+    asked = views_regrades.mine(qs, request.user) if released else {}
+    closes = regrades.window_closes(qs)
+    can_ask = released and closes is not None and timezone.now() <= closes
     rows = []
     for q in questions:
         params = _params_for(q, request.user)
@@ -263,12 +266,22 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
                 "grade": grades.get(q.pk),
                 "worked": services.worked_solution(q, params) if released and q.parts else None,
                 "rubric": rules.rubric_text(q.rubric, q.rubric_spec) if len(q.parts) > 1 else "",
+                "regrades": asked.get(q.pk, []),
+                "can_ask": can_ask
+                and grades.get(q.pk) is not None
+                and not any(r.status == "open" for r in asked.get(q.pk, [])),
             }
         )
     return render(
         request,
         "autograder/set_student.html",
-        {"course": course, "qs": qs, "rows": rows, "released": released},
+        {
+            "course": course,
+            "qs": qs,
+            "rows": rows,
+            "released": released,
+            "regrade_closes": closes if can_ask else None,
+        },
     )
 
 

@@ -59,6 +59,7 @@ STAFF_PAGES = {
     "staff-participation": "/c/ee290-sp26/participation/",
     "staff-checks": "/c/ee290-sp26/check/",
     "staff-jobs": "/c/ee290-sp26/jobs/",
+    "staff-regrades": "/c/ee290-sp26/regrades/",
 }
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.autograder.api import views
+from apps.autograder.api import regrade_views, views
 
 app_name = "autograder-api"
 P = "courses/<slug:code>/"
@@ -22,5 +22,16 @@ urlpatterns = [
     path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
     path(P + "question-sets/<slug:key>/release/", views.ReleaseView.as_view(), name="release"),
     path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
+    path(
+        P + "question-sets/<slug:key>/regrades/",
+        regrade_views.AskView.as_view(),
+        name="regrade-ask",
+    ),
+    path(P + "regrades/", regrade_views.ListView.as_view(), name="regrades"),
+    path(
+        P + "regrades/<int:request_id>/decide/",
+        regrade_views.DecideView.as_view(),
+        name="regrade-decide",
+    ),
     path(P + "grading-runs/<int:run_id>/totals/", views.RunTotalsView.as_view(), name="run-totals"),
 ]

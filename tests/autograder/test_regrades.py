@@ -1,0 +1,161 @@
+"""A regrade round trip as people do it: the student asks from the released set page, the TA
+re-scores from the queue, the gradebook total changes, the student is e-mailed, an audit row
+exists; a later grading pass keeps the new points; one open request per question; closed after
+the regrade window."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.intake import answers_import
+from apps.autograder.models import Grade, RegradeRequest
+from apps.autograder.passes import release, run_create
+from apps.autograder.selectors import visible_grades
+from apps.calendar.models import Assignment
+from apps.core.models import AuditEvent, GradingComponent, Role
+from apps.gradebook.selectors import gradebook_rows
+from tests.autograder.test_grading import quiz_csv
+from tests.factories import AssignmentFactory, CourseFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def graded(celery_eager, django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A2")
+    qs = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    qs.assignment = Assignment.objects.get(course=course, code="A2")
+    qs.save()
+    GradingComponent.objects.create(
+        course=course, key="assignments-core", name="Assignments", weight=100, source="autograder"
+    )
+    ta = member(course, Role.TA)
+    students = [member(course) for _ in range(3)]
+    answers_import(actor=ta, question_set=qs, data=quiz_csv(students), commit=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_create(actor=ta, question_set=qs)
+    run.refresh_from_db()
+    assert run.current_pass_id is not None
+    release(actor=ta, question_set=qs)
+    return course, qs, ta, students, run
+
+
+def test_the_round_trip(graded, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    course, qs, ta, students, run = graded
+    student = students[0]
+    q = qs.questions.get(key="q7")
+    before = visible_grades(run).get(student=student, question=q).score
+    total_before = (
+        gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"].percent
+    )
+    page = Client()
+    page.force_login(student)
+    html = page.get(f"/c/{course.code}/questions/{qs.key}/").content.decode()
+    assert "Ask for a regrade" in html
+    asked = page.post(
+        f"/c/{course.code}/questions/{qs.key}/regrade/",
+        {"question": "q7", "part": "1", "reason": "I wrote kilotonnes and said so in the box."},
+        follow=True,
+    ).content.decode()
+    assert "Regrade request on q7 sent" in asked
+    again = page.post(
+        f"/c/{course.code}/questions/{qs.key}/regrade/",
+        {"question": "q7", "reason": "Asking twice about the same thing."},
+        follow=True,
+    ).content.decode()
+    assert "already have an open request" in again
+    r = RegradeRequest.objects.get(student=student)
+    staff = Client()
+    staff.force_login(ta)
+    queue = staff.get(f"/c/{course.code}/regrades/").content.decode()
+    assert "I wrote kilotonnes" in queue
+    assert "Rubric:" in queue
+    assert "key 195" in queue
+    new = q.points if before < q.points else 0
+    with django_capture_on_commit_callbacks(execute=True):
+        staff.post(
+            f"/c/{course.code}/regrades/{r.pk}/rescore/",
+            {"points": str(new), "comment": "Fair: the unit was stated."},
+        )
+    r.refresh_from_db()
+    assert (r.status, r.new_points) == ("rescored", new)
+    assert visible_grades(run).get(student=student, question=q).score == new
+    total_after = (
+        gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"].percent
+    )
+    assert total_after != total_before
+    assert mail.outbox[-1].to == [student.email]
+    assert "re-scored" in mail.outbox[-1].body
+    assert "Fair: the unit was stated." in mail.outbox[-1].body
+    assert AuditEvent.objects.filter(
+        action="grading.regrade_rescored", object_id=str(r.pk)
+    ).exists()
+    # a later pass (grade again) keeps the TA's points
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_create(actor=ta, question_set=qs)
+    run.refresh_from_db()
+    assert visible_grades(run).get(student=student, question=q).score == new
+    assert Grade.objects.filter(run=run, student=student, question=q).count() >= 1
+
+
+def test_declining_keeps_the_points_and_the_window_closes(
+    graded, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    from apps.autograder import regrades
+    from apps.core.errors import Conflict, DomainError
+
+    course, qs, ta, students, run = graded
+    q = qs.questions.get(key="q1")
+    r = regrades.request_create(actor=students[1], question=q, reason="Option b is also right.")
+    with pytest.raises(DomainError, match="why"):
+        regrades.decide(actor=ta, course=course, request_id=r.pk, points=None, comment=" ")
+    with django_capture_on_commit_callbacks(execute=True):
+        regrades.decide(
+            actor=ta, course=course, request_id=r.pk, points=None, comment="No: see the key."
+        )
+    assert visible_grades(run).get(student=students[1], question=q).score == r.old_points
+    assert "declined" in mail.outbox[-1].body
+    with pytest.raises(DomainError, match="at least a sentence"):
+        regrades.request_create(actor=students[2], question=q, reason="no")
+    qs.released_at = timezone.now() - dt.timedelta(days=8)
+    qs.save()
+    with pytest.raises(Conflict, match="closed"):
+        regrades.request_create(actor=students[2], question=q, reason="Late but please look.")
+
+
+def test_the_api_has_the_same_round_trip(graded, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    course, qs, ta, students, _run = graded
+    api = f"/api/v1/courses/{course.code}/"
+    student, staff = APIClient(), APIClient()
+    student.force_authenticate(students[2])
+    staff.force_authenticate(ta)
+    asked = student.post(
+        api + f"question-sets/{qs.key}/regrades/",
+        {"question": "q6", "part": 2, "reason": "My FP16 fleet answer matches the key."},
+        format="json",
+    )
+    assert asked.status_code == 201, asked.json()
+    assert asked.json()["part"] == 2
+    queue = staff.get(api + "regrades/?status=open").json()
+    assert [r["id"] for r in queue["results"]] == [asked.json()["id"]]
+    assert student.get(api + "regrades/").json()["count"] == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        done = staff.post(
+            api + f"regrades/{asked.json()['id']}/decide/",
+            {"points": 2, "comment": "Right; the band was too tight."},
+            format="json",
+        )
+    assert done.json()["status"] == "rescored"
+    assert (
+        student.post(api + f"regrades/{asked.json()['id']}/decide/", {}, format="json").status_code
+        == 403
+    )
