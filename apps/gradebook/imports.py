@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from apps.core.csvfile import CsvRefused, Problem, read_csv
 from apps.core.models import GradingComponent
@@ -49,7 +50,73 @@ def _fold(text: str) -> str:
     return " ".join(text.strip().lower().replace("_", " ").split())
 
 
-def parse_scores(data: bytes, components: Sequence[GradingComponent]) -> ParsedScores:
+GRADESCOPE = {"total score", "max points"}  # with Email/SID: Gradescope's "Download Grades"
+
+
+def _gradescope(
+    table: Any, components: Sequence[GradingComponent], component_key: str, out: ParsedScores
+) -> ParsedScores:
+    """Gradescope's own score export, as downloaded: Name, SID, Email, Total Score, Max Points,
+    Status, then per-question columns. Its Total Score / Max Points becomes a percent for the
+    component staff chose; a 'Missing' submission changes nothing (it is listed)."""
+    header = [_fold(h) for h in table.header]
+    col = {h: i for i, h in enumerate(header)}
+    target = next((c for c in components if c.key == component_key), None)
+    if target is None:
+        keys = ", ".join(c.key for c in components)
+        out.problems.append(
+            Problem(
+                1,
+                None,
+                "this is a Gradescope score export: choose which component its Total Score is "
+                f"for (one of: {keys})",
+            )
+        )
+        return out
+    who = next((k for k in ("email", "sid") if k in col), None)
+    if who is None:
+        out.problems.append(Problem(1, None, "the export has neither an Email nor a SID column"))
+        return out
+    out.notes.append(
+        f"Gradescope export: Total Score ÷ Max Points → {target.name} ({target.key}); "
+        f"students matched by {'e-mail' if who == 'email' else 'SID'}."
+    )
+    missing = []
+    for n, cells in table.rows:
+
+        def cell(name: str, cells: list[str] = cells) -> str:
+            i = col.get(name)
+            return cells[i].strip() if i is not None and i < len(cells) else ""
+
+        ident = cell(who)
+        if not ident:
+            out.problems.append(Problem(n, table.header[col[who]], "empty: every row must say who"))
+            continue
+        if cell("status").lower() == "missing" or not cell("total score"):
+            missing.append(ident)
+            continue
+        try:
+            got, most = float(cell("total score")), float(cell("max points"))
+        except ValueError:
+            out.problems.append(
+                Problem(n, "Total Score", f"{cell('total score')!r} / {cell('max points')!r}")
+            )
+            continue
+        if most <= 0 or not 0 <= got <= most * 1.5:
+            out.problems.append(Problem(n, "Total Score", f"{got:g} of {most:g} points"))
+            continue
+        percent = min(got / most * 100, 100.0)
+        out.rows.append(
+            ScoreRow(n, who, ident, table.header[col[who]], [(target.key, percent, "Total Score")])
+        )
+    if missing:
+        out.notes.append(f"{len(missing)} submission(s) Missing in Gradescope: left unchanged.")
+    return out
+
+
+def parse_scores(
+    data: bytes, components: Sequence[GradingComponent], component_key: str = ""
+) -> ParsedScores:
     out = ParsedScores()
     try:
         table = read_csv(data, max_bytes=MAX_BYTES, max_rows=MAX_ROWS)
@@ -57,6 +124,10 @@ def parse_scores(data: bytes, components: Sequence[GradingComponent]) -> ParsedS
         out.problems.append(exc.problem)
         return out
     out.notes.extend(table.notes)
+    if {_fold(h) for h in table.header} >= GRADESCOPE:
+        parents = {c.parent_id for c in components if c.parent_id}
+        leaves = [c for c in components if c.pk not in parents]
+        return _gradescope(table, leaves, component_key, out)
     header = table.header
     parents = {c.parent_id for c in components if c.parent_id}
     by_name: dict[str, GradingComponent] = {}

@@ -112,6 +112,11 @@ class ScoreImport(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     summary = models.JSONField(default=dict, blank=True)
+    component_key = models.CharField(
+        max_length=60,
+        blank=True,
+        help_text="For a Gradescope score export: the component its Total Score is for.",
+    )
 
     class Meta:
         ordering = ("-created_at",)

@@ -315,9 +315,10 @@ class ImportPreview:
         return not self.problems
 
 
-def import_plan(*, course: Course, data: bytes) -> ImportPreview:
-    """What committing `data` would change now (a pure read)."""
-    parsed = imports.parse_scores(data, selectors.components_of(course))
+def import_plan(*, course: Course, data: bytes, component_key: str = "") -> ImportPreview:
+    """What committing `data` would change now (a pure read). `component_key`: for a
+    Gradescope export, the component its Total Score is for."""
+    parsed = imports.parse_scores(data, selectors.components_of(course), component_key)
     out = ImportPreview(problems=list(parsed.problems), notes=list(parsed.notes))
     emails = {r.who.lower() for r in parsed.rows if r.kind == "email"}
     sids = {r.who for r in parsed.rows if r.kind == "sid"}
@@ -386,13 +387,19 @@ def _ci(people: Any, emails: set[str]) -> Any:
 
 
 def import_upload(
-    *, actor: User, course: Course, filename: str, data: bytes
+    *, actor: User, course: Course, filename: str, data: bytes, component_key: str = ""
 ) -> tuple[ScoreImport, ImportPreview]:
+    """Store an uploaded score file for its preview. `component_key`: for a Gradescope score
+    export (read as downloaded), the component its Total Score is for."""
     _require_staff(actor, course)
     refuse_unreadable(data, max_bytes=imports.MAX_BYTES)
-    preview = import_plan(course=course, data=data)
+    preview = import_plan(course=course, data=data, component_key=component_key)
     record = ScoreImport.objects.create(
-        course=course, filename=(filename or "scores.csv")[:200], content=data, uploaded_by=actor
+        course=course,
+        filename=(filename or "scores.csv")[:200],
+        content=data,
+        uploaded_by=actor,
+        component_key=component_key[:60],
     )
     return record, preview
 
@@ -413,7 +420,9 @@ def import_commit(*, actor: User, course: Course, import_id: int) -> dict[str, i
         record = ScoreImport.objects.select_for_update().get(pk=record.pk)
         if record.committed_at is not None:
             raise Conflict("This file was already imported.")
-        plan = import_plan(course=course, data=bytes(record.content))
+        plan = import_plan(
+            course=course, data=bytes(record.content), component_key=record.component_key
+        )
         if not plan.ok:
             raise Conflict(
                 f"The file has {len(plan.problems)} problem(s); fix them and upload it again. "

@@ -68,8 +68,21 @@ class ScoreForm(forms.Form):
 class ImportForm(forms.Form):
     file = forms.FileField(
         help_text="CSV: an email, sid or group column and one column per component "
-        "(its key or name). Blank cells change nothing."
+        "(its key or name). Blank cells change nothing. Gradescope's score export (Download "
+        "Grades) is read as it is: choose its component below."
     )
+    component = forms.ChoiceField(
+        required=False,
+        label="Component (Gradescope export)",
+        help_text="Which component a Gradescope export's Total Score ÷ Max Points is for; "
+        "leave empty for a file with a column per component.",
+    )
+
+    def __init__(self, *args: Any, leaves: list[Any] = (), **kwargs: Any) -> None:  # type: ignore[assignment]
+        super().__init__(*args, **kwargs)
+        self.fields["component"].choices = [("", "—")] + [  # type: ignore[attr-defined]
+            (c.key, f"{c.name} ({c.key})") for c in leaves
+        ]
 
 
 @login_required
@@ -333,7 +346,8 @@ def components(request: AuthedRequest, code: str) -> HttpResponseBase:
 @login_required
 def import_page(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code, staff=True)
-    form = ImportForm(request.POST or None, request.FILES or None)
+    leaves = selectors.leaf_components(selectors.components_of(course))
+    form = ImportForm(request.POST or None, request.FILES or None, leaves=leaves)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
@@ -342,6 +356,7 @@ def import_page(request: AuthedRequest, code: str) -> HttpResponseBase:
                 course=course,
                 filename=upload.name,
                 data=upload.read(services.imports.MAX_BYTES + 1),
+                component_key=form.cleaned_data.get("component") or "",
             )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -355,7 +370,6 @@ def import_page(request: AuthedRequest, code: str) -> HttpResponseBase:
             f"{course.code}-scores-template.csv",
             itertools.chain([["email", *manual, "note"]], ([e] for e in people.iterator())),
         )
-    leaves = selectors.leaf_components(selectors.components_of(course))
     return render(
         request, "gradebook/import.html", {"course": course, "form": form, "leaves": leaves}
     )
@@ -380,7 +394,9 @@ def import_preview(request: AuthedRequest, code: str, import_id: int) -> HttpRes
             f"{counts['unchanged']} unchanged.",
         )
         return redirect("gradebook:page", code=course.code)
-    plan = services.import_plan(course=course, data=bytes(record.content))
+    plan = services.import_plan(
+        course=course, data=bytes(record.content), component_key=record.component_key
+    )
     return render(
         request,
         "gradebook/import_preview.html",

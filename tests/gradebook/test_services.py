@@ -292,3 +292,46 @@ def test_the_components_page_freezes_after_confirming_and_refuses_tas(ee290_demo
     assert selectors.freeze_of(course) is None
     r = boss.post(f"{url}components/save/", {"cutoffs": "A ninety"}, follow=True)
     assert "Letter cut-offs:" in r.content.decode()
+
+
+GRADESCOPE = (
+    "First Name,Last Name,SID,Email,Sections,Total Score,Max Points,Status,Submission ID,"
+    "Submission Time,Lateness (H:M:S),View Count,Submission Count,1: Roofline (4.0 pts),"
+    "2: Ring AllReduce (6.0 pts)\r\n"
+    "Student,One,3031,student01@example.edu,,9.0,10.0,Graded,1,2026-02-11 08:30:12 -0800,"
+    "0:00:00,2,1,4.0,5.0\r\n"
+    "Student,Two,3032,student02@example.edu,,,10.0,Missing,,,,,,,\r\n"
+    "Student,Three,3033,student03@example.edu,,7.5,10.0,Graded,3,2026-02-11 09:30:12 -0800,"
+    "0:00:00,1,1,3.5,4.0\r\n"
+)
+
+
+def test_gradescopes_own_score_export_imports_as_it_is(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Downloaded from Gradescope and uploaded unchanged: Total Score ÷ Max Points becomes the
+    chosen component's percent; a Missing submission changes nothing and is listed."""
+    course = ee290_demo
+    instructor, _, _, _ = people(course)
+    data = GRADESCOPE.encode()
+    _, unsure = services.import_upload(
+        actor=instructor, course=course, filename="A1_scores.csv", data=data
+    )
+    assert "choose which component its Total Score is for" in str(unsure.problems[0])
+    record, plan = services.import_upload(
+        actor=instructor,
+        course=course,
+        filename="A1_scores.csv",
+        data=data,
+        component_key="assignments-enhancements",
+    )
+    assert plan.problems == []
+    assert any("Missing in Gradescope" in n for n in plan.notes)
+    names = {
+        e: User.objects.get(email=e).get_full_name()
+        for e in ("student01@example.edu", "student03@example.edu")
+    }
+    assert sorted((c.who, c.percent) for c, _ in plan.changes) == sorted(
+        [(names["student01@example.edu"], 90.0), (names["student03@example.edu"], 75.0)]
+    )
+    services.import_commit(actor=instructor, course=course, import_id=record.pk)
+    one = User.objects.get(email="student01@example.edu")
+    assert row_of(course, one).cells["assignments-enhancements"].percent == 90

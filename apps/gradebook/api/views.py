@@ -241,7 +241,9 @@ class ScoreImportSerializer(serializers.Serializer):
 
 
 def _import_data(course: Any, record: ScoreImport) -> dict[str, Any]:
-    plan = services.import_plan(course=course, data=bytes(record.content))
+    plan = services.import_plan(
+        course=course, data=bytes(record.content), component_key=record.component_key
+    )
     return {
         "id": record.pk,
         "filename": record.filename,
@@ -263,7 +265,14 @@ def _import_data(course: Any, record: ScoreImport) -> dict[str, Any]:
 
 class ScoreImportUploadSerializer(serializers.Serializer):
     file = serializers.FileField(
-        help_text="CSV: email, sid or group, then one column per component key or name."
+        help_text="CSV: email, sid or group, then one column per component key or name; or "
+        "Gradescope's score export as downloaded (then give `component`)."
+    )
+    component = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=60,
+        help_text="For a Gradescope export: the component key its Total Score is for.",
     )
 
 
@@ -283,7 +292,11 @@ class ImportsView(APIView):
         s.is_valid(raise_exception=True)
         f = s.validated_data["file"]
         record, _ = services.import_upload(
-            actor=user, course=course, filename=f.name, data=f.read(services.imports.MAX_BYTES + 1)
+            actor=user,
+            course=course,
+            filename=f.name,
+            data=f.read(services.imports.MAX_BYTES + 1),
+            component_key=s.validated_data.get("component", ""),
         )
         return Response(_import_data(course, record), status=201)
 
