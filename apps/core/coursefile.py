@@ -237,6 +237,12 @@ class GradingPart(Strict):
     weight: Annotated[Decimal, Field(ge=0, le=100)]
     satisfactory_threshold: Annotated[Decimal, Field(ge=0, le=100)] = Decimal(60)
     source: Annotated[str, Field(pattern="^(" + "|".join(SCORE_SOURCES) + ")$")] = "manual"
+    # A composed score: source → weight (any positive numbers; they are normalised), e.g.
+    # technical quality = {manual: 70, peer-review: 30} (staff's score and the peer score).
+    blend: dict[
+        Annotated[str, Field(pattern="^(" + "|".join(SCORE_SOURCES) + ")$")],
+        Annotated[Decimal, Field(gt=0, le=100)],
+    ] = {}
 
 
 class LetterCutoff(Strict):

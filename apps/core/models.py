@@ -308,6 +308,12 @@ class GradingComponent(models.Model):
         help_text="Where scores come from: manual (entered or imported by staff), autograder, "
         "scribing, checkoffs, peer-review or milestones.",
     )
+    blend = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='A score composed of several sources, by weight: {"manual": 70, '
+        '"peer-review": 30} (manual = the score staff enter). Empty: `source` alone.',
+    )
 
     class Meta:
         ordering = ("course_id", "position")

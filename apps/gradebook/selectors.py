@@ -137,7 +137,8 @@ def gradebook_rows(
         else:
             by_group[(component_id, gid)] = (float(percent), note)
     computed: dict[str, dict[int, Computed]] = {}
-    for source in {c.source for c in leaves} & set(SOURCES):
+    wanted = {c.source for c in leaves} | {s for c in leaves for s in (c.blend or {})}
+    for source in wanted & set(SOURCES):
         computed[source] = SOURCES[source](course, ids, group_of)
     freeze = freeze_of(course)
     frozen: dict[int, FrozenGrade] = {}
@@ -154,7 +155,10 @@ def gradebook_rows(
         for c in leaves:
             own = by_student.get((c.pk, u.pk))
             shared = by_group.get((c.pk, g)) if g is not None else None
-            if own is not None:
+            if c.blend:
+                entered = own if own is not None else shared
+                cells[c.key] = blended(c.blend, entered, computed, u.pk)
+            elif own is not None:
                 cells[c.key] = Cell(own[0], "student entry", own[1])
             elif shared is not None:
                 cells[c.key] = Cell(shared[0], "group entry", shared[1])
@@ -191,6 +195,38 @@ def gradebook_rows(
             )
         out.append(row)
     return out
+
+
+SOURCE_NAMES = {"manual": "staff", "peer-review": "peer", "autograder": "autograded"}
+
+
+def blended(
+    blend: dict[str, float],
+    entered: tuple[float, str] | None,
+    computed: dict[str, dict[int, Computed]],
+    student_id: int,
+) -> Cell:
+    """A composed score: each source's percent × its share of the weights, the composition
+    spelled out ('staff 85 × 70 % + peer 80 × 30 % = 83.5'); incomplete (None) while any
+    source has nothing yet, naming which."""
+    total_weight = sum(float(w) for w in blend.values())
+    terms, missing, value = [], [], 0.0
+    for source, weight in blend.items():
+        share = float(weight) / total_weight
+        if source == "manual":
+            got = entered[0] if entered is not None else None
+        else:
+            v = computed.get(source, {}).get(student_id)
+            got = v.percent if v is not None else None
+        name = SOURCE_NAMES.get(source, source)
+        if got is None:
+            missing.append(name)
+            continue
+        value += got * share
+        terms.append(f"{name} {got:.4g} × {share * 100:.4g} %")
+    if missing:
+        return Cell(None, "", "waiting for: " + ", ".join(missing))
+    return Cell(value, "blend", " + ".join(terms) + f" = {value:.4g}")
 
 
 STATUS_FILTERS = {

@@ -262,3 +262,11 @@ SOURCE_HELP = {
     "impact": "impact: the group's score from its evidence",
     "participation": "participation: lectures attended and contributions recorded",
 }
+
+
+def blend_help(blend: dict[str, float]) -> str:
+    """How a composed component is made, for the pages: 'blend: staff 80 %, peer review 20 %'."""
+    total = sum(float(w) for w in blend.values()) or 1.0
+    names = {"manual": "staff", "peer-review": "peer review"}
+    parts = [f"{names.get(k, k)} {float(w) * 100 / total:.4g} %" for k, w in blend.items()]
+    return "blend: " + ", ".join(parts)

@@ -25,7 +25,7 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_instructor, is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.gradebook import charts, rules, selectors, services
-from apps.gradebook.sources import SOURCE_HELP
+from apps.gradebook.sources import SOURCE_HELP, blend_help
 from apps.groups.models import Group, GroupMembership
 
 PAGE = 50
@@ -138,6 +138,8 @@ def _lines(components: list[Any], row: selectors.Row) -> list[dict[str, Any]]:
                 "failing": c.key in failing,
                 "source": "from its parts"
                 if c.pk in parents
+                else blend_help(c.blend)
+                if c.blend
                 else SOURCE_HELP.get(c.source, c.source),
                 "is_part": c.parent_id is not None,
             }
@@ -328,6 +330,8 @@ def components(request: AuthedRequest, code: str) -> HttpResponseBase:
     comps = selectors.components_of(course)
     cutoffs = selectors.cutoffs_of(course)
     parents = {c.parent_id for c in comps if c.parent_id}
+    for c in comps:  # how a composed component is made, beside its weight
+        c.blend_help = blend_help(c.blend) if c.blend else ""  # type: ignore[attr-defined]
     return render(
         request,
         "gradebook/components.html",

@@ -31,7 +31,10 @@ def _group_score(course, actor, group: Group, percent: str) -> None:  # type: ig
         course=course,
         changes=[
             services.score_change(
-                course=course, component_key="project-technical", percent=percent, group_id=group.pk
+                course=course,
+                component_key="assignments-enhancements",
+                percent=percent,
+                group_id=group.pk,
             )
         ],
     )
@@ -40,7 +43,10 @@ def _group_score(course, actor, group: Group, percent: str) -> None:  # type: ig
 def _technical(course, users: list[User]) -> dict[int, tuple[float | None, str]]:  # type: ignore[no-untyped-def]
     rows = selectors.gradebook_rows(course, student_ids=[u.pk for u in users])
     return {
-        r.student.pk: (r.cells["project-technical"].percent, r.cells["project-technical"].origin)
+        r.student.pk: (
+            r.cells["assignments-enhancements"].percent,
+            r.cells["assignments-enhancements"].origin,
+        )
         for r in rows
     }
 
@@ -55,7 +61,7 @@ def test_dissolving_a_group_leaves_each_member_the_score_they_earned(ee290_demo)
     client = Client()
     client.force_login(staff)
     confirm = client.get(f"/c/{course.code}/groups/{group.pk}/dissolve/").content.decode()
-    assert "gradebook entries (project-technical) become each member" in confirm
+    assert "gradebook entries (assignments-enhancements) become each member" in confirm
     group_dissolve(actor=staff, course=course, group_id=group.pk)
     after = _technical(course, members)
     assert set(after.values()) == {(85, "student entry")}

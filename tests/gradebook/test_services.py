@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from apps.core.errors import Conflict, DomainError, NotAllowed
-from apps.core.models import AuditEvent, User
+from apps.core.models import AuditEvent, GradingComponent, User
 from apps.gradebook import selectors, services
 from apps.groups.models import Group
 
@@ -25,6 +25,9 @@ FULL = {
 
 
 def people(course):  # type: ignore[no-untyped-def]
+    # These tests are about scores staff enter: technical quality scored by staff alone here
+    # (the course file blends it with the peer score; test_a_blended_score_… covers that).
+    GradingComponent.objects.filter(course=course, key="project-technical").update(blend={})
     instructor = User.objects.get(email="instructor@example.edu")
     ta = User.objects.get(email="ta1@example.edu")
     group = Group.objects.filter(course=course).order_by("name").first()
@@ -335,3 +338,42 @@ def test_gradescopes_own_score_export_imports_as_it_is(ee290_demo) -> None:  # t
     services.import_commit(actor=instructor, course=course, import_id=record.pk)
     one = User.objects.get(email="student01@example.edu")
     assert row_of(course, one).cells["assignments-enhancements"].percent == 90
+
+
+def test_a_blended_score_shows_its_composition_and_waits_for_every_part(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Technical quality = staff 80 % + peer review 20 % (the course file's blend): incomplete
+    until the peer score exists, then composed, with how it was composed on the page."""
+    from apps.gradebook import selectors as sel
+    from apps.gradebook.sources import Computed
+
+    course = ee290_demo
+    _, ta, group, members = people(course)
+    GradingComponent.objects.filter(course=course, key="project-technical").update(
+        blend={"manual": 80, "peer-review": 20}
+    )
+    services.scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course, component_key="project-technical", percent="90", group_id=group.pk
+            )
+        ],
+    )
+    cell = row_of(course, members[0]).cells["project-technical"]
+    assert (cell.percent, cell.detail) == (None, "waiting for: peer")
+    got = sel.blended(
+        {"manual": 80, "peer-review": 20},
+        (90.0, ""),
+        {"peer-review": {members[0].pk: Computed(70.0, "peer score 3.50 of 5")}},
+        members[0].pk,
+    )
+    assert got.percent == pytest.approx(86.0)
+    assert got.detail == "staff 90 × 80 % + peer 70 × 20 % = 86"
+
+
+def test_the_components_page_says_how_technical_quality_is_blended(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    c = Client()
+    c.force_login(User.objects.get(email="instructor@example.edu"))
+    page = c.get(f"/c/{ee290_demo.code}/gradebook/components/").content.decode()
+    assert "blend: staff 80 %, peer review 20 %" in page
