@@ -239,8 +239,17 @@ class GradingPart(Strict):
     source: Annotated[str, Field(pattern="^(" + "|".join(SCORE_SOURCES) + ")$")] = "manual"
     # A composed score: source → weight (any positive numbers; they are normalised), e.g.
     # technical quality = {manual: 70, peer-review: 30} (staff's score and the peer score).
+    # An assignment's own score: {autograder:A3: 60, manual: 20, checkoffs:A3: 20} (its
+    # autograded numbers, a hands-on part staff enter, its oral checkoff).
     blend: dict[
-        Annotated[str, Field(pattern="^(" + "|".join(SCORE_SOURCES) + ")$")],
+        Annotated[
+            str,
+            Field(
+                pattern="^("
+                + "|".join(SCORE_SOURCES)
+                + ")$|^(autograder|checkoffs):[A-Za-z0-9_-]+$"
+            ),
+        ],
         Annotated[Decimal, Field(gt=0, le=100)],
     ] = {}
 
@@ -462,6 +471,15 @@ def _cross_checks(cf: CourseFile) -> list[str]:
         if g.parts and sum(p.weight for p in g.parts) != g.weight:
             total = sum(p.weight for p in g.parts)
             problems.append(f"grading[{i}].parts: weights add up to {total}, not {g.weight}")
+    codes = {a.code for a in cf.assignments}
+    for i, g in enumerate(cf.grading):
+        for where, part in [(f"grading[{i}]", g)] + [
+            (f"grading[{i}].parts[{j}]", p) for j, p in enumerate(g.parts)
+        ]:
+            for source in part.blend:
+                scope = source.partition(":")[2]
+                if scope and scope not in codes:
+                    problems.append(f"{where}.blend: {source}: no assignment {scope}")
     if cf.grading and (total := sum(g.weight for g in cf.grading)) != 100:
         problems.append(f"grading: weights add up to {total}, not 100")
 

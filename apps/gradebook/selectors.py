@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet
 from apps.core.models import Course, GradingComponent, Role, User
 from apps.gradebook import rules
 from apps.gradebook.models import FrozenGrade, GradeFreeze, ScoreEntry
-from apps.gradebook.sources import SOURCES, Computed
+from apps.gradebook.sources import SOURCES, Computed, source_for
 from apps.groups.models import GroupMembership
 
 
@@ -137,8 +137,10 @@ def gradebook_rows(
         else:
             by_group[(component_id, gid)] = (float(percent), note)
     computed: dict[str, dict[int, Computed]] = {}
-    wanted = {c.source for c in leaves} | {s for c in leaves for s in (c.blend or {})}
-    for source in wanted & set(SOURCES):
+    for source in {s for c in leaves for s in (c.blend or {})} - {"manual"}:
+        if (scoped := source_for(source)) is not None:
+            computed[source] = scoped(course, ids, group_of)
+    for source in {c.source for c in leaves} & set(SOURCES):
         computed[source] = SOURCES[source](course, ids, group_of)
     freeze = freeze_of(course)
     frozen: dict[int, FrozenGrade] = {}
@@ -218,7 +220,8 @@ def blended(
         else:
             v = computed.get(source, {}).get(student_id)
             got = v.percent if v is not None else None
-        name = SOURCE_NAMES.get(source, source)
+        base, _, scope = source.partition(":")
+        name = f"{scope} {SOURCE_NAMES.get(base, base)}".strip()
         if got is None:
             missing.append(name)
             continue

@@ -57,13 +57,16 @@ def _pct(x: float) -> str:
     return f"{x:.1f}".removesuffix(".0") + " %"
 
 
-def autograder(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+def autograder(
+    course: Course, students: Students, group_of: GroupOf, assignment: str = ""
+) -> dict[int, Computed]:
     runs = (
         GradingRun.objects.filter(
             question_set__course=course,
             question_set__assignment__isnull=False,
             current_pass__isnull=False,
         )
+        .filter(**({"question_set__assignment__code": assignment} if assignment else {}))
         .order_by("question_set_id", "-created_at")
         .values_list("question_set_id", "current_pass_id", "question_set__assignment__code")
     )
@@ -116,12 +119,15 @@ def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int,
     return out
 
 
-def checkoffs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+def checkoffs(
+    course: Course, students: Students, group_of: GroupOf, assignment: str = ""
+) -> dict[int, Computed]:
     now = timezone.now()
     sets = list(
         CheckoffSet.objects.filter(
             course=course, kind=CheckoffSet.Kind.ASSIGNMENT, published_at__isnull=False
         )
+        .filter(**({"assignment__code": assignment} if assignment else {}))
         .annotate(last=Max("slots__starts_at"))
         .filter(last__lt=now)
         .values_list("pk", flat=True)
@@ -267,6 +273,24 @@ SOURCE_HELP = {
 def blend_help(blend: dict[str, float]) -> str:
     """How a composed component is made, for the pages: 'blend: staff 80 %, peer review 20 %'."""
     total = sum(float(w) for w in blend.values()) or 1.0
-    names = {"manual": "staff", "peer-review": "peer review"}
-    parts = [f"{names.get(k, k)} {float(w) * 100 / total:.4g} %" for k, w in blend.items()]
+    names = {"manual": "staff", "peer-review": "peer review", "autograder": "autograded"}
+
+    def named(key: str) -> str:
+        base, _, scope = key.partition(":")
+        return f"{scope} {names.get(base, base)}".strip()
+
+    parts = [f"{named(k)} {float(w) * 100 / total:.4g} %" for k, w in blend.items()]
     return "blend: " + ", ".join(parts)
+
+
+def source_for(name: str) -> Source | None:
+    """A source by name, or one scoped to an assignment ('autograder:A3', 'checkoffs:A3') for a
+    composed assignment score."""
+    base, _, scope = name.partition(":")
+    if not scope:
+        return SOURCES.get(base)
+    if base == "autograder":
+        return lambda c, s, g: autograder(c, s, g, assignment=scope)
+    if base == "checkoffs":
+        return lambda c, s, g: checkoffs(c, s, g, assignment=scope)
+    return None

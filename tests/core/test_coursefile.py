@@ -150,3 +150,11 @@ def test_any_due_date_lands_at_2359_local(day: dt.date) -> None:
     cf = parse_course_file("course: {code: x, title: X, term: T, timezone: America/Los_Angeles}\n")
     local = cf.instant(day).astimezone(PT)
     assert (local.date(), local.hour, local.minute) == (day, 23, 59)
+
+
+def test_a_blend_names_known_sources_and_assignments(raw: dict) -> None:
+    core = raw["grading"][1]["parts"][0]
+    core["blend"] = {"autograder:A9": 60, "checkoffs:A3": 20, "manual": 20}
+    assert problems_of(raw) == ["grading[1].parts[0].blend: autograder:A9: no assignment A9"]
+    core["blend"] = {"gradescope": 100}
+    assert any("grading[1].parts[0].blend" in p for p in problems_of(raw))

@@ -77,3 +77,24 @@ def test_milestones_on_time_late_excused_missing() -> None:
     got = sources.milestones(course, None, {student: g.pk})[student]
     assert got.percent == pytest.approx((100 + 50 + 100 + 0) / 4)
     assert got.detail == "3 of 4 due milestones recorded"
+
+
+def test_a_composed_assignment_reads_its_own_autograded_part_and_checkoff() -> None:
+    """An assignment's score = its autograded numbers + a hands-on part staff enter + its oral
+    checkoff: 'autograder:A1' reads A1's sets only."""
+    from apps.gradebook.selectors import blended
+    from apps.gradebook.sources import blend_help, source_for
+
+    course = CourseFactory()
+    g = group_of(course, 4)
+    a = g.memberships.first().user_id
+    _graded_set(course, "A1", {a: (8, 10)})
+    _graded_set(course, "A2", {a: (2, 10)})
+    mine = source_for("autograder:A1")(course, None, {})
+    assert mine[a].percent == pytest.approx(80)  # A2's 20 % is not in A1's score
+    assert source_for("autograder")(course, None, {})[a].percent == pytest.approx(50)
+    assert source_for("nope:A1") is None
+    blend = {"autograder:A1": 60, "manual": 20, "checkoffs:A1": 20}
+    cell = blended(blend, (100.0, ""), {"autograder:A1": mine, "checkoffs:A1": {}}, a)
+    assert (cell.percent, cell.detail) == (None, "waiting for: A1 checkoffs")
+    assert blend_help(blend) == "blend: A1 autograded 60 %, staff 20 %, A1 checkoffs 20 %"
