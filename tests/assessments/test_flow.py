@@ -349,3 +349,15 @@ def test_a_students_extended_time_is_their_own_limit_on_the_server(quiz: Setup) 
             extra_minutes=0,
             note="",
         )
+
+
+def test_the_report_says_which_rubric_scored_q7(quiz: Setup) -> None:
+    rep = report.build(quiz.assessment)
+    q7 = rep["rubrics"]["q7"]
+    assert q7["rubric"] == "q7-carbon"
+    assert q7["unit_slip"] is True
+    assert "same power of ten" in q7["rule"]
+    page = Client()
+    page.force_login(quiz.staff)
+    html = page.get(f"/c/{quiz.course.code}/assessments/{quiz.assessment.pk}/").content.decode()
+    assert "q7 (q7-carbon)" in html
