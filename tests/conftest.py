@@ -95,6 +95,17 @@ def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def ee290_live(ee290):  # type: ignore[no-untyped-def]
+    """The demo as `make run` shows it: the term moved so that today is in week 6."""
+    from apps.setup.demo import demo_load
+    from apps.setup.liveterm import move_term, weeks_to_today
+
+    move_term(ee290, weeks_to_today(ee290))
+    demo_load(course=ee290)
+    return ee290
+
+
+@pytest.fixture
 def ee290_demo(ee290):  # type: ignore[no-untyped-def]
     """The EE 290 course with the demo people: 1 instructor, 2 TAs, 40 students, 8 groups."""
     from apps.setup.demo import demo_load

@@ -102,3 +102,42 @@ def test_allocate_all_skips_a_group_with_no_members(ee290_demo) -> None:  # type
     instructor = User.objects.get(email="instructor@example.edu")
     assert allocate_all(actor=instructor, course=ee290_demo) == []
     assert not Allocation.objects.filter(group__name="Empty Shell").exists()
+
+
+def test_the_demo_term_is_live_on_any_day(ee290, settings) -> None:  # type: ignore[no-untyped-def]
+    """`load_demo` moves the demo database's term so that today is in week 6: the first lecture
+    five weeks ago, deadlines still 23:59 course time, one to come that student01 can spend a
+    slack day on. `--keep-dates` (and `load_course` alone) keep the real Spring 2026 dates."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.calendar.models import Assignment, Lecture
+    from apps.slackdays.services import slack_apply
+
+    settings.DEBUG = True
+    real = list(Assignment.objects.filter(course=ee290).order_by("due_at"))
+    out = StringIO()
+    call_command("load_demo", "ee290-sp26", stdout=out)
+    assert "so that today is in week 6" in out.getvalue()
+    ee290.refresh_from_db()
+    tz = ee290.tz
+    today = timezone.localdate(timezone=tz)
+    first = Lecture.objects.filter(course=ee290).order_by("starts_at")[0].starts_at.astimezone(tz)
+    assert 28 < (today - first.date()).days < 42  # a Tuesday or Thursday of week 1
+    moved = list(Assignment.objects.filter(course=ee290).order_by("due_at"))
+    for before, after in zip(real, moved, strict=True):
+        assert after.due_at.astimezone(tz).time() == before.due_at.astimezone(tz).time()
+        assert (
+            after.due_at.astimezone(tz).date() - before.due_at.astimezone(tz).date()
+        ).days % 7 == 0
+    upcoming = [a for a in moved if a.due_at > timezone.now()]
+    assert upcoming
+    assert any(a.due_at < timezone.now() for a in moved)  # the early ones are past
+    student = User.objects.get(email="student01@example.edu")
+    entries = slack_apply(actor=student, course=ee290, assignment_id=upcoming[0].pk)
+    assert entries
+    assert "(demo dates)" in ee290.term
+    call_command("load_demo", "ee290-sp26", stdout=StringIO())  # again: nothing moves further
+    assert Assignment.objects.get(pk=moved[0].pk).due_at == moved[0].due_at
+    assert dt.timedelta(0) <= timezone.now() - first < dt.timedelta(weeks=6)

@@ -1,5 +1,6 @@
-"""A first look, as `make run` gives it: the demo course, then every page a student, a TA and
-the instructor reach by following links from the course home answers without a server error.
+"""A first look, as `make run` gives it: the demo course in a live term (today in week 6), then
+every page a student, a TA and the instructor reach by following links from the course home
+answers without a server error.
 
 `make test` runs this file twice: in the suite on PostgreSQL and once more on SQLite, the
 database `make run` uses, where a query PostgreSQL accepts can fail (interval arithmetic,
@@ -38,11 +39,11 @@ def _crawl(client: Client, start: str, limit: int = 250) -> dict[str, int]:
     [("student01@example.edu", 15), ("ta1@example.edu", 40), ("instructor@example.edu", 40)],
 )
 def test_every_linked_page_of_the_demo_answers_without_a_server_error(
-    ee290_demo, email: str, at_least: int
+    ee290_live, email: str, at_least: int
 ) -> None:
     client = Client()
     client.force_login(User.objects.get(email=email))
-    seen = _crawl(client, f"/c/{ee290_demo.code}/")
+    seen = _crawl(client, f"/c/{ee290_live.code}/")
     assert len(seen) >= at_least, sorted(seen)  # the crawl really went through the app
     assert {u: s for u, s in seen.items() if s >= 500} == {}
-    assert seen[f"/c/{ee290_demo.code}/"] == 200
+    assert seen[f"/c/{ee290_live.code}/"] == 200

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.core.models import Course
 from apps.setup.demo import DEMO_PASSWORD, demo_load
+from apps.setup.liveterm import WEEK, move_term, weeks_to_today
 
 
 class Command(BaseCommand):
@@ -18,12 +19,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("course", help="Course code, e.g. ee290-sp26")
         parser.add_argument(
+            "--keep-dates",
+            action="store_true",
+            help="Keep the course file's own dates instead of moving the term so that today is "
+            "in its sixth week (the default, so a first look shows a live term).",
+        )
+        parser.add_argument(
             "--allow-production",
             action="store_true",
             help="Load demo accounts even though DEBUG is off (they share a known password).",
         )
 
-    def handle(self, *args: Any, course: str, allow_production: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, course: str, allow_production: bool, keep_dates: bool, **options: Any
+    ) -> None:
         if not settings.DEBUG and not allow_production:
             raise CommandError(
                 "DEBUG is off: demo accounts share a published password. "
@@ -32,6 +41,14 @@ class Command(BaseCommand):
         obj = Course.objects.filter(code=course).first()
         if obj is None:
             raise CommandError(f"No course {course!r}; run load_course with its file first.")
+        if not keep_dates:
+            weeks = weeks_to_today(obj)
+            if weeks:
+                move_term(obj, weeks)
+                self.stdout.write(
+                    f"Moved {obj.code}'s dates by {weeks} weeks so that today is in week "
+                    f"{WEEK} (the demo database only; the course file keeps its own dates)."
+                )
         logins = demo_load(course=obj)
         by_role: dict[str, list[str]] = {}
         for login in logins:

@@ -1,0 +1,76 @@
+"""The demo's live term: the course's dates moved so that today falls in its sixth week.
+
+`make run` loads the real EE 290 course file (Spring 2026) and then the demo; visited later,
+every deadline would be over (no slack day to spend, no lecture to come). `load_demo` therefore
+moves the demo database's calendar — lectures, events, releases, deadlines, milestones, recess
+days — by whole weeks, in course time (a 23:59 deadline stays 23:59 across daylight saving),
+before it adds its people and their activity. The course file on disk is untouched, and
+`load_course` alone (a real deployment) keeps the real dates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.calendar.cache import forget
+from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
+from apps.core.models import Course
+
+WEEK = 6  # the demo visitor arrives in week 6: early deadlines past, the project under way
+
+
+def weeks_to_today(course: Course, *, today: dt.date | None = None, week: int = WEEK) -> int:
+    """How many whole weeks to move the course so that `today` is in its week `week` (week 1
+    is the week of the first lecture)."""
+    first = Lecture.objects.filter(course=course).order_by("starts_at").first()
+    if first is None:
+        return 0
+    today = today or timezone.localdate(timezone=course.tz)
+    start = first.starts_at.astimezone(course.tz).date()
+    monday = start - dt.timedelta(days=start.weekday())
+    target = today - dt.timedelta(days=today.weekday()) - dt.timedelta(weeks=week - 1)
+    return (target - monday).days // 7
+
+
+def _moved(instant: dt.datetime, days: int, course: Course) -> dt.datetime:
+    """The same wall-clock time in course time, `days` later."""
+    local = instant.astimezone(course.tz)
+    naive = local.replace(tzinfo=None) + dt.timedelta(days=days)
+    return naive.replace(tzinfo=course.tz).astimezone(dt.UTC)
+
+
+def move_term(course: Course, weeks: int) -> int:
+    """Move every calendar row of the course by `weeks`; returns how many rows moved."""
+    if weeks == 0:
+        return 0
+    days = weeks * 7
+    moved = 0
+    with transaction.atomic():
+        tables: list[tuple[Any, tuple[str, ...]]] = [
+            (Lecture, ("starts_at", "ends_at")),
+            (CourseEvent, ("starts_at", "ends_at")),
+            (Assignment, ("release_at", "due_at")),
+            (Milestone, ("due_at",)),
+        ]
+        for model, fields in tables:
+            rows = list(model.objects.filter(course=course))
+            for row in rows:
+                for f in fields:
+                    value = getattr(row, f)
+                    if value is not None:
+                        setattr(row, f, _moved(value, days, course))
+            model.objects.bulk_update(rows, list(fields))
+            moved += len(rows)
+        for r in RecessDay.objects.filter(course=course):
+            r.date += dt.timedelta(days=days)
+            r.save(update_fields=["date"])
+            moved += 1
+        if "(demo dates)" not in course.term:
+            course.term = f"{course.term} (demo dates)"[:40]
+            course.save(update_fields=["term"])
+        forget(course.pk)
+    return moved
