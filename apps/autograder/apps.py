@@ -17,6 +17,15 @@ class AutograderConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, register_nav
 
         register_sweeper("autograder", jobs.sweep)
+        from apps.autograder import lifecycle
+        from apps.core.invariants import register_check
+        from apps.core.lifecycle import StudentDropped, subscribe
+
+        subscribe(StudentDropped, lifecycle.on_student_dropped)
+        register_check(
+            "no open regrade request belongs to a dropped student",
+            lifecycle.open_requests_of_dropped_students,
+        )
         register_jobs("autograder", jobs.listed, jobs.took)
 
         register_nav(NavItem("Questions", "autograder:sets", order=50))

@@ -159,3 +159,34 @@ def test_the_api_has_the_same_round_trip(graded, django_capture_on_commit_callba
         student.post(api + f"regrades/{asked.json()['id']}/decide/", {}, format="json").status_code
         == 403
     )
+
+
+def test_dropping_a_student_closes_their_open_request(graded) -> None:  # type: ignore[no-untyped-def]
+    """Lifecycle: the roster drops a student; their open request leaves the staff queue, closed
+    as declined with the reason, and check_course stays at 0."""
+    from apps.autograder import regrades
+    from apps.core.invariants import run_checks
+    from apps.core.models import Membership
+    from apps.roster.services import roster_commit, roster_upload
+
+    course, qs, _ta, students, _run = graded
+    gone = students[0]
+    r = regrades.request_create(
+        actor=gone, question=qs.questions.get(key="q1"), reason="Option b is also right."
+    )
+    instructor = member(course, Role.INSTRUCTOR)
+    keep = Membership.objects.filter(course=course, role=Role.STUDENT).exclude(user=gone)
+    rows = "".join(
+        f"{m.user.full_name},{m.user.email},,student\n" for m in keep.select_related("user")
+    )
+    record, _ = roster_upload(
+        actor=instructor,
+        course=course,
+        filename="r.csv",
+        data=f"name,email,sid,role\n{rows}".encode(),
+    )
+    roster_commit(actor=instructor, record=record)
+    r.refresh_from_db()
+    assert (r.status, r.comment) == ("declined", "Closed: the student was dropped from the course.")
+    assert not regrades.queue(course).exists()
+    assert run_checks(course.pk) == []
