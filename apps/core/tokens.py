@@ -9,6 +9,7 @@ import hashlib
 import secrets
 
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.core.errors import NotFound
@@ -34,7 +35,8 @@ def token_create(*, user: User, name: str) -> tuple[ApiToken, str]:
             prefix=key[:8],
         )
         live = ApiToken.objects.filter(user=user, revoked_at__isnull=True)
-        extra = list(live.order_by("-last_used_at", "-created_at").values_list("pk", flat=True))
+        recent = Coalesce("last_used_at", "created_at")  # last used, or made, most recently first
+        extra = list(live.order_by(recent.desc()).values_list("pk", flat=True))
         if len(extra) > MAX_LIVE:
             live.filter(pk__in=extra[MAX_LIVE:]).update(revoked_at=timezone.now())
         audit_record(actor=user, action="api_token.created", obj=token, after={"name": token.name})

@@ -194,3 +194,24 @@ def test_the_tokens_page_makes_shows_once_and_revokes_after_confirming() -> None
     other = Client()
     other.force_login(member(course))
     assert other.get(f"/accounts/tokens/{token.pk}/revoke/").status_code == 404
+
+
+def test_the_51st_token_retires_the_longest_unused_one_not_a_busy_one() -> None:
+    from django.utils import timezone
+
+    from apps.core.models import ApiToken
+    from apps.core.tokens import MAX_LIVE, token_create
+
+    user = member(CourseFactory())
+    first, _ = token_create(user=user, name="busy CI job")
+    for i in range(MAX_LIVE - 1):
+        token_create(user=user, name=f"laptop {i}")
+    ApiToken.objects.filter(pk=first.pk).update(last_used_at=timezone.now())
+    oldest_idle = ApiToken.objects.filter(user=user).exclude(pk=first.pk).order_by("created_at")[0]
+    newest, _ = token_create(user=user, name="one more")
+    live = set(
+        ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("pk", flat=True)
+    )
+    assert len(live) == MAX_LIVE
+    assert {first.pk, newest.pk} <= live
+    assert oldest_idle.pk not in live
