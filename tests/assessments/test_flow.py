@@ -193,7 +193,8 @@ def test_destroying_the_id_map_keeps_the_analytics_and_ends_self_service(quiz: S
         _start(quiz, student, "pre", consent=True, no_research=False)
 
 
-def test_the_timed_form_needs_consent_and_refuses_late_answers(quiz: Setup) -> None:
+def _open_pre_now(quiz: Setup) -> dt.datetime:
+    """The pre form open from an hour ago for two hours; returns now."""
     now = timezone.now()
     services.window_set(
         actor=quiz.staff,
@@ -203,6 +204,11 @@ def test_the_timed_form_needs_consent_and_refuses_late_answers(quiz: Setup) -> N
         opens_at=now - dt.timedelta(hours=1),
         closes_at=now + dt.timedelta(hours=2),
     )
+    return now
+
+
+def test_the_timed_form_needs_consent_and_refuses_late_answers(quiz: Setup) -> None:
+    now = _open_pre_now(quiz)
     on_time, late = member(quiz.course), member(quiz.course)
     aid = quiz.assessment.pk
     with pytest.raises(DomainError, match="research notice"):
@@ -286,15 +292,7 @@ def test_students_see_their_own_scores_and_the_report_only_once_published(
 def test_a_students_extended_time_is_their_own_limit_on_the_server(quiz: Setup) -> None:
     """×1.5 on the 5-minute quiz: 7.5 minutes for that student, shown on their start page; an
     answer after that is refused, while a classmate's limit stays 5 minutes."""
-    now = timezone.now()
-    services.window_set(
-        actor=quiz.staff,
-        course=quiz.course,
-        assessment_id=quiz.assessment.pk,
-        phase="pre",
-        opens_at=now - dt.timedelta(hours=1),
-        closes_at=now + dt.timedelta(hours=2),
-    )
+    now = _open_pre_now(quiz)
     extended, other, late = member(quiz.course), member(quiz.course), member(quiz.course)
     staff = Client()
     staff.force_login(quiz.staff)
