@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+import time_machine
 from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -147,9 +148,12 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     people = build_big_course(course, n, tag=tag)
     from apps.scribing import services as scribing
 
-    scribing.solve(actor=None, course=course)  # every student 2 scribe duties, published
-    with transaction.atomic():
-        scribing.publish(actor=people["ta"], course=course)
+    # Every student 2 scribe duties, solved and published the week before the term (the solver
+    # gives no new duty on a lecture already held).
+    with time_machine.travel(dt.datetime(2026, 1, 12, 17, 0, tzinfo=dt.UTC), tick=True):
+        scribing.solve(actor=None, course=course)
+        with transaction.atomic():
+            scribing.publish(actor=people["ta"], course=course)
     from apps.calendar.models import Milestone
     from apps.peerreview import services as peer
 
@@ -162,7 +166,7 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
     )
     peer.preview(actor=people["ta"], course=course, round_id=r.pk)
     with transaction.atomic():
-        peer.publish(actor=people["ta"], course=course, round_id=r.pk)
+        peer.publish(actor=people["ta"], course=course, round_id=r.pk, without_drafts=True)
     # Checkoffs: a day of slots, every group but one booked, half of them with an outcome.
     from apps.checkoffs import services as checkoffs
     from apps.groups.models import Group

@@ -25,6 +25,7 @@ from apps.core.models import STAFF_ROLES, Course, Membership, User
 from apps.core.permissions import is_staff
 from apps.core.queue import enqueue_on_commit
 from apps.core.services import audit_record
+from apps.core.timefmt import format_instant
 from apps.groups.models import Group
 from apps.groups.selectors import group_for_student
 
@@ -189,6 +190,20 @@ def _check_common(location: str, capacity: int) -> str:
     return location[:120]
 
 
+def _today(course: Course) -> dt.date:
+    return timezone.localdate(timezone=course.tz)
+
+
+def _refuse_past(course: Course, first: dt.datetime, *, field: str) -> None:
+    """Nobody can book a slot that has already begun: refuse a plan whose first slot would."""
+    if first <= timezone.now():
+        raise DomainError(
+            f"A slot cannot start in the past: the first one would start "
+            f"{format_instant(first, course.timezone)}. Pick a later day or start time.",
+            field=field,
+        )
+
+
 def slots_plan(
     *,
     course: Course,
@@ -226,6 +241,7 @@ def slots_plan(
         )
     if len(cuts) > 200:
         raise DomainError("At most 200 slots at once; cut a shorter range.", field="end")
+    _refuse_past(course, cuts[0].starts_at, field="start" if day == _today(course) else "day")
     clashes = _clashes(course, [(c.starts_at, c.ends_at) for c in cuts], location, staff)
     return [
         SlotPlan(c.starts_at, c.ends_at, location, capacity, staff, why)
@@ -250,6 +266,7 @@ def single_plan(
         )
     if ends_at <= starts_at:
         raise DomainError("A slot must end after it starts.", field="ends_at")
+    _refuse_past(course, starts_at, field="starts_at")
     if ends_at - starts_at > dt.timedelta(hours=8):
         raise DomainError("A slot lasts at most 8 hours.", field="ends_at")
     why = _clashes(course, [(starts_at, ends_at)], location, staff)[0]

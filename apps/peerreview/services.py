@@ -4,6 +4,7 @@ after an exclusion with the fewest changes, and reviews saved with a version che
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -17,6 +18,7 @@ from apps.core.models import Course, User
 from apps.core.queue import enqueue_on_commit
 from apps.core.services import audit_record
 from apps.groups.models import Group, GroupMembership
+from apps.milestones.models import GroupMilestone
 from apps.peerreview import pairing
 from apps.peerreview.models import (
     CRITERIA,
@@ -158,13 +160,45 @@ def proposal_swap(
     return []
 
 
-def publish(*, actor: User, course: Course, round_id: int) -> int:
+def without_draft(r: PeerRound, group_ids: Iterable[int]) -> list[str]:
+    """Names of the groups among `group_ids` that have recorded no draft for the round's
+    milestone (no submitted link), alphabetically."""
+    ids = set(group_ids)
+    recorded = set(
+        GroupMilestone.objects.filter(
+            milestone=r.milestone, group_id__in=ids, submitted_at__isnull=False
+        ).values_list("group_id", flat=True)
+    )
+    return sorted(
+        Group.objects.filter(pk__in=ids - recorded).values_list("name", flat=True), key=str.lower
+    )
+
+
+class DraftsMissing(Conflict):
+    """Publishing would send reviewers to groups with nothing to review yet: staff confirm."""
+
+    code = "drafts_missing"
+
+
+def publish(
+    *, actor: User, course: Course, round_id: int, without_drafts: bool = False
+) -> int:
+    """Publish the proposed pairing. When reviewed groups have no draft recorded, refused with
+    their names unless staff confirm (`without_drafts`): their reviewers would wait, or staff
+    leave them out first."""
     with transaction.atomic():
         r = PeerRound.objects.select_for_update().get(pk=round_get(course, round_id).pk)
         if r.published_at:
             raise Conflict("This round is already published.")
         if not r.proposal:
             raise Conflict("Preview a pairing first.")
+        missing = without_draft(r, {b for _, b in r.proposal})
+        if missing and not without_drafts:
+            raise DraftsMissing(
+                f"{len(missing)} reviewed group(s) have no draft of {r.milestone.name} recorded: "
+                f"{', '.join(missing)}. Confirm to publish anyway (their reviewers wait for the "
+                "draft), or leave them out first."
+            )
         broken = pairing.check(problem_for(r), [(a, b) for a, b in r.proposal])
         if broken:
             raise Conflict(

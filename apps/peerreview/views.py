@@ -354,7 +354,12 @@ def round_publish(request: AuthedRequest, course: Course, round_id: int) -> Http
     with errors_as_messages(request):
         if request.POST.get("confirm") != "yes":
             raise DomainError("Tick the box to confirm: every group is e-mailed whom it reviews.")
-        n = services.publish(actor=request.user, course=course, round_id=round_id)
+        n = services.publish(
+            actor=request.user,
+            course=course,
+            round_id=round_id,
+            without_drafts=request.POST.get("without_drafts") == "yes",
+        )
         messages.success(request, f"Published {n} review assignments; groups are being e-mailed.")
     return _to_round(course, round_id)
 

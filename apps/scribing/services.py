@@ -5,6 +5,7 @@ hand change and swap, under row locks, so two concurrent swaps of one duty canno
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from typing import Any
 
 from django.db import transaction
@@ -75,8 +76,22 @@ def _label(u: User) -> str:
     return u.full_name or u.email
 
 
-def problem_for(course: Course, *, keep_published: bool = True) -> solver.Problem:
-    """The solver's input from the database (5 queries)."""
+def upcoming_lectures(
+    course: Course, now: dt.datetime | None = None
+) -> list[tuple[Lecture, int | None]]:
+    """The eligible lectures that have not started yet: the only ones a student can still ask
+    for or be newly assigned (a duty on a lecture already held would be late at once)."""
+    now = now or timezone.now()
+    return [(lec, needed) for lec, needed in eligible_lectures(course) if lec.starts_at > now]
+
+
+def problem_for(
+    course: Course, *, keep_published: bool = True, now: dt.datetime | None = None
+) -> solver.Problem:
+    """The solver's input from the database (6 queries). Time-aware: lectures that have started
+    take no new scribes; one that already holds published duties stays with exactly those, so
+    the students keep them and count them towards their total."""
+    now = now or timezone.now()
     plan = plan_for(course)
     students = active_students(course)
     groups = dict(
@@ -84,7 +99,16 @@ def problem_for(course: Course, *, keep_published: bool = True) -> solver.Proble
             course=course, left_at__isnull=True, group__dissolved_at__isnull=True
         ).values_list("user_id", "group_id")
     )
-    lectures = eligible_lectures(course)
+    held = Counter(
+        ScribeDuty.objects.filter(course=course, lecture__starts_at__lte=now).values_list(
+            "lecture_id", flat=True
+        )
+    )
+    lectures = [
+        (lec, needed if lec.starts_at > now else held[lec.pk])
+        for lec, needed in eligible_lectures(course)
+        if lec.starts_at > now or held[lec.pk]
+    ]
     tz = course.tz
     lecs = [
         solver.Lec(lec.pk, f"lecture {lec.number}", lec.starts_at.astimezone(tz).date(), needed)
@@ -201,7 +225,7 @@ def preferences_save(
         raise Conflict("Scribe lectures are already posted; ask a classmate to swap instead.")
     if plan.preferences_due_at and now > plan.preferences_due_at:
         raise Conflict("The preference deadline has passed.")
-    ids = {lec.pk for lec, _ in eligible_lectures(course)}
+    ids = {lec.pk for lec, _ in upcoming_lectures(course, now)}
     if len(prefer) > plan.max_preferences:
         raise DomainError(
             f"Rank at most {plan.max_preferences} lectures you would like.", field="prefer"
@@ -213,7 +237,10 @@ def preferences_save(
         raise DomainError("A lecture cannot be both wanted and impossible.", field="cannot")
     unknown = (set(prefer) | set(cannot)) - ids
     if unknown:
-        raise DomainError("Only lectures that take scribes can be chosen.", field="prefer")
+        raise DomainError(
+            "Only lectures that take scribes and have not happened yet can be chosen.",
+            field="prefer",
+        )
     if len(ids) - len(cannot) < plan.per_student:
         raise DomainError(
             f"Leave at least {plan.per_student} lectures you can take.", field="cannot"

@@ -90,7 +90,11 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
         .values_list("mode", flat=True)
         .first()
     )
-    rows = [{"lecture": lec, "pref": prefs.get(lec.pk)} for lec, _ in lectures]
+    # Preferences are asked for lectures still to come: one already held cannot be scribed.
+    rows = [
+        {"lecture": lec, "pref": prefs.get(lec.pk)}
+        for lec, _ in services.upcoming_lectures(course, now)
+    ]
     # Who scribes what, once published: names for the student's own lectures and the one asked
     # for (?lecture=N), counts for the rest, so the page stays small in a course of 2,000.
     who: dict[int, list[str]] = defaultdict(list)

@@ -17,6 +17,10 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 def test_preferences_solve_publish_submit_accept(
     page, live_server, ee290_demo, celery_eager
 ) -> None:  # type: ignore[no-untyped-def]
+    from apps.setup.liveterm import move_term, weeks_to_today
+
+    # The week before the term: every lecture is still to come (held ones take no new scribe).
+    move_term(ee290_demo, weeks_to_today(ee290_demo, week=0))
     code = ee290_demo.code
     l3 = Lecture.objects.get(course=ee290_demo, number=3)
     l1 = Lecture.objects.get(course=ee290_demo, number=1)

@@ -571,3 +571,33 @@ def test_the_dashboard_says_what_to_book_then_when_and_where_the_group_is_booked
     assert "Not booked yet" not in page
     assert "Nothing booked or to book" in page
     assert must_book(3)
+
+
+def test_slots_that_would_start_in_the_past_are_refused_with_the_time(signup: Signup) -> None:
+    """Nobody can book a slot that has begun: a day already past, or this morning's hours this
+    afternoon, is refused before anything is created, naming when the first slot would start."""
+    s = signup
+    base = f"/api/v1/courses/{s.course.code}/checkoffs/"
+    ta = _api(s.ta)
+    sid = ta.post(f"{base}sets/", {"kind": "checkin", "title": "Check-ins"}, format="json")
+    sid = sid.json()["id"]
+    body = {"start": "10:00", "end": "11:00", "minutes": 20, "location": "Cory 258"}
+    with time_machine.travel(dt.datetime(2030, 3, 19, 20, 0, tzinfo=dt.UTC), tick=False):
+        # 13:00 in Berkeley on 19 March 2030: yesterday and this morning are over.
+        past_day = ta.post(f"{base}sets/{sid}/slots/", {**body, "day": "2030-03-18"}, format="json")
+        assert past_day.status_code == 400
+        assert past_day.json()["field"] == "day"
+        assert "cannot start in the past" in past_day.json()["detail"]
+        assert "Mon Mar 18, 2030, 10:00 AM PDT" in past_day.json()["detail"]
+        this_morning = ta.post(
+            f"{base}sets/{sid}/slots/", {**body, "day": "2030-03-19"}, format="json"
+        )
+        assert this_morning.status_code == 400
+        assert this_morning.json()["field"] == "start"
+        later = ta.post(
+            f"{base}sets/{sid}/slots/",
+            {**body, "day": "2030-03-19", "start": "14:00", "end": "15:00"},
+            format="json",
+        )
+        assert later.status_code == 201
+        assert CheckoffSlot.objects.filter(set_id=sid).count() == 3

@@ -15,6 +15,7 @@ from apps.calendar.models import Milestone
 from apps.core.errors import Conflict
 from apps.core.models import Membership, Role
 from apps.groups.models import Group, GroupMembership
+from apps.milestones.models import GroupMilestone
 from apps.peerreview import services
 from apps.peerreview.models import PeerAssignment, PeerRound
 
@@ -39,9 +40,27 @@ def _api(user) -> APIClient:  # type: ignore[no-untyped-def]
     return c
 
 
-def _setup(course, *, publish: bool = True, due_in_days: int = 3):  # type: ignore[no-untyped-def]
+def _record_drafts(course, milestone, *, skip: int = 0):  # type: ignore[no-untyped-def]
+    """Every group but the last `skip` (by name) records its draft link."""
+    groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name"))
+    for g in groups[: len(groups) - skip]:
+        GroupMilestone.objects.get_or_create(
+            milestone=milestone,
+            group=g,
+            defaults={
+                "course": course,
+                "link": f"https://docs.example.edu/{g.pk}/draft",
+                "submitted_at": timezone.now(),
+                "submitted_by": _member(g),
+            },
+        )
+
+
+def _setup(course, *, publish: bool = True, due_in_days: int = 3, drafts: bool = True):  # type: ignore[no-untyped-def]
     staff = Membership.objects.filter(course=course, role=Role.INSTRUCTOR).first().user
     draft = Milestone.objects.get(course=course, name__icontains="draft")
+    if drafts:
+        _record_drafts(course, draft)
     r = _api(staff).post(
         f"/api/v1/courses/{course.code}/peer-review/rounds/",
         {
@@ -273,3 +292,39 @@ def test_a_dissolved_group_leaves_open_rounds_and_the_rest_are_re_paired(
     repaired = [m for m in mail.outbox if "changed: a group left" in m.subject]
     assert told
     assert {m.to[0] for m in repaired} == told
+
+
+def test_publishing_to_groups_without_a_draft_asks_first_and_names_them(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """A round published before some groups recorded their draft would send reviewers to
+    nothing: staff are told who, and publish only once they confirm (page and API)."""
+    course = ee290_demo
+    staff, r = _setup(course, publish=False, drafts=False)
+    _record_drafts(course, r.milestone, skip=2)
+    waiting = list(
+        Group.objects.filter(course=course).order_by("name").values_list("name", flat=True)
+    )[-2:]
+    services.preview(actor=staff, course=course, round_id=r.pk, seed=3)
+    c = Client()
+    c.force_login(staff)
+    page = c.get(f"/c/{course.code}/peer-review/?round={r.pk}").content.decode()
+    assert f"Publish although {waiting[0]}, {waiting[1]} have no draft recorded yet" in page
+    refused = c.post(
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/publish/",
+        {"confirm": "yes"},
+        follow=True,
+    ).content.decode()
+    assert f"2 reviewed group(s) have no draft of Draft report recorded: {waiting[0]}" in refused
+    assert not PeerAssignment.objects.filter(round=r).exists()
+    api = _api(staff).post(
+        f"/api/v1/courses/{course.code}/peer-review/rounds/{r.pk}/pairing/",
+        {"seed": 3, "publish": True},
+        format="json",
+    )
+    assert api.status_code == 409
+    assert api.json()["code"] == "drafts_missing"
+    ok = c.post(
+        f"/c/{course.code}/peer-review/rounds/{r.pk}/publish/",
+        {"confirm": "yes", "without_drafts": "yes"},
+        follow=True,
+    ).content.decode()
+    assert "Published 8 review assignments" in ok

@@ -18,7 +18,7 @@ from apps.core.models import Membership, Role
 from apps.scribing import services
 from apps.scribing.models import ScribeDuty, ScribeSwap
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("before_term")]
 
 
 def _people(course):  # type: ignore[no-untyped-def]
@@ -440,8 +440,15 @@ def test_staff_set_the_rules_in_course_time_and_the_deadline_closes_preferences(
     assert plan.preferences_due_at == dt.datetime(2026, 1, 21, 7, 59, tzinfo=dt.UTC)  # 23:59 PST
     assert 'value="2026-01-20T23:59"' in r.content.decode()
     assert (plan.notes_due_days, plan.max_preferences, plan.seed) == (5, 2, 9)
+    services.preferences_save(student=students[0], course=course, cannot=[], prefer=[])
     with pytest.raises(Conflict, match="deadline has passed"):
-        services.preferences_save(student=students[0], course=course, cannot=[], prefer=[])
+        services.preferences_save(
+            student=students[0],
+            course=course,
+            cannot=[],
+            prefer=[],
+            now=dt.datetime(2026, 1, 21, 8, 0, tzinfo=dt.UTC),
+        )
     bad = c.post(
         f"/c/{course.code}/scribing/plan/",
         {"preferences_due_at": "next week"},

@@ -114,6 +114,11 @@ class PairingRequestSerializer(serializers.Serializer):
     publish = serializers.BooleanField(
         default=False, help_text="Publish this pairing (groups are e-mailed)."
     )
+    without_drafts = serializers.BooleanField(
+        default=False,
+        help_text="Publish even though some reviewed groups have no draft recorded (otherwise "
+        "409 drafts_missing names them).",
+    )
 
 
 def _pairing(r: PeerRound, result: pairing.Pairing) -> dict[str, Any]:
@@ -162,7 +167,9 @@ class PairingView(APIView):
         v = data.validated_data
         result = services.preview(actor=user, course=course, round_id=round_id, seed=v.get("seed"))
         if v["publish"] and result.ok:
-            services.publish(actor=user, course=course, round_id=round_id)
+            services.publish(
+                actor=user, course=course, round_id=round_id, without_drafts=v["without_drafts"]
+            )
         return Response(_pairing(services.round_get(course, round_id), result))
 
 
