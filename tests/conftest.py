@@ -96,7 +96,7 @@ def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def ee290_live(ee290):  # type: ignore[no-untyped-def]
-    """The demo as `make run` shows it: the term moved so that today is in week 6."""
+    """The demo as `make run` shows it: the term moved so that today is in week 7."""
     from apps.setup.demo import demo_load
     from apps.setup.liveterm import move_term, weeks_to_today
 

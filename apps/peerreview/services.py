@@ -180,9 +180,7 @@ class DraftsMissing(Conflict):
     code = "drafts_missing"
 
 
-def publish(
-    *, actor: User, course: Course, round_id: int, without_drafts: bool = False
-) -> int:
+def publish(*, actor: User, course: Course, round_id: int, without_drafts: bool = False) -> int:
     """Publish the proposed pairing. When reviewed groups have no draft recorded, refused with
     their names unless staff confirm (`without_drafts`): their reviewers would wait, or staff
     leave them out first."""

@@ -33,6 +33,7 @@ from apps.onboarding import defaults as onboarding_defaults
 from apps.onboarding import services as onboarding
 from apps.onboarding.models import EnrollmentDecision, Questionnaire, QuestionnaireResponse
 from apps.participation import services as participation
+from apps.setup import demo_term
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
@@ -362,6 +363,11 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         _demo_assessment(course, instructor)
         _demo_grades(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         _demo_questionnaire(course, instructor)
+        ta1 = User.objects.get(email=f"ta1@{DEMO_DOMAIN}")
+        demo_term.demo_lateness(course, ta1)
+        demo_term.demo_scribing(course, instructor)
+        demo_term.demo_review_round(course, instructor)
+        demo_term.demo_question_sets(course, instructor)
         audit_record(
             actor=None,
             action="demo.loaded",

@@ -1,4 +1,4 @@
-"""The demo's live term: the course's dates moved so that today falls in its sixth week.
+"""The demo's live term: the course's dates moved so that today falls in its seventh week.
 
 `make run` loads the real EE 290 course file (Spring 2026) and then the demo; visited later,
 every deadline would be over (no slack day to spend, no lecture to come). `load_demo` therefore
@@ -20,7 +20,10 @@ from apps.calendar.cache import forget
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.core.models import Course
 
-WEEK = 6  # the demo visitor arrives in week 6: early deadlines past, the project under way
+# The demo visitor arrives in week 7 of lectures (week 1 holds the first lecture): A1 and A2 are
+# past, A3 (due on the Tuesday of week 8) is 2 to 8 days away whatever the weekday, the proposal
+# drafts are in and the project is under way.
+WEEK = 7
 
 
 def weeks_to_today(course: Course, *, today: dt.date | None = None, week: int = WEEK) -> int:

@@ -105,8 +105,8 @@ def test_allocate_all_skips_a_group_with_no_members(ee290_demo) -> None:  # type
 
 
 def test_the_demo_term_is_live_on_any_day(ee290, settings) -> None:  # type: ignore[no-untyped-def]
-    """`load_demo` moves the demo database's term so that today is in week 6: the first lecture
-    five weeks ago, deadlines still 23:59 course time, one to come that student01 can spend a
+    """`load_demo` moves the demo database's term so that today is in week 7: the first lecture
+    six weeks ago, deadlines still 23:59 course time, one to come that student01 can spend a
     slack day on. `--keep-dates` (and `load_course` alone) keep the real Spring 2026 dates."""
     import datetime as dt
 
@@ -119,12 +119,12 @@ def test_the_demo_term_is_live_on_any_day(ee290, settings) -> None:  # type: ign
     real = list(Assignment.objects.filter(course=ee290).order_by("due_at"))
     out = StringIO()
     call_command("load_demo", "ee290-sp26", stdout=out)
-    assert "so that today is in week 6" in out.getvalue()
+    assert "so that today is in week 7" in out.getvalue()
     ee290.refresh_from_db()
     tz = ee290.tz
     today = timezone.localdate(timezone=tz)
     first = Lecture.objects.filter(course=ee290).order_by("starts_at")[0].starts_at.astimezone(tz)
-    assert 28 < (today - first.date()).days < 42  # a Tuesday or Thursday of week 1
+    assert 35 < (today - first.date()).days < 49  # the Tuesday of week 1
     moved = list(Assignment.objects.filter(course=ee290).order_by("due_at"))
     for before, after in zip(real, moved, strict=True):
         assert after.due_at.astimezone(tz).time() == before.due_at.astimezone(tz).time()
@@ -140,4 +140,52 @@ def test_the_demo_term_is_live_on_any_day(ee290, settings) -> None:  # type: ign
     assert "(demo dates)" in ee290.term
     call_command("load_demo", "ee290-sp26", stdout=StringIO())  # again: nothing moves further
     assert Assignment.objects.get(pk=moved[0].pk).due_at == moved[0].due_at
-    assert dt.timedelta(0) <= timezone.now() - first < dt.timedelta(weeks=6)
+    assert dt.timedelta(0) <= timezone.now() - first < dt.timedelta(weeks=7)
+
+
+def test_the_live_demo_term_has_done_what_a_seventh_week_has(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    """What a visitor finds on any day: slack spent on A1 and A2 by two groups and one late
+    submission waiting for staff, scribe duties only on lectures to come (student01's next
+    week), a review round open, the A1 numbers graded and released and the A4 set open."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.autograder.models import Grade, QuestionSet
+    from apps.peerreview.models import PeerAssignment, PeerRound
+    from apps.scribing.models import ScribeDuty
+    from apps.slackdays.models import LateWork, SlackAccount
+
+    course = ee290_live
+    now = timezone.now()
+    spent = SlackAccount.objects.filter(course=course, balance=2).values_list(
+        "student__email", flat=True
+    )
+    assert "student01@example.edu" in spent
+    assert len(spent) == 10  # two groups of five, one day each
+    late = LateWork.objects.get(course=course)
+    assert (late.student.email, late.assignment.code, late.status) == (
+        "student33@example.edu",
+        "A2",
+        "open",
+    )
+    duties = ScribeDuty.objects.filter(course=course).select_related("lecture")
+    assert duties.count() == 80
+    assert all(d.lecture.starts_at > now and d.due_at > now for d in duties)  # nobody late
+    today = timezone.localdate(timezone=course.tz)
+    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
+    mine = [
+        d.lecture.starts_at.astimezone(course.tz).date()
+        for d in duties
+        if d.student.email == "student01@example.edu"
+    ]
+    assert any(monday <= day < monday + dt.timedelta(weeks=1) for day in mine), mine
+    r = PeerRound.objects.get(course=course)
+    assert r.published_at
+    assert r.due_at > now
+    assert PeerAssignment.objects.filter(round=r).count() == 7  # Roofline has no draft: left out
+    released = QuestionSet.objects.get(course=course, key="a1-numbers")
+    assert released.released_at
+    assert released.released_at <= now
+    assert Grade.objects.filter(run__question_set=released).count() == 40 * 4
+    assert QuestionSet.objects.get(course=course, key="a4-serving").released_at is None

@@ -1,4 +1,4 @@
-"""A first look, as `make run` gives it: the demo course in a live term (today in week 6), then
+"""A first look, as `make run` gives it: the demo course in a live term (today in week 7), then
 every page a student, a TA and the instructor reach by following links from the course home
 answers without a server error.
 

@@ -1,0 +1,177 @@
+"""What the demo's people have done by the seventh week of the live term, so every page of a
+first look has something true to show: slack spent and one late submission on the assignments
+already due, scribe duties on the lectures to come (student01's next week), a peer-review round
+open, and the A1 numbers graded and released while the A4 set is still open.
+
+Each step goes through the same services staff and students use (the Gradescope lateness
+import, the scribe solver, the pairing, a grading pass), once: a step whose result is already
+there is skipped, so `load_demo` can run again after people have used the demo.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+
+from django.utils import timezone
+
+from apps.autograder import passes
+from apps.autograder import services as autograder
+from apps.autograder.models import GradingRun, QuestionSet
+from apps.calendar.models import Assignment, Milestone
+from apps.core.models import Course, Membership, Role, User
+from apps.groups.models import Group
+from apps.milestones.models import GroupMilestone
+from apps.peerreview import services as peer
+from apps.peerreview.models import PeerRound
+from apps.scribing import services as scribing
+from apps.slackdays.lateness import lateness_run, lateness_upload
+from apps.slackdays.models import LatenessImport
+
+GRADESCOPE_TIME = "%Y-%m-%d %H:%M:%S %z"
+
+
+def _students(course: Course) -> list[User]:
+    return [
+        m.user
+        for m in Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
+        .select_related("user")
+        .order_by("user__email")
+    ]
+
+
+def demo_lateness(course: Course, ta: User) -> None:
+    """The Gradescope export of each assignment already due, imported as a TA does: Tensor Cores
+    (student01's group) handed A1 in 6 hours late and Pipeline Bubble A2 3 hours late (a slack
+    day charged to each member), student33 A2 two days late (late work for staff to decide)."""
+    if LatenessImport.objects.filter(course=course).exists():
+        return
+    students = _students(course)
+    late: dict[str, dict[str, dt.timedelta]] = {
+        "A1": {f"student{i:02d}@": dt.timedelta(hours=6) for i in range(1, 6)},
+        "A2": {f"student{i:02d}@": dt.timedelta(hours=3) for i in range(21, 26)}
+        | {"student33@": dt.timedelta(days=2, hours=3)},
+    }
+    now = timezone.now()
+    rng = random.Random(10)  # noqa: S311 - seeded demo data, not a secret
+    for a in Assignment.objects.filter(course=course, code__in=late).order_by("due_at"):
+        if a.due_at + dt.timedelta(days=3) > now:
+            continue  # not over yet (the demo loaded with the real dates, early in the term)
+        lines = ["Name,SID,Email,Submission Time"]
+        for s in students:
+            delta = next(
+                (d for prefix, d in late[a.code].items() if s.email.startswith(prefix)),
+                -dt.timedelta(hours=rng.randint(1, 40)),
+            )
+            when = (a.due_at + delta).astimezone(course.tz).strftime(GRADESCOPE_TIME)
+            lines.append(f"{s.get_full_name()},{s.sid},{s.email},{when}")
+        record = lateness_upload(
+            actor=ta,
+            course=course,
+            assignment_id=a.pk,
+            filename=f"{a.code.lower()}-gradescope.csv",
+            data=("\n".join(lines) + "\n").encode(),
+        )
+        lateness_run(actor=ta, record=record, commit=True)
+
+
+def _next_week(course: Course) -> tuple[dt.date, dt.date]:
+    today = timezone.localdate(timezone=course.tz)
+    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=1)
+    return monday, monday + dt.timedelta(days=6)
+
+
+def demo_scribing(course: Course, instructor: User) -> None:
+    """Preferences from a few students (student01 asks for next week's first lecture), then the
+    solver over the lectures still to come, published as staff do."""
+    plan = scribing.plan_for(course)
+    if plan.published_at:
+        return
+    upcoming = [lec for lec, _ in scribing.upcoming_lectures(course)]
+    if len(upcoming) < 4:
+        return  # the term is (nearly) over: nothing sensible to assign
+    first, last = _next_week(course)
+    wanted = next(
+        (lec for lec in upcoming if first <= lec.starts_at.astimezone(course.tz).date() <= last),
+        upcoming[0],
+    )
+    rng = random.Random(27)  # noqa: S311 - seeded demo data, not a secret
+    others = [lec for lec in upcoming if lec.pk != wanted.pk]
+    for i, s in enumerate(_students(course)):
+        if i == 0:
+            prefer = [wanted.pk]
+        elif i % 3 == 0:
+            prefer = [lec.pk for lec in rng.sample(others, min(2, len(others)))]
+        else:
+            continue
+        scribing.preferences_save(student=s, course=course, cannot=[], prefer=prefer)
+    result = scribing.solve(actor=instructor, course=course)
+    if result.ok:
+        scribing.publish(actor=instructor, course=course)
+
+
+def demo_review_round(course: Course, instructor: User) -> None:
+    """Peer review of the proposal drafts, due in four days at 23:59: the group that recorded
+    no draft is left out, the others paired and told whom they review."""
+    if PeerRound.objects.filter(course=course).exists():
+        return
+    milestone = (
+        Milestone.objects.filter(course=course, tracked=True, due_at__lt=timezone.now())
+        .order_by("-due_at")
+        .first()
+    )
+    if milestone is None:
+        return
+    today = timezone.localdate(timezone=course.tz)
+    due = dt.datetime.combine(today + dt.timedelta(days=4), dt.time(23, 59), tzinfo=course.tz)
+    r = peer.round_create(
+        actor=instructor, course=course, milestone_id=milestone.pk, due_at=due.astimezone(dt.UTC)
+    )
+    recorded = set(
+        GroupMilestone.objects.filter(milestone=milestone, submitted_at__isnull=False).values_list(
+            "group_id", flat=True
+        )
+    )
+    for g in Group.objects.filter(course=course, dissolved_at__isnull=True).exclude(
+        pk__in=recorded
+    ):
+        peer.exclude(
+            actor=instructor, course=course, round_id=r.pk, group_id=g.pk, reason="no draft"
+        )
+    if peer.preview(actor=instructor, course=course, round_id=r.pk).ok:
+        peer.publish(actor=instructor, course=course, round_id=r.pk)
+
+
+def demo_question_sets(course: Course, instructor: User) -> None:
+    """The A1 numbers as students answered them before A1 was due (most right, some slips),
+    graded by a pass run here as a worker would, and released; the A4 set stays open."""
+    qs = QuestionSet.objects.filter(course=course, key="a1-numbers").first()
+    if qs is None or qs.released_at or GradingRun.objects.filter(question_set=qs).exists():
+        return
+    if qs.assignment and qs.assignment.due_at > timezone.now():
+        return  # A1 is not due yet: its answers are still open
+    rng = random.Random(1)  # noqa: S311 - seeded demo data, not a secret
+    rows = []
+    questions = list(qs.questions.order_by("position"))
+    for s in _students(course):
+        right = rng.uniform(0.5, 0.95)
+        for q in questions:
+            drawn = any(isinstance(v, dict) for v in (q.params or {}).values())
+            keys = autograder.instance_for(q, s).keys if drawn else autograder.fixed_keys(q)
+            for part, key in enumerate(keys):
+                if math.isnan(key):  # a measurement: what the group's node gave
+                    value = rng.uniform(560, 760)
+                elif rng.random() < right:
+                    value = key
+                else:
+                    value = key * rng.choice([0.5, 1.3, 8.0])
+                rows.append((q, s.pk, part, f"{value:.4g}"))
+    autograder.answers_bulk_upsert(rows, source="demo")
+    run = passes.run_create(actor=instructor, question_set=qs)
+    grading_pass = passes.latest_pass(run)
+    if grading_pass is None:
+        return
+    for index in passes.pass_start(grading_pass.pk):
+        passes.grade_pass_chunk(grading_pass.pk, index)
+    passes.release(actor=instructor, question_set=qs)
