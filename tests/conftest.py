@@ -98,10 +98,12 @@ def ee290(db, course_file_text):  # type: ignore[no-untyped-def]
 def ee290_live(ee290):  # type: ignore[no-untyped-def]
     """The demo as `make run` shows it: the term moved so that today is in week 7."""
     from apps.setup.demo import demo_load
+    from apps.setup.demo_term import demo_activity
     from apps.setup.liveterm import move_term, weeks_to_today
 
     move_term(ee290, weeks_to_today(ee290))
     demo_load(course=ee290)
+    demo_activity(course=ee290)
     return ee290
 
 

@@ -72,6 +72,8 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}check/": "n/a",
     f"GET {COURSE}jobs/": "staff",  # background jobs: queued, running, stuck, failed
     f"POST {COURSE}jobs/": "n/a",
+    f"GET {COURSE}help/": "member",  # where things are, the rules, the course's links
+    f"POST {COURSE}help/": "n/a",
     # for a load balancer and Prometheus (the test client is loopback; others need a token)
     "GET healthz": "public",
     "POST healthz": "n/a",
@@ -251,7 +253,7 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}incidents/<int:incident_id>/": "n/a",
     f"GET {COURSE}roster/unlock/<int:user_id>/": "n/a",
     "POST ": "authed",
-    f"POST {COURSE}": "member",
+    f"POST {COURSE}": "n/a",  # Today is a page; it changes nothing
     f"POST {COURSE}schedule/": "member",
     f"POST {COURSE}compute/": "staff",
     f"POST {COURSE}groups/": "n/a",

@@ -8,4 +8,12 @@ class AssessmentsConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
 
-        register_nav(NavItem("Assessments", "assessments:list", order=52))
+        register_nav(
+            NavItem(
+                "Assessments",
+                "assessments:list",
+                order=52,
+                section="coursework",
+                staff_section="grading",
+            )
+        )

@@ -28,5 +28,24 @@ class AutograderConfig(AppConfig):
         )
         register_jobs("autograder", jobs.listed, jobs.took)
 
-        register_nav(NavItem("Questions", "autograder:sets", order=50))
-        register_nav(NavItem("Regrades", "autograder:regrades", roles=STAFF, order=51))
+        register_nav(
+            NavItem(
+                "Questions",
+                "autograder:sets",
+                order=50,
+                section="coursework",
+                staff_section="grading",
+            )
+        )
+        register_nav(
+            NavItem("Regrades", "autograder:regrades", roles=STAFF, order=51, section="grading")
+        )
+
+        from apps.autograder import today
+        from apps.core.models import Role
+        from apps.core.registry import TodaySource, register_today
+
+        register_today(
+            TodaySource("autograder-student", today.for_student, roles=frozenset({Role.STUDENT}))
+        )
+        register_today(TodaySource("autograder-regrades", today.for_staff, roles=STAFF))

@@ -14,7 +14,15 @@ class CalendarConfig(AppConfig):
         from apps.core.registry import NavItem, Panel, register_nav, register_panel
 
         register_events("calendar", sources.calendar_events)
-        register_nav(NavItem("Calendar", "calendar:calendar", order=20))
+        register_nav(
+            NavItem(
+                "Calendar",
+                "calendar:calendar",
+                order=20,
+                section="calendar",
+                staff_section="deadlines",
+            )
+        )
         register_panel(
             Panel(
                 key="deadlines",

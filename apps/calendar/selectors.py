@@ -83,7 +83,9 @@ def deadline_list(
         Deadline(
             e.kind,
             e.code,
-            e.title.removeprefix(f"{e.code} "),
+            # Pages show an assignment's code beside its title; other kinds keep their whole
+            # title ("Peer review of …" must not lose its first words to the code "Peer review").
+            e.title.removeprefix(f"{e.code} ") if e.kind == "assignment" else e.title,
             e.start,
             e.released_at,
             e.description,

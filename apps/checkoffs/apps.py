@@ -21,7 +21,15 @@ class CheckoffsConfig(AppConfig):
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
-        register_nav(NavItem("Checkoffs", "checkoffs:page", order=29))
+        register_nav(
+            NavItem(
+                "Checkoffs",
+                "checkoffs:page",
+                order=29,
+                section="coursework",
+                staff_section="grading",
+            )
+        )
         register_panel(
             Panel(
                 key="checkoffs-mine",
@@ -44,3 +52,10 @@ class CheckoffsConfig(AppConfig):
         )
         register_events("checkoffs", sources.booking_events)
         register_reminders("checkoffs", sources.booking_reminders)
+
+        from apps.checkoffs import today
+        from apps.core.registry import TodaySource, register_today
+
+        register_today(
+            TodaySource("checkoff-bookings", today.bookings, roles=frozenset({Role.STUDENT}))
+        )

@@ -29,9 +29,21 @@ class ComputeConfig(AppConfig):
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
-        register_nav(NavItem("My node", "compute:mine", roles=frozenset({Role.STUDENT}), order=35))
-        register_nav(NavItem("Compute", "compute:board", roles=STAFF, order=35))
-        register_nav(NavItem("Incidents", "compute:incidents", order=36))
+        register_nav(
+            NavItem(
+                "My node",
+                "compute:mine",
+                roles=frozenset({Role.STUDENT}),
+                order=35,
+                section="group",
+            )
+        )
+        register_nav(NavItem("Compute", "compute:board", roles=STAFF, order=35, section="compute"))
+        register_nav(
+            NavItem(
+                "Incidents", "compute:incidents", order=36, section="group", staff_section="compute"
+            )
+        )
 
         register_panel(
             Panel(
@@ -53,3 +65,8 @@ class ComputeConfig(AppConfig):
                 order=2,
             )
         )
+
+        from apps.compute import today
+        from apps.core.registry import STAFF, TodaySource, register_today
+
+        register_today(TodaySource("compute-decisions", today.decisions, roles=STAFF))

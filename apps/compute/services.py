@@ -64,6 +64,11 @@ def _free_ips(course: Course) -> list[StaticIP]:
     )
 
 
+def free_inventory(course: Course) -> tuple[list[Node], list[StaticIP]]:
+    """The ready nodes and the IPs no live allocation holds, in the order allocation takes them."""
+    return _free_nodes(course), _free_ips(course)
+
+
 def _unallocated_groups(course: Course) -> list[Group]:
     """Live groups with at least one current member and no node yet (an empty group needs none)."""
     return list(

@@ -289,6 +289,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
         .annotate(size=Count("memberships", filter=Q(memberships__left_at__isnull=True)))
         .order_by("name")
     )
+    free_nodes, free_ips = services.free_inventory(course)
     span = _timeline_span(request, course)
     all_windows = list(window_list(user=request.user, course=course))
     shown = [w for w in all_windows if w.starts_at < span.end and w.ends_at > span.start]
@@ -300,6 +301,8 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
             "course": course,
             "rows": [(n, live.get(n.pk)) for n in nodes],
             "waiting": waiting,
+            "free_nodes": free_nodes,
+            "free_ips": free_ips,
             "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
             "timeline": mark_safe(svg),
             "span": span,
@@ -340,14 +343,28 @@ def allocate_all(request: AuthedRequest, course: Course) -> HttpResponse:
     return redirect("compute:board", code=course.code)
 
 
+def _choice(raw: str, field: str) -> int | None:
+    """A chosen node or IP id from the board's form; empty = the next free one."""
+    if not raw.strip():
+        return None
+    if not raw.strip().isdigit():
+        raise DomainError(
+            f"Choose a {field} from the list, or leave it on 'next free'.", field=field
+        )
+    return int(raw)
+
+
 @course_action(staff=True)
 def allocation_create(request: AuthedRequest, course: Course, group_id: int) -> HttpResponse:
-    """Staff give one group the next free node and IP (under the minimum: with a reason)."""
+    """Staff give one group a node and an IP: the ones chosen, or the next free ones (under the
+    minimum size: with a reason)."""
     with errors_as_messages(request):
         a = services.allocation_create(
             actor=request.user,
             course=course,
             group_id=group_id,
+            node_id=_choice(request.POST.get("node", ""), "node"),
+            ip_id=_choice(request.POST.get("ip", ""), "ip"),
             override_reason=request.POST.get("override_reason", ""),
         )
         messages.success(

@@ -10,9 +10,30 @@ class CoreConfig(AppConfig):
         from apps.core import panels
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
-        register_nav(NavItem("Dashboard", "core:dashboard", order=0))
-        register_nav(NavItem("Checks", "core:check", roles=STAFF, order=98))
-        register_nav(NavItem("Jobs", "core:jobs", roles=STAFF, order=99))
+        register_nav(NavItem("Today", "core:dashboard", order=0, section="today"))
+        register_nav(NavItem("Checks", "core:check", roles=STAFF, order=98, section="setup"))
+        register_nav(NavItem("Jobs", "core:jobs", roles=STAFF, order=99, section="setup"))
+        register_nav(NavItem("Help", "core:help", order=90, section="help", staff_section="setup"))
+        register_nav(
+            NavItem(
+                "API tokens",
+                "tokens",
+                course_scoped=False,
+                order=91,
+                section="help",
+                staff_section="setup",
+            )
+        )
+        register_nav(
+            NavItem(
+                "API reference",
+                "api-docs",
+                course_scoped=False,
+                order=92,
+                section="help",
+                staff_section="setup",
+            )
+        )
         register_panel(
             Panel(
                 key="people",

@@ -1,4 +1,5 @@
-"""Extension points: each app adds its navigation links and dashboard panels in `ready()`.
+"""Extension points: each app adds its navigation links, dashboard panels and Today items in
+`ready()`.
 
 The foundation registers the calendar panels; later apps (groups, compute, slack days …)
 register theirs, so the base layout and the dashboards never import the apps that extend them.
@@ -6,6 +7,7 @@ register theirs, so the base layout and the dashboards never import the apps tha
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,12 +21,64 @@ STAFF = frozenset({Role.INSTRUCTOR, Role.TA})
 
 
 @dataclass(frozen=True)
+class NavSection:
+    """A top-level menu entry grouping pages by what people do. One page: a plain link."""
+
+    key: str
+    label: str
+    order: int
+
+
+# The menu, by what each kind of user comes to do (at most 7 top-level entries each). Apps file
+# their pages under these keys; core owns the list so the menu reads the same in every course.
+STUDENT_SECTIONS = (
+    NavSection("today", "Today", 0),
+    NavSection("calendar", "Calendar", 10),
+    NavSection("group", "Group & node", 20),
+    NavSection("coursework", "Coursework", 30),
+    NavSection("grades", "Grades", 40),
+    NavSection("calculator", "Calculator", 50),
+    NavSection("help", "Help", 60),
+)
+STAFF_SECTIONS = (
+    NavSection("today", "Today", 0),
+    NavSection("people", "People & groups", 10),
+    NavSection("compute", "Compute", 20),
+    NavSection("deadlines", "Deadlines & slack", 30),
+    NavSection("grading", "Grading", 40),
+    NavSection("project", "Project", 50),
+    NavSection("setup", "Course setup", 60),
+)
+
+
+@dataclass(frozen=True)
 class NavItem:
     label: str
     url_name: str  # reversed with kwargs {"code": course.code} when course_scoped
     roles: frozenset[Role] = ALL_ROLES
     course_scoped: bool = True
     order: int = 100
+    section: str = "help"  # a key of STUDENT_SECTIONS (and of STAFF_SECTIONS unless staff_section)
+    staff_section: str = ""  # where staff find it, when that differs from students
+
+
+@dataclass(frozen=True)
+class TodayItem:
+    """One thing a person must do or decide soon, for the Today page."""
+
+    kind: str  # shown as a badge: "deadline", "duty", "booking", "review", "regrade", "decide" …
+    title: str
+    url: str
+    when: dt.datetime | None = None  # due or starting at; None for a queue ("3 to approve")
+    detail: str = ""
+    urgent: bool = False  # listed first (overdue, within a day, or waiting on a decision)
+
+
+@dataclass(frozen=True)
+class TodaySource:
+    key: str
+    items: Callable[[HttpRequest, Course, Role, dt.datetime], list[TodayItem]]
+    roles: frozenset[Role] = ALL_ROLES
 
 
 @dataclass(frozen=True)
@@ -40,6 +94,7 @@ class Panel:
 
 _NAV: list[NavItem] = []
 _PANELS: list[Panel] = []
+_TODAY: list[TodaySource] = []
 
 
 def register_nav(item: NavItem) -> None:
@@ -50,6 +105,23 @@ def register_nav(item: NavItem) -> None:
 def register_panel(panel: Panel) -> None:
     if all(existing.key != panel.key for existing in _PANELS):
         _PANELS.append(panel)
+
+
+def register_today(source: TodaySource) -> None:
+    if all(existing.key != source.key for existing in _TODAY):
+        _TODAY.append(source)
+
+
+def today_sources(role: Role) -> list[TodaySource]:
+    return [s for s in _TODAY if role in s.roles]
+
+
+def sections_for(role: Role | None) -> tuple[NavSection, ...]:
+    return STAFF_SECTIONS if role in STAFF else STUDENT_SECTIONS
+
+
+def section_of(item: NavItem, role: Role | None) -> str:
+    return (item.staff_section or item.section) if role in STAFF else item.section
 
 
 def nav_for(role: Role | None) -> list[NavItem]:

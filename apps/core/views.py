@@ -3,13 +3,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from apps.core.http import AuthedRequest
 from apps.core.invariants import checks, run_checks
 from apps.core.models import Role
 from apps.core.permissions import role_in
-from apps.core.registry import panels_for
+from apps.core.registry import panels_for, today_sources
 from apps.core.selectors import course_get, membership_list
 from apps.core.views_helpers import course_for
 
@@ -24,17 +25,37 @@ def home(request: AuthedRequest) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
+    """Today: what the person must do this week (students) or decide (staff), collected from
+    every app's Today source, then the dashboard panels."""
     course = course_get(user=request.user, code=code)
     request.course = course
     role = role_in(request.user, course)
     assert role is not None  # course_get already refused non-members  # noqa: S101
+    now = timezone.now()
+    todo = [
+        item
+        for source in today_sources(Role(role))
+        for item in source.items(request, course, Role(role), now)
+    ]
+    todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
     panels = [{"panel": p, "ctx": p.context(request, course, role)} for p in panels_for(Role(role))]
     return render(
         request,
         "core/dashboard.html",
-        {"course": course, "role": role, "panels": panels},
+        {"course": course, "role": role, "panels": panels, "todo": todo},
     )
+
+
+@login_required
+@require_GET
+def course_help(request: AuthedRequest, code: str) -> HttpResponse:
+    """Where everything is (the menu, section by section), the course's links and the rules
+    people ask about most: slack days, groups, scribing, reminders."""
+    course = course_get(user=request.user, code=code)
+    request.course = course
+    return render(request, "core/help.html", {"course": course})
 
 
 @login_required

@@ -23,4 +23,6 @@ class GradebookConfig(AppConfig):
         subscribe(GroupMerged, lifecycle.on_group_merged)
         describe(GroupDissolved, lifecycle.dissolve_preview)
 
-        register_nav(NavItem("Grades", "gradebook:page", order=35))
+        register_nav(
+            NavItem("Grades", "gradebook:page", order=35, section="grades", staff_section="grading")
+        )

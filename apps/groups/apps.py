@@ -15,8 +15,16 @@ class GroupsConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
         from apps.groups import panels
 
-        register_nav(NavItem("My group", "groups:mine", roles=frozenset({Role.STUDENT}), order=30))
-        register_nav(NavItem("Groups", "groups:board", roles=STAFF, order=30))
+        register_nav(
+            NavItem(
+                "My group",
+                "groups:mine",
+                roles=frozenset({Role.STUDENT}),
+                order=30,
+                section="group",
+            )
+        )
+        register_nav(NavItem("Groups", "groups:board", roles=STAFF, order=30, section="people"))
         register_panel(
             Panel(
                 key="my-group",
@@ -37,3 +45,8 @@ class GroupsConfig(AppConfig):
                 order=20,
             )
         )
+
+        from apps.core.registry import STAFF, TodaySource, register_today
+        from apps.groups import today
+
+        register_today(TodaySource("groups-decisions", today.decisions, roles=STAFF))

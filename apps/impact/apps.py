@@ -8,4 +8,8 @@ class ImpactConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
 
-        register_nav(NavItem("Impact", "impact:page", order=33))
+        register_nav(
+            NavItem(
+                "Impact", "impact:page", order=33, section="coursework", staff_section="project"
+            )
+        )

@@ -10,6 +10,20 @@ class MilestonesConfig(AppConfig):
         from apps.core.registry import NavItem, register_nav
         from apps.milestones import sources
 
-        register_nav(NavItem("Milestones", "milestones:page", order=25))
+        register_nav(
+            NavItem(
+                "Milestones",
+                "milestones:page",
+                order=25,
+                section="coursework",
+                staff_section="project",
+            )
+        )
         register_events("milestones", sources.milestone_events)
         register_reminders("milestones", sources.milestone_reminders)
+
+        from apps.core.models import Role
+        from apps.core.registry import TodaySource, register_today
+        from apps.milestones import today
+
+        register_today(TodaySource("milestones-due", today.due, roles=frozenset({Role.STUDENT})))

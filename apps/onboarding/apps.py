@@ -8,4 +8,8 @@ class OnboardingConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
 
-        register_nav(NavItem("Questionnaire", "onboarding:page", order=8))
+        register_nav(
+            NavItem(
+                "Questionnaire", "onboarding:page", order=8, section="group", staff_section="people"
+            )
+        )

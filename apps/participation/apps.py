@@ -8,4 +8,12 @@ class ParticipationConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
 
-        register_nav(NavItem("Participation", "participation:page", order=34))
+        register_nav(
+            NavItem(
+                "Participation",
+                "participation:page",
+                order=34,
+                section="grades",
+                staff_section="people",
+            )
+        )

@@ -21,6 +21,22 @@ class PeerReviewConfig(AppConfig):
         from apps.core.registry import NavItem, register_nav
         from apps.peerreview import sources
 
-        register_nav(NavItem("Peer review", "peerreview:page", order=28))
+        register_nav(
+            NavItem(
+                "Peer review",
+                "peerreview:page",
+                order=28,
+                section="coursework",
+                staff_section="project",
+            )
+        )
         register_events("peerreview", sources.review_events)
         register_reminders("peerreview", sources.review_reminders)
+
+        from apps.core.models import Role
+        from apps.core.registry import TodaySource, register_today
+        from apps.peerreview import today
+
+        register_today(
+            TodaySource("reviews-to-write", today.to_write, roles=frozenset({Role.STUDENT}))
+        )

@@ -9,4 +9,13 @@ class PerfcalcConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
 
-        register_nav(NavItem("Calculator", "perfcalc:index", course_scoped=False, order=60))
+        register_nav(
+            NavItem(
+                "Calculator",
+                "perfcalc:index",
+                course_scoped=False,
+                order=60,
+                section="calculator",
+                staff_section="grading",
+            )
+        )

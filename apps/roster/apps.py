@@ -9,4 +9,4 @@ class RosterConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.registry import STAFF, NavItem, register_nav
 
-        register_nav(NavItem("Roster", "roster:page", roles=STAFF, order=40))
+        register_nav(NavItem("Roster", "roster:page", roles=STAFF, order=40, section="people"))

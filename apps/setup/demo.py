@@ -33,7 +33,6 @@ from apps.onboarding import defaults as onboarding_defaults
 from apps.onboarding import services as onboarding
 from apps.onboarding.models import EnrollmentDecision, Questionnaire, QuestionnaireResponse
 from apps.participation import services as participation
-from apps.setup import demo_term
 
 DEMO_PASSWORD = "courseops-demo"  # noqa: S105 - documented demo credential, demo accounts only
 DEMO_DOMAIN = "example.edu"
@@ -133,7 +132,8 @@ def _demo_milestones(course: Course, groups: list[tuple[Group, User]]) -> None:
 
 def _demo_checkoffs(course: Course, staff: User) -> None:
     """A published checkoff sign-up for the latest assignment: an afternoon of 15-minute slots on
-    the next weekday (relative to today, so a first look can book), three groups booked. Once."""
+    the next weekday (relative to today, so a first look can book), three groups booked, student01's
+    Tensor Cores among them. Once."""
     assignment = Assignment.objects.filter(course=course).order_by("-due_at").first()
     if assignment is None or CheckoffSet.objects.filter(course=course).exists():
         return
@@ -156,9 +156,12 @@ def _demo_checkoffs(course: Course, staff: User) -> None:
     )
     slots = checkoffs.slots_create(actor=staff, course=course, set_id=s.pk, plans=plans)
     checkoffs.set_publish(actor=staff, course=course, set_id=s.pk, published=True)
-    for slot, group in zip(
-        slots[::3], Group.objects.filter(course=course).order_by("name")[:3], strict=False
-    ):
+    # Three groups booked, student01's first (their Today page shows the booking).
+    groups = sorted(
+        Group.objects.filter(course=course, dissolved_at__isnull=True),
+        key=lambda g: (g.name != GROUP_NAMES[0], g.name),
+    )[:3]
+    for slot, group in zip(slots[::3], groups, strict=False):
         checkoffs.book(actor=staff, course=course, slot_id=slot.pk, for_group=group, notify=False)
 
 
@@ -363,11 +366,6 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
         _demo_assessment(course, instructor)
         _demo_grades(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         _demo_questionnaire(course, instructor)
-        ta1 = User.objects.get(email=f"ta1@{DEMO_DOMAIN}")
-        demo_term.demo_lateness(course, ta1)
-        demo_term.demo_scribing(course, instructor)
-        demo_term.demo_review_round(course, instructor)
-        demo_term.demo_question_sets(course, instructor)
         audit_record(
             actor=None,
             action="demo.loaded",

@@ -14,18 +14,24 @@ import datetime as dt
 import math
 import random
 
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.autograder import passes
 from apps.autograder import services as autograder
-from apps.autograder.models import GradingRun, QuestionSet
+from apps.autograder.models import Grade, GradingRun, QuestionSet, RegradeRequest
+from apps.autograder.regrades import request_create
 from apps.calendar.models import Assignment, Milestone
+from apps.compute.models import Allocation, SharingWindow
+from apps.compute.windows import window_request
 from apps.core.models import Course, Membership, Role, User
 from apps.groups.models import Group
 from apps.milestones.models import GroupMilestone
 from apps.peerreview import services as peer
 from apps.peerreview.models import PeerRound
 from apps.scribing import services as scribing
+from apps.setup.demo import DEMO_DOMAIN
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import LatenessImport
 
@@ -175,3 +181,57 @@ def demo_question_sets(course: Course, instructor: User) -> None:
     for index in passes.pass_start(grading_pass.pk):
         passes.grade_pass_chunk(grading_pass.pk, index)
     passes.release(actor=instructor, question_set=qs)
+
+
+def demo_requests(course: Course) -> None:
+    """Two things for staff to decide on Today: student07 asks for Tensor Cores' node for a
+    two-node run tomorrow night, and the first student who lost points on the A1 numbers asks for
+    a regrade. Once."""
+    if not SharingWindow.objects.filter(course=course).exists():
+        requester = User.objects.filter(email__startswith="student07@").first()
+        owner = Group.objects.filter(course=course, name="Tensor Cores").first()
+        held = Allocation.objects.filter(group=owner, ended_at__isnull=True).first()
+        if requester is not None and held is not None:
+            tomorrow = timezone.localdate(timezone=course.tz) + dt.timedelta(days=1)
+            start = dt.datetime.combine(tomorrow, dt.time(20), tzinfo=course.tz)
+            window_request(
+                actor=requester,
+                course=course,
+                node_ids=[held.node_id],
+                starts_at=start.astimezone(dt.UTC),
+                ends_at=(start + dt.timedelta(hours=10)).astimezone(dt.UTC),
+                purpose="Two-node FSDP run for the A3 scaling plot",
+            )
+    qs = QuestionSet.objects.filter(
+        course=course, key="a1-numbers", released_at__isnull=False
+    ).first()
+    if qs is None or RegradeRequest.objects.filter(question__question_set=qs).exists():
+        return
+    lost = (
+        Grade.objects.filter(run__question_set=qs, score__lt=F("max_points"))
+        .select_related("question", "student")
+        .order_by("student__email", "question__position")
+        .first()
+    )
+    if lost is not None:
+        request_create(
+            actor=lost.student,
+            question=lost.question,
+            reason="I used the exact ring formula from lecture 4; my working is in the notebook "
+            "linked on Ed. Could you check whether the tolerance is too tight here?",
+        )
+
+
+def demo_activity(*, course: Course) -> None:
+    """Everything above, as the demo people would have done it by now (`load_demo` runs it after
+    `demo_load`; the test fixture `ee290_demo` leaves it out so tests start from a quiet term)."""
+    emails = [f"instructor@{DEMO_DOMAIN}", f"ta1@{DEMO_DOMAIN}"]
+    staff = {u.email.split("@")[0]: u for u in User.objects.filter(email__in=emails)}
+    if {"instructor", "ta1"} - set(staff):
+        return
+    with transaction.atomic():
+        demo_lateness(course, staff["ta1"])
+        demo_scribing(course, staff["instructor"])
+        demo_review_round(course, staff["instructor"])
+        demo_question_sets(course, staff["instructor"])
+        demo_requests(course)

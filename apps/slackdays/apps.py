@@ -23,9 +23,19 @@ class SlackdaysConfig(AppConfig):
         register_reminders("assignments", sources.assignment_reminders)
 
         register_nav(
-            NavItem("Slack days", "slackdays:mine", roles=frozenset({Role.STUDENT}), order=25)
+            NavItem(
+                "Slack days",
+                "slackdays:mine",
+                roles=frozenset({Role.STUDENT}),
+                order=25,
+                section="coursework",
+            )
         )
-        register_nav(NavItem("Slack & exceptions", "slackdays:staff", roles=STAFF, order=25))
+        register_nav(
+            NavItem(
+                "Slack & exceptions", "slackdays:staff", roles=STAFF, order=25, section="deadlines"
+            )
+        )
         register_panel(
             Panel(
                 key="glance-slack",
@@ -36,3 +46,11 @@ class SlackdaysConfig(AppConfig):
                 order=1,
             )
         )
+
+        from apps.core.registry import TodaySource, register_today
+        from apps.slackdays import today
+
+        register_today(
+            TodaySource("slack-deadlines", today.deadlines, roles=frozenset({Role.STUDENT}))
+        )
+        register_today(TodaySource("slack-late-work", today.late_work, roles=STAFF))

@@ -65,3 +65,12 @@ def log_in(page, live_server, email: str, password: str = "courseops-demo") -> N
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_load_state("networkidle")
+
+
+def open_from_menu(page, section: str, link: str) -> None:  # type: ignore[no-untyped-def]
+    """Reach a page as a person does on a laptop: click its menu section (the dropdown opens on
+    focus), then the page in it."""
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_role("button", name=section, exact=True).click()
+    nav.get_by_role("link", name=link, exact=True).click()
+    page.wait_for_load_state("networkidle")

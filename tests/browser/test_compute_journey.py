@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.compute.models import Allocation
 from apps.compute.services import allocate_all
 from apps.core.models import Role
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, open_from_menu
 from tests.factories import (
     PASSWORD,
     CourseFactory,
@@ -40,7 +40,7 @@ def test_request_a_window_the_other_group_approves_download_hosts(
     node1 = Allocation.objects.get(group=g1, ended_at__isnull=True).node.name
 
     log_in(page, live_server, "ada@uni.edu", PASSWORD)
-    page.get_by_role("link", name="My node").click()
+    open_from_menu(page, "Group & node", "My node")
     page.get_by_label(f"{node1} (Warp Drive)").check()
     start = (
         (timezone.now() + dt.timedelta(days=3))
@@ -55,7 +55,7 @@ def test_request_a_window_the_other_group_approves_download_hosts(
 
     other = browser.new_context().new_page()
     log_in(other, live_server, "bo@uni.edu", PASSWORD)
-    other.get_by_role("link", name="My node").click()
+    open_from_menu(other, "Group & node", "My node")
     other.get_by_role("button", name=f"Approve use of {node1}").click()
     assert "is now approved" in other.locator(".messages").inner_text()
     other.context.close()

@@ -14,7 +14,7 @@ from apps.core.models import Role
 from apps.groups.models import GroupMembership
 from apps.onboarding import services as onboarding
 from apps.setup.course_loader import course_load
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, open_from_menu
 from tests.conftest import COURSE_FILE
 from tests.factories import PASSWORD, group_of, member
 
@@ -58,9 +58,7 @@ def test_a_ta_enters_scores_and_the_student_sees_why_and_what_is_needed(page, li
     assert "Scribing (2 lectures per student) is 40 %, below the satisfactory 60 %" in risk
     page.context.clear_cookies()
     log_in(page, live_server, student.email, PASSWORD)
-    page.get_by_role("navigation", name="Main").get_by_role(
-        "link", name="Grades", exact=True
-    ).click()
+    open_from_menu(page, "Grades", "Grades")
     text = page.locator("main").inner_text()
     assert "At risk: Scribing (2 lectures per student) is 40 %" in text
     page.select_option("#target", "B")

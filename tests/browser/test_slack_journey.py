@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from apps.core.timefmt import format_instant
 from apps.slackdays.rules import add_calendar_days
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, open_from_menu
 from tests.factories import PASSWORD, AssignmentFactory, CourseFactory, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,9 +21,7 @@ def test_apply_a_slack_day_and_see_the_new_deadline(page, live_server) -> None: 
     AssignmentFactory(course=course, code="A2", title="Pre-Training Assignment", due_at=due)
     member(course, email="ada@uni.edu", full_name="Ada Okafor")
     log_in(page, live_server, "ada@uni.edu", PASSWORD)
-    page.get_by_role("navigation", name="Main").get_by_role(
-        "link", name="Slack days", exact=True
-    ).click()
+    open_from_menu(page, "Coursework", "Slack days")
     assert page.locator("#slack-left").inner_text() == "3 of 3"
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))

@@ -8,6 +8,7 @@ from django.test.utils import override_settings
 
 from apps.core.models import Course
 from apps.setup.demo import DEMO_PASSWORD, demo_load
+from apps.setup.demo_term import demo_activity
 from apps.setup.liveterm import WEEK, move_term, weeks_to_today
 
 
@@ -54,6 +55,7 @@ class Command(BaseCommand):
         # out of the console, where they would bury the logins printed below.
         with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
             logins = demo_load(course=obj)
+            demo_activity(course=obj)
         by_role: dict[str, list[str]] = {}
         for login in logins:
             by_role.setdefault(login.role, []).append(login.email)

@@ -1,0 +1,91 @@
+"""Today items: a student's regrade requests answered this week and question sets whose
+deadline is this week with questions still unanswered; staff's regrade queue."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Count, Q
+from django.http import HttpRequest
+from django.urls import reverse
+
+from apps.autograder.models import Answer, QuestionSet, RegradeRequest
+from apps.core.models import Course, Role
+from apps.core.registry import TodayItem
+
+WEEK = dt.timedelta(days=7)
+
+
+def for_student(
+    request: HttpRequest, course: Course, role: Role, now: dt.datetime
+) -> list[TodayItem]:
+    out = []
+    for r in RegradeRequest.objects.filter(
+        question__question_set__course=course,
+        student=request.user,  # type: ignore[misc]
+        decided_at__gte=now - WEEK,
+    ).select_related("question__question_set"):
+        qs = r.question.question_set
+        verdict = (
+            f"re-scored {r.old_points:g} → {r.new_points:g}"
+            if r.status == RegradeRequest.Status.RESCORED
+            else "declined"
+        )
+        out.append(
+            TodayItem(
+                kind="regrade",
+                title=f"Regrade of {qs.title} {r.question.key}: {verdict}",
+                url=reverse("autograder:set", kwargs={"code": course.code, "key": qs.key}),
+                when=r.decided_at,
+                detail=r.comment[:200],
+            )
+        )
+    answered = dict(
+        Answer.objects.filter(
+            question__question_set__course=course,
+            student=request.user,  # type: ignore[misc]
+        )
+        .values("question__question_set")
+        .annotate(n=Count("question", distinct=True))
+        .values_list("question__question_set", "n")
+    )
+    for qs in (
+        QuestionSet.objects.filter(
+            course=course,
+            released_at__isnull=True,
+            assignment__due_at__gt=now,
+            assignment__due_at__lte=now + WEEK,
+        )
+        .annotate(n=Count("questions"))
+        .select_related("assignment")
+    ):
+        left = qs.n - answered.get(qs.pk, 0)
+        if left > 0:
+            out.append(
+                TodayItem(
+                    kind="questions",
+                    title=f"{qs.title}: {left} of {qs.n} unanswered",
+                    url=reverse("autograder:set", kwargs={"code": course.code, "key": qs.key}),
+                    when=qs.assignment.due_at if qs.assignment else None,
+                    detail="Answers close at your deadline for the assignment.",
+                )
+            )
+    return out
+
+
+def for_staff(
+    request: HttpRequest, course: Course, role: Role, now: dt.datetime
+) -> list[TodayItem]:
+    n = RegradeRequest.objects.filter(
+        Q(question__question_set__course=course), status=RegradeRequest.Status.OPEN
+    ).count()
+    if not n:
+        return []
+    return [
+        TodayItem(
+            kind="decide",
+            title=f"{n} regrade request(s) waiting",
+            url=reverse("autograder:regrades", kwargs={"code": course.code}),
+            urgent=True,
+        )
+    ]

@@ -1,0 +1,45 @@
+"""Today items for staff: sharing windows to approve and node incidents still open."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.http import HttpRequest
+from django.urls import reverse
+
+from apps.compute.models import Incident, SharingWindow
+from apps.core.models import Course, Role
+from apps.core.registry import TodayItem
+
+
+def decisions(
+    request: HttpRequest, course: Course, role: Role, now: dt.datetime
+) -> list[TodayItem]:
+    out = []
+    windows = SharingWindow.objects.filter(
+        course=course, status=SharingWindow.Status.REQUESTED, ends_at__gt=now
+    )
+    first = windows.order_by("starts_at").values_list("starts_at", flat=True).first()
+    if first is not None:
+        n = windows.count()
+        out.append(
+            TodayItem(
+                kind="decide",
+                title=f"{n} sharing window(s) to approve",
+                url=reverse("compute:board", kwargs={"code": course.code}) + "#pending-windows",
+                when=first,
+                detail="The first one starts then; decline with a reason or approve.",
+                urgent=True,
+            )
+        )
+    n = Incident.objects.filter(course=course, status=Incident.Status.OPEN).count()
+    if n:
+        out.append(
+            TodayItem(
+                kind="decide",
+                title=f"{n} node incident(s) open",
+                url=reverse("compute:incidents", kwargs={"code": course.code}),
+                urgent=True,
+            )
+        )
+    return out

@@ -1,0 +1,82 @@
+"""Today: what a student must do this week across every app, and what staff must decide, on the
+demo's live term; and the menu grouped by what people do (at most 7 entries for a student)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from apps.core.models import Role, User
+from apps.core.registry import STAFF_SECTIONS, STUDENT_SECTIONS, nav_for, section_of
+
+pytestmark = pytest.mark.django_db
+
+
+def _todo(client: Client, code: str) -> str:
+    page = client.get(f"/c/{code}/").content.decode()
+    return page[page.index('id="today"') : page.index('<div class="panels">')]
+
+
+def _as(email: str) -> Client:
+    c = Client()
+    c.force_login(User.objects.get(email=email))
+    return c
+
+
+def test_a_students_today_lists_a_deadline_a_duty_a_booking_and_a_review(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    todo = _todo(_as("student01@example.edu"), ee290_live.code)
+    kinds = re.findall(r'<span class="badge kind">(\w+)</span>', todo)
+    assert {"deadline", "duty", "booking", "review"} <= set(kinds), kinds
+    assert "A3 Post-Training Assignment" in todo
+    assert "2 slack day(s) left — one more would move it a day" in todo  # Tensor Cores spent one
+    assert "Scribe L" in todo
+    assert "checkoff — Tensor Cores" in todo
+    assert "Review " in todo
+
+
+def test_staff_today_lists_what_waits_for_a_decision(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    todo = _todo(_as("ta1@example.edu"), ee290_live.code)
+    assert "1 late submission(s) slack could not cover" in todo
+    assert "1 sharing window(s) to approve" in todo
+    assert "1 regrade request(s) waiting" in todo
+    assert 'href="/c/ee290-sp26/compute/#pending-windows"' in todo
+
+
+def test_today_says_when_nothing_is_waiting(ee290) -> None:  # type: ignore[no-untyped-def]
+    """The real dates (a term that is over) and nobody's activity: nothing to do, said so."""
+    from tests.factories import member
+
+    c = Client()
+    c.force_login(member(ee290, Role.TA))
+    assert "Nothing waiting" in _todo(c, ee290.code)
+    c.force_login(member(ee290, Role.STUDENT))
+    assert "Nothing due in the next 7 days." in _todo(c, ee290.code)
+
+
+def test_the_menu_is_grouped_and_a_student_sees_at_most_7_entries(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    for role, sections in ((Role.STUDENT, STUDENT_SECTIONS), (Role.TA, STAFF_SECTIONS)):
+        keys = {s.key for s in sections}
+        lost = [i.label for i in nav_for(role) if section_of(i, role) not in keys]
+        assert lost == [], f"{role}: pages filed under no section: {lost}"
+        assert len(sections) <= 7
+    page = _as("student01@example.edu").get(f"/c/{ee290_live.code}/").content.decode()
+    nav = page[page.index('id="main-nav"') : page.index("</nav>")]
+    top = re.findall(r'^    (?:<a href|<div class="nav-group)', nav, flags=re.M)
+    assert 5 <= len(top) <= 7
+    for label in ("Today", "Calendar", "Group &amp; node", "Coursework", "Grades", "Help"):
+        assert f">{label}<" in nav
+    staff = _as("instructor@example.edu").get(f"/c/{ee290_live.code}/").content.decode()
+    staff_nav = staff[staff.index('id="main-nav"') : staff.index("</nav>")]
+    for label in ("People &amp; groups", "Compute", "Deadlines &amp; slack", "Grading"):
+        assert f">{label}<" in staff_nav
+    assert ">Admin<" in staff_nav  # the instructor is a Django staff user
+
+
+def test_help_lists_every_menu_page_and_the_rules(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    page = _as("student01@example.edu").get(f"/c/{ee290_live.code}/help/").content.decode()
+    assert "Where things are" in page
+    assert "3 for the term, at most 1 per assignment" in page
+    for label in ("Slack days", "My node", "Scribing", "Peer review", "Checkoffs", "API tokens"):
+        assert f">{label}</a>" in page
