@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("apps.contributions.urls")),
     path("", include("apps.participation.urls")),
     path("", include("apps.assessments.urls")),
+    path("", include("apps.labs.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/tokens/", views_tokens.tokens_page, name="tokens"),
@@ -81,6 +82,7 @@ urlpatterns = [
     path("api/v1/", include("apps.contributions.api.urls")),
     path("api/v1/", include("apps.participation.api.urls")),
     path("api/v1/", include("apps.assessments.api.urls")),
+    path("api/v1/", include("apps.labs.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -309,6 +309,23 @@ EXPECTED: dict[str, str] = {
     f"PATCH {API}calendar/milestones/<int:milestone_id>/": "staff",
     f"GET {API}calendar/milestones/<int:milestone_id>/impact/": "staff",
     # --- API: assessments
+    # Labs: anyone in the course reads them; students lock, run and submit their own steps.
+    f"GET {COURSE}labs/": "member",
+    f"POST {COURSE}labs/": "n/a",
+    f"GET {COURSE}labs/<slug:lab>/": "member",
+    f"POST {COURSE}labs/<slug:lab>/": "n/a",
+    **actions(
+        "student",
+        f"{COURSE}labs/<slug:lab>/context/",
+        f"{COURSE}labs/<slug:lab>/steps/<int:number>/lock/",
+        f"{COURSE}labs/<slug:lab>/steps/<int:number>/run/",
+        f"{COURSE}labs/<slug:lab>/steps/<int:number>/submit/",
+    ),
+    f"GET {API}labs/": "member",
+    f"GET {API}labs/<slug:lab>/": "member",
+    f"POST {API}labs/<slug:lab>/steps/<int:number>/lock/": "student",
+    f"POST {API}labs/<slug:lab>/steps/<int:number>/instrument/": "student",
+    f"POST {API}labs/<slug:lab>/steps/<int:number>/submit/": "student",
     f"GET {API}assessments/": "member",
     f"POST {API}assessments/": "staff",
     f"POST {API}assessments/<int:assessment_id>/imports/": "staff",
@@ -677,6 +694,8 @@ def _url(route: str, world: World) -> str:
         "<int:booking_id>": ids["booking_id"],
         "<int:assessment_id>": ids["assessment_id"],
         "<int:batch_id>": ids["batch_id"],
+        "<slug:lab>": "lab09-perf-engr",
+        "<int:number>": 1,
     }
     url = "/" + route
     for placeholder, value in values.items():
@@ -762,6 +781,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
     for path, item in schema["paths"].items():
         for method in item:
             route = path.lstrip("/").replace("{code}", "<slug:code>").replace("{key}", "<slug:key>")
+            route = route.replace("{lab}", "<slug:lab>")
             for name in (
                 "group_id",
                 "user_id",
@@ -790,6 +810,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "event_id",
                 "token_id",
                 "request_id",
+                "number",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

@@ -24,6 +24,9 @@ C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
 STUDENT_URLS = [
     C,
+    C + "labs/",
+    C + "labs/lab09-perf-engr/",
+    A + "labs/lab09-perf-engr/",
     C + "calendar/",
     C + "calendar/?view=list",
     C + "milestones/",
@@ -71,6 +74,9 @@ STUDENT_URLS = [
     A + "contributions/",
 ]
 STAFF_URLS = [
+    C + "labs/",
+    C + "labs/lab09-perf-engr/",
+    A + "labs/lab09-perf-engr/",
     C,
     C + "calendar/",
     C + "calendar/?view=list",
@@ -234,6 +240,29 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
         assessments.import_commit(
             actor=people["ta"], course=course, assessment_id=a.pk, import_id=imp.pk
         )
+    # Lab 09: every student locked steps 1 and 2, ran the instrument, reflected on step 1.
+    from apps.labs.models import LabRecord, StepRecord
+
+    records = LabRecord.objects.bulk_create(
+        LabRecord(course=course, lab_key="lab09-perf-engr", student=u)
+        for u in User.objects.filter(memberships__course=course, memberships__role="student")
+    )
+    now = timezone.now()
+    StepRecord.objects.bulk_create(
+        StepRecord(
+            record=r,
+            number=n,
+            choice="B" if n == 1 else "",
+            value=None if n == 1 else 30.0 + i % 20,
+            figures={"improvement_pct": 8.7},
+            ran_at=now,
+            reflection_choice="A" if n == 1 else "",
+            reflection_text="" if n == 1 else "AllReduce is the larger share of the step.",
+            submitted_at=now,
+        )
+        for i, r in enumerate(records)
+        for n in (1, 2)
+    )
     return course, people
 
 

@@ -27,6 +27,8 @@ from apps.compute.models import Allocation, SharingWindow
 from apps.compute.windows import window_request
 from apps.core.models import Course, Membership, Role, User
 from apps.groups.models import Group
+from apps.labs import services as labs
+from apps.labs.models import LabRecord
 from apps.milestones.models import GroupMilestone
 from apps.peerreview import services as peer
 from apps.peerreview.models import PeerRound
@@ -222,6 +224,37 @@ def demo_requests(course: Course) -> None:
         )
 
 
+def demo_lab(course: Course) -> None:
+    """Lab 09's first act as 30 of the students worked it (student01 and a few others have not
+    started, so a visitor can): their locked predictions give the staff view its histograms."""
+    if LabRecord.objects.filter(course=course, lab_key="lab09-perf-engr").exists():
+        return
+    rng = random.Random(9)  # noqa: S311 - seeded demo data, not a secret
+    key = "lab09-perf-engr"
+    for s in _students(course)[5:35]:
+        guess = rng.choices("ABCD", weights=[3, 4, 1, 2])[0]
+        labs.lock(actor=s, course=course, key=key, number=1, prediction=guess)
+        labs.run(actor=s, course=course, key=key, number=1, inputs={})
+        labs.submit(actor=s, course=course, key=key, number=1, choice=rng.choice("AAAAB"))
+        value = round(rng.lognormvariate(math.log(25), 0.6), 1)  # most expect far too little
+        labs.lock(actor=s, course=course, key=key, number=2, prediction=value)
+        labs.run(actor=s, course=course, key=key, number=2, inputs={})
+        labs.submit(
+            actor=s,
+            course=course,
+            key=key,
+            number=2,
+            text=rng.choice(
+                [
+                    "AllReduce takes 45 % of the step, almost four times the attention kernel.",
+                    "The same 3x applies to a much larger fraction, so Amdahl lets more through.",
+                    "We should have profiled first: communication, not attention, was the hotspot.",
+                    "I guessed attention dominated; the profile says the network does.",
+                ]
+            ),
+        )
+
+
 def demo_activity(*, course: Course) -> None:
     """Everything above, as the demo people would have done it by now (`load_demo` runs it after
     `demo_load`; the test fixture `ee290_demo` leaves it out so tests start from a quiet term)."""
@@ -235,3 +268,4 @@ def demo_activity(*, course: Course) -> None:
         demo_review_round(course, staff["instructor"])
         demo_question_sets(course, staff["instructor"])
         demo_requests(course)
+        demo_lab(course)

@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "apps.contributions",
     "apps.impact",
     "apps.participation",
+    "apps.labs",
     "apps.gradebook",  # reads the apps above it; none of them imports it
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]

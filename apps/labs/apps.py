@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class LabsConfig(AppConfig):
+    name = "apps.labs"
+    label = "labs"
+    verbose_name = "Labs: prediction-locked steps and each student's lab record"
+
+    def ready(self) -> None:
+        from apps.core.registry import NavItem, register_nav
+
+        register_nav(
+            NavItem("Labs", "labs:list", order=31, section="coursework", staff_section="grading")
+        )

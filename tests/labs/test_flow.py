@@ -1,0 +1,138 @@
+"""Lab 09 as a student and staff use it, through the API and the pages: a prediction is locked
+once (409 the second time), the instrument refuses to open before the lock, the reflection
+before the run; the record keeps every step; staff see the predictions against the truth."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from apps.core.models import Role
+from apps.labs.models import LabRecord, StepRecord
+from tests.factories import CourseFactory, member
+
+pytestmark = pytest.mark.django_db
+LAB = "lab09-perf-engr"
+
+
+def _api(user) -> APIClient:  # type: ignore[no-untyped-def]
+    c = APIClient()
+    c.force_authenticate(user)
+    return c
+
+
+@pytest.fixture
+def course():  # type: ignore[no-untyped-def]
+    return CourseFactory()
+
+
+def _base(course) -> str:  # type: ignore[no-untyped-def]
+    return f"/api/v1/courses/{course.code}/labs/{LAB}/steps/"
+
+
+def test_lock_once_instrument_after_reflection_last(course) -> None:  # type: ignore[no-untyped-def]
+    student = member(course, Role.STUDENT)
+    api = _api(student)
+    base = _base(course)
+    early = api.post(f"{base}1/instrument/", {"inputs": {"k": 3}}, format="json")
+    assert early.status_code == 409
+    assert "Lock your prediction for step 1 first" in early.json()["detail"]
+    assert api.post(f"{base}1/lock/", {"prediction": "Q"}, format="json").status_code == 400
+    first = api.post(f"{base}1/lock/", {"prediction": "b"}, format="json")
+    assert first.status_code == 201
+    assert first.json()["prediction"] == "B"
+    again = api.post(f"{base}1/lock/", {"prediction": "A"}, format="json")
+    assert again.status_code == 409
+    assert "already locked" in again.json()["detail"]
+    assert StepRecord.objects.get(number=1).choice == "B"  # unchanged
+    assert (
+        api.post(f"{base}1/submit/", {"reflection_choice": "A"}, format="json").status_code == 409
+    )
+    assert api.post(f"{base}2/lock/", {"prediction": "40"}, format="json").status_code == 409
+    ran = api.post(
+        f"{base}1/instrument/", {"inputs": {"target": "attention", "k": 3}}, format="json"
+    )
+    assert ran.status_code == 200
+    assert round(ran.json()["improvement_pct"], 1) == 8.7
+    bad = api.post(f"{base}1/instrument/", {"inputs": {"k": "fast"}}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["field"] == "k"
+    done = api.post(f"{base}1/submit/", {"reflection_choice": "A"}, format="json")
+    assert done.status_code == 200
+    assert done.json()["reveal"]["right"] is True
+    api.post(f"{base}2/lock/", {"prediction": "30"}, format="json")
+    api.post(f"{base}2/instrument/", {}, format="json")
+    short = api.post(f"{base}2/submit/", {"reflection_text": "more"}, format="json")
+    assert short.status_code == 400
+    api.post(
+        f"{base}2/submit/",
+        {"reflection_text": "AllReduce is 45 % of the step, four times the attention kernel."},
+        format="json",
+    )
+    record = api.get(f"/api/v1/courses/{course.code}/labs/{LAB}/").json()["record"]
+    assert [s["number"] for s in record["steps"]] == [1, 2]
+    gap = record["steps"][1]["reveal"]
+    assert gap["truth"] == pytest.approx(42.857142857, abs=1e-6)
+    assert gap["right"] is False
+
+
+def test_staff_cannot_lock_and_see_the_class_against_the_truth(course) -> None:  # type: ignore[no-untyped-def]
+    ta = member(course, Role.TA)
+    assert (
+        _api(ta).post(f"{_base(course)}1/lock/", {"prediction": "B"}, format="json").status_code
+        == 403
+    )
+    for i, guess in enumerate(["10", "12", "40", "45", "60"]):
+        s = member(course, Role.STUDENT)
+        api = _api(s)
+        api.post(f"{_base(course)}1/lock/", {"prediction": "BDAB"[i % 4]}, format="json")
+        api.post(f"{_base(course)}1/instrument/", {}, format="json")
+        api.post(f"{_base(course)}1/submit/", {"reflection_choice": "A"}, format="json")
+        api.post(f"{_base(course)}2/lock/", {"prediction": guess}, format="json")
+    c = Client()
+    c.force_login(ta)
+    page = c.get(f"/c/{course.code}/labs/{LAB}/").content.decode()
+    assert "5 locked" in page
+    assert 'class="truth"' in page  # the true value drawn over step 2's histogram
+    assert "true 42.9 %" in page
+    summary = _api(ta).get(f"/api/v1/courses/{course.code}/labs/{LAB}/").json()["summary"]
+    assert summary[0] == {"number": 1, "locked": 5, "submitted": 5}
+    csv = b"".join(c.get(f"/c/{course.code}/labs/{LAB}/?format=csv").streaming_content).decode()
+    assert csv.count("\n") == 1 + 10
+
+
+def test_a_student_works_act_ii_on_the_page_and_sees_the_failure_state(course) -> None:  # type: ignore[no-untyped-def]
+    student = member(course, Role.STUDENT)
+    record = LabRecord.objects.create(course=course, lab_key=LAB, student=student)
+    for n in (1, 2):  # Act I done
+        StepRecord.objects.create(
+            record=record,
+            number=n,
+            choice="B" if n == 1 else "",
+            value=None if n == 1 else 40.0,
+            figures={"speedup": 1},
+            ran_at="2026-03-01T10:00Z",
+            submitted_at="2026-03-01T10:05Z",
+        )
+    c = Client()
+    c.force_login(student)
+    lab = f"/c/{course.code}/labs/{LAB}/"
+    page = c.get(lab).content.decode()
+    assert "Lock my prediction" in page
+    assert 'name="microbatches"' not in page  # the instrument stays closed until the lock
+    c.post(f"{lab}steps/3/lock/", {"prediction": "B"})
+    page = c.get(lab).content.decode()
+    assert 'name="microbatches" type="number" value="4"' in page  # pre-filled from the step
+    c.post(
+        f"{lab}steps/3/run/",
+        {"microbatches": "16", "allreduce_compression": "4", "prefetch_workers": "16"},
+    )
+    page = c.get(lab).content.decode()
+    assert "Engineering budget exceeded" in page
+    c.post(f"{lab}steps/3/run/", {"microbatches": "16"})
+    page = c.get(lab).content.decode()
+    assert "Engineering budget exceeded" not in page
+    assert "39.44 %" in page
+    refused = c.post(f"{lab}steps/3/lock/", {"prediction": "A"}, follow=True).content.decode()
+    assert "already locked" in refused
