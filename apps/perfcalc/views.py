@@ -171,7 +171,16 @@ def hardware(request: AuthedRequest) -> HttpResponse:
 
 PLAN_FIELDS = [
     ("model", "Model", "From the model catalog (figures and sources on the hardware page)."),
-    ("nodes", "Nodes", "8×H100 nodes, 1–8: yours plus any borrowed in a sharing window."),
+    (
+        "scale",
+        "Scale",
+        "course: the course's 8 nodes (yours plus any borrowed); cluster: up to 1,024 nodes.",
+    ),
+    (
+        "nodes",
+        "Nodes",
+        "8×H100 nodes: 1–8 at the course scale, up to 1,024 at the cluster scale (64 = 512 GPUs).",
+    ),
     ("tp", "Tensor parallel (TP)", "1, 2, 4 or 8: GPUs splitting each layer, inside one node."),
     ("pp", "Pipeline stages (PP)", "Must divide the model's layers."),
     ("dp", "Data parallel (DP)", "Replicas; TP × PP × DP must equal the GPUs (8 per node)."),
@@ -199,6 +208,7 @@ PLAN_FIELDS = [
     ),
 ]
 PLAN_CHOICES = {
+    "scale": [(s, s) for s in planner.SCALES],
     "zero_stage": [(z, z) for z in planner.ZERO_STAGES],
     "recompute": [(r, r) for r in planner.RECOMPUTE],
 }
@@ -238,13 +248,15 @@ def plan_page(request: AuthedRequest) -> HttpResponse:
     }
     if result is not None:
         c = result.inputs
+        shared = {k: v for k, v in c.items() if (k, v) != ("scale", "course")}
         mem = result.memory
         ctx.update(
             gpus=c["nodes"] * planner.GPUS_PER_NODE,
             spare=mem["capacity"] - mem["total"],
             over=mem["total"] - mem["capacity"],
-            query=urlencode(c),
-            base_query=urlencode({k: v for k, v in c.items() if k not in {"tp", "pp", "dp"}}),
+            # The course scale is the default: shared links stay as they were before the cluster.
+            query=urlencode(shared),
+            base_query=urlencode({k: v for k, v in shared.items() if k not in {"tp", "pp", "dp"}}),
             intra=catalog.links()[planner.INTRA_LINK],
             inter=catalog.links()[planner.INTER_LINK],
             memory_svg=mark_safe(

@@ -165,3 +165,29 @@ def test_the_formula_index_lists_at_least_55_and_says_which_take_a_model(client_
     page = client_in.get("/calc/kv-cache/?model=llama-3-70b&sequence_length=8192").content.decode()
     assert "Llama 3 70B: layers 80" in page
     assert "2.684 GB" in page
+
+
+def test_the_cluster_scale_plans_512_gpus_and_ranks_every_layout(client_in: Client) -> None:
+    """Lab 09's 70B run on 512 H100s: beyond the course's 8 nodes only when asked (the course
+    scale names its limit), every layout of the 512 GPUs evaluated and ranked."""
+    case = {"model": "llama-3-70b", "nodes": 64, "tp": 8, "pp": 8, "dp": 8, "global_batch": 1024}
+    with pytest.raises(InputError, match="the course's nodes"):
+        planner.clean(case)
+    big = planner.plan({**case, "scale": "cluster"})
+    assert big.inputs["nodes"] * 8 == 512
+    assert big.fits
+    assert big.rank is not None
+    assert 1 <= big.rank <= big.feasible
+    best = big.alternatives[0]
+    assert best["tp"] * best["pp"] * best["dp"] == 512
+    assert best["step_s"] <= big.time["total_s"]
+    page = client_in.get(
+        "/calc/plan/?scale=cluster&model=llama-3-70b&nodes=64&tp=8&pp=8&dp=8&global_batch=1024"
+    ).content.decode()
+    assert "512 ×" in page
+    api = APIClient()
+    api.force_authenticate(UserFactory())
+    r = api.get("/api/v1/perfcalc/plan/", {**case, "scale": "cluster"})
+    assert r.status_code == 200
+    assert r.json()["feasible_layouts"] == big.feasible
+    assert api.get("/api/v1/perfcalc/plan/", {**case, "scale": "galaxy"}).status_code == 400

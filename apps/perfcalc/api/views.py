@@ -185,13 +185,15 @@ class PlanView(APIView):
     @extend_schema(
         tags=["perfcalc"],
         summary="Training-step planner: memory per GPU, step time by part, MFU, rank",
-        description="Query parameters as on /calc/plan/: model, nodes (1–8), tp, pp, dp, "
+        description="Query parameters as on /calc/plan/: model, scale (course: nodes 1–8; "
+        "cluster: nodes up to 1,024), nodes, tp, pp, dp, "
         "micro_batch, global_batch, sequence_length, zero_stage (0–3), recompute "
         "(none/selective/full), kernel_efficiency. Missing ones take the page's defaults.",
         parameters=[
             OpenApiParameter(n, str, required=False)
             for n in (
                 "model",
+                "scale",
                 "nodes",
                 "tp",
                 "pp",

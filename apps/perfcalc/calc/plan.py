@@ -1,6 +1,7 @@
-"""The training-step planner: a model, 1–8 of the course's 8×H100 nodes, a parallel layout and a
-batch → memory per GPU (fits or not), the step time by part, MFU, and where the layout ranks
-among every feasible layout of the same GPUs and batch.
+"""The training-step planner: a model, 1–8 of the course's 8×H100 nodes (or, at the "cluster"
+scale, up to 1,024 nodes: a lab's 512-GPU run), a parallel layout and a batch → memory per GPU
+(fits or not), the step time by part, MFU, and where the layout ranks among every feasible
+layout of the same GPUs and batch (all of them evaluated at once in numpy).
 
 Memory = model state (`sharded-memory`, bf16 + Adam) + activations (`activation-memory`, sequence
 parallel when TP > 1) for the layers of one stage × the micro-batches a 1F1B first stage holds
@@ -26,7 +27,9 @@ from apps.perfcalc.calc.formulas.parallelism import (
 from apps.perfcalc.calc.registry import InputErrors
 
 GPUS_PER_NODE = 8
-MAX_NODES = 8
+MAX_NODES = 8  # the course's own nodes: the default scale
+CLUSTER_MAX_NODES = 1024  # scale "cluster": a lab's 512-GPU run, or any size a user asks for
+SCALES = ("course", "cluster")
 GPU = "h100-sxm"
 INTRA_LINK = "nvlink4-per-direction"
 INTER_LINK = "gcp-a3-high-gpu-nic"
@@ -43,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "zero_stage": "1",
     "recompute": "selective",
     "kernel_efficiency": 0.6,
+    "scale": "course",
 }
 PARTS = (
     ("compute_s", "Compute"),
@@ -108,10 +112,23 @@ def clean(raw: dict[str, Any]) -> dict[str, Any]:
             InputError("model", f"unknown model; choose one of {', '.join(catalog.models())}")
         )
     out["model"] = model_key
-    out["nodes"] = _int(raw, "nodes", 1, MAX_NODES, errors)
+    scale = str(raw.get("scale") or DEFAULTS["scale"])
+    if scale not in SCALES:
+        errors.append(InputError("scale", "must be course (up to 8 nodes) or cluster"))
+        scale = "course"
+    out["scale"] = scale
+    most = CLUSTER_MAX_NODES if scale == "cluster" else MAX_NODES
+    out["nodes"] = _int(raw, "nodes", 1, most, errors)
+    if scale == "course" and errors and errors[-1].field == "nodes":
+        errors[-1] = InputError(
+            "nodes",
+            f"must be a whole number from 1 to {MAX_NODES} (the course's nodes); choose the "
+            "cluster scale to plan beyond them",
+        )
+    most_gpus = most * GPUS_PER_NODE
     out["tp"] = _int(raw, "tp", 1, GPUS_PER_NODE, errors)
-    out["pp"] = _int(raw, "pp", 1, 512, errors)
-    out["dp"] = _int(raw, "dp", 1, 512, errors)
+    out["pp"] = _int(raw, "pp", 1, most_gpus, errors)
+    out["dp"] = _int(raw, "dp", 1, most_gpus, errors)
     out["micro_batch"] = _int(raw, "micro_batch", 1, 4096, errors)
     out["global_batch"] = _int(raw, "global_batch", 1, 1_000_000, errors)
     out["sequence_length"] = _int(raw, "sequence_length", 1, 1_048_576, errors)
@@ -221,7 +238,7 @@ def plan(raw: dict[str, Any]) -> Plan:
     cands = [
         (tp, pp, gpus // (tp * pp))
         for tp in TP_CHOICES
-        for pp in range(1, gpus + 1)
+        for pp in range(1, min(gpus, layers) + 1)
         if gpus % (tp * pp) == 0
         and layers % pp == 0
         and tp <= gpus
