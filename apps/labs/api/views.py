@@ -81,7 +81,12 @@ def _row(lab: Lab, r: StepRecord) -> dict[str, Any]:
 
 
 class LabsView(APIView):
-    @extend_schema(tags=TAGS, summary="The course's labs", responses={200: dict, **E})
+    @extend_schema(
+        tags=TAGS,
+        summary="The course's labs",
+        operation_id="courses_labs_list",
+        responses={200: dict, **E},
+    )
     def get(self, request: Request, code: str) -> Response:
         api_course(request, code)
         return Response(
@@ -96,6 +101,7 @@ class LabView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="A lab: its steps and my record (students) or per-step counts (staff)",
+        operation_id="courses_lab_retrieve",
         responses={200: dict, **E},
     )
     def get(self, request: Request, code: str, lab: str) -> Response:
@@ -125,7 +131,7 @@ class LabView(APIView):
         return Response(body)
 
 
-class LockSerializer(serializers.Serializer):
+class LabLockSerializer(serializers.Serializer):
     prediction = serializers.CharField(
         max_length=40, help_text="An option key (A–D) or a number in the step's unit."
     )
@@ -135,12 +141,12 @@ class LockView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Lock my prediction for a step (once; 409 the second time)",
-        request=LockSerializer,
+        request=LabLockSerializer,
         responses={201: dict, **E},
     )
     def post(self, request: Request, code: str, lab: str, number: int) -> Response:
         user, course = api_course(request, code, student=True)
-        s = LockSerializer(data=request.data)
+        s = LabLockSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         row = services.lock(
             actor=user,
@@ -152,7 +158,7 @@ class LockView(APIView):
         return Response(_row(services.lab_get(course, lab), row), status=201)
 
 
-class InstrumentSerializer(serializers.Serializer):
+class LabInstrumentSerializer(serializers.Serializer):
     inputs = serializers.DictField(
         required=False, default=dict, help_text="The instrument's inputs; missing ones default."
     )
@@ -162,12 +168,12 @@ class InstrumentView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Run the step's instrument (409 before my prediction is locked)",
-        request=InstrumentSerializer,
+        request=LabInstrumentSerializer,
         responses={200: dict, **E},
     )
     def post(self, request: Request, code: str, lab: str, number: int) -> Response:
         user, course = api_course(request, code, student=True)
-        s = InstrumentSerializer(data=request.data)
+        s = LabInstrumentSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         figures = services.run(
             actor=user, course=course, key=lab, number=number, inputs=s.validated_data["inputs"]
@@ -175,7 +181,7 @@ class InstrumentView(APIView):
         return Response(figures)
 
 
-class SubmitSerializer(serializers.Serializer):
+class LabSubmitSerializer(serializers.Serializer):
     reflection_choice = serializers.CharField(
         max_length=8, required=False, default="", allow_blank=True
     )
@@ -188,12 +194,12 @@ class SubmitView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Submit my reflection; the step is done (409 before the instrument ran)",
-        request=SubmitSerializer,
+        request=LabSubmitSerializer,
         responses={200: dict, **E},
     )
     def post(self, request: Request, code: str, lab: str, number: int) -> Response:
         user, course = api_course(request, code, student=True)
-        s = SubmitSerializer(data=request.data)
+        s = LabSubmitSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         row = services.submit(
             actor=user,
