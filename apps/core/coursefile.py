@@ -204,6 +204,15 @@ class EventEntry(Strict):
     notes: str = ""
 
 
+class LabEntry(Strict):
+    """A lab of courses/labs/ the course runs, and when: students lock predictions and submit
+    steps from `opens` (release time) until `closes` (due time); the lab stays readable after."""
+
+    key: Slug
+    opens: When
+    closes: When
+
+
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -306,6 +315,7 @@ class CourseFile(Strict):
     milestones: list[MilestoneEntry] = []
     events: list[EventEntry] = []
     office_hours: list[OfficeHoursEntry] = []
+    labs: list[LabEntry] = []
     grading: list[GradingEntry] = []
     letter_grades: list[LetterCutoff] = []
     compute: Compute | None = None
@@ -421,6 +431,12 @@ def _cross_checks(cf: CourseFile) -> list[str]:
     slack = cf.policy.slack_days
     if slack.max_per_assignment > slack.allowance:
         problems.append("policy.slack_days.max_per_assignment: exceeds the allowance")
+
+    for i, lab in enumerate(cf.labs):
+        if cf.instant(lab.closes) <= cf.instant(lab.opens, release=True):
+            problems.append(f"labs[{i}].closes: must be after opens")
+    if _duplicates([lab.key for lab in cf.labs]):
+        problems.append("labs: a lab is listed twice")
 
     dup = _duplicates([lec.number for lec in cf.lectures])
     recess = {r.date for r in cf.recess}

@@ -10,6 +10,27 @@ from django.db import models
 from apps.core.models import Course
 
 
+class CourseLab(models.Model):
+    """A lab the course file lists, with its window (course time converted to UTC on load)."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
+    lab_key = models.SlugField(max_length=60)
+    opens_at = models.DateTimeField(help_text="Predictions can be locked from then.")
+    closes_at = models.DateTimeField(help_text="Steps can be submitted until then.")
+
+    class Meta:
+        ordering = ("opens_at", "lab_key")
+        constraints = [
+            models.UniqueConstraint(fields=["course", "lab_key"], name="one_window_per_lab"),
+            models.CheckConstraint(
+                condition=models.Q(closes_at__gt=models.F("opens_at")), name="lab_closes_after"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lab_key} in {self.course}"
+
+
 class LabRecord(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     lab_key = models.SlugField(max_length=60, help_text="The lab file's key, e.g. lab09-perf-engr.")

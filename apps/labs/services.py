@@ -13,16 +13,37 @@ from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_student
 from apps.core.services import audit_record
+from apps.core.timefmt import format_instant
 from apps.labs.instruments import InputError
 from apps.labs.labfile import Lab, Step, shipped
-from apps.labs.models import LabRecord, StepRecord
+from apps.labs.models import CourseLab, LabRecord, StepRecord
+
+
+def course_labs(course: Course) -> list[tuple[Lab, CourseLab | None]]:
+    """The labs the course runs, with their windows: those its course file lists, in the order
+    they open; a course that lists none has every shipped lab, always open."""
+    labs = shipped()
+    windows = [w for w in CourseLab.objects.filter(course=course) if w.lab_key in labs]
+    if windows:
+        return [(labs[w.lab_key], w) for w in windows]
+    return [(lab, None) for lab in labs.values()]
 
 
 def lab_get(course: Course, key: str) -> Lab:
-    lab = shipped().get(key)
+    lab = next((lab for lab, _ in course_labs(course) if lab.key == key), None)
     if lab is None:
         raise NotFound("No such lab in this course.")
     return lab
+
+
+def _require_open(course: Course, lab: Lab) -> None:
+    """Locks and submissions happen inside the lab's window (the page stays readable)."""
+    w = CourseLab.objects.filter(course=course, lab_key=lab.key).first()
+    now = timezone.now()
+    if w is not None and now < w.opens_at:
+        raise Conflict(f"{lab.title} opens {format_instant(w.opens_at, course.timezone)}.")
+    if w is not None and now > w.closes_at:
+        raise Conflict(f"{lab.title} closed {format_instant(w.closes_at, course.timezone)}.")
 
 
 def _step(lab: Lab, number: int) -> Step:
@@ -48,6 +69,7 @@ def lock(*, actor: User, course: Course, key: str, number: int, prediction: Any)
     _require_student(actor, course)
     lab = lab_get(course, key)
     step = _step(lab, number)
+    _require_open(course, lab)
     choice, value = "", None
     if step.kind == "choice":
         choice = str(prediction or "").strip().upper()
@@ -134,6 +156,7 @@ def submit(
     _require_student(actor, course)
     lab = lab_get(course, key)
     step = _step(lab, number)
+    _require_open(course, lab)
     choice, text = choice.strip().upper(), text.strip()
     if step.reflection_options and choice not in {o.key for o in step.reflection_options}:
         raise DomainError(

@@ -22,15 +22,18 @@ from apps.core.models import Course, Membership, Role
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.labs import charts, services
-from apps.labs.labfile import Lab, shipped
-from apps.labs.models import LabRecord, StepRecord
+from apps.labs.labfile import Lab
+from apps.labs.models import CourseLab, LabRecord, StepRecord
 
 
 @login_required
 @require_GET
 def labs_page(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code)
-    labs = list(shipped().values())
+    runs = services.course_labs(course)
+    labs = [lab for lab, _ in runs]
+    windows = {lab.key: w for lab, w in runs}
+    rows: list[dict[str, Any]]
     if is_staff(request.user, course):
         done = Counter(
             LabRecord.objects.filter(course=course, completed_at__isnull=False).values_list(
@@ -38,7 +41,10 @@ def labs_page(request: AuthedRequest, code: str) -> HttpResponseBase:
             )
         )
         started = Counter(LabRecord.objects.filter(course=course).values_list("lab_key", flat=True))
-        rows = [{"lab": lab, "done": done[lab.key], "started": started[lab.key]} for lab in labs]
+        rows = [
+            {"lab": lab, "done": done[lab.key], "started": started[lab.key], "w": windows[lab.key]}
+            for lab in labs
+        ]
     else:
         mine = {
             r.lab_key: r
@@ -49,6 +55,7 @@ def labs_page(request: AuthedRequest, code: str) -> HttpResponseBase:
         rows = [
             {
                 "lab": lab,
+                "w": windows[lab.key],
                 "record": mine.get(lab.key),
                 "submitted": sum(
                     1
@@ -112,10 +119,11 @@ def lab_page(request: AuthedRequest, code: str, lab: str) -> HttpResponseBase:
                 "reveal": services.reveal(step, row) if row and row.ran_at else None,
             }
         )
+    window = CourseLab.objects.filter(course=course, lab_key=the_lab.key).first()
     return render(
         request,
         "labs/lab.html",
-        {"course": course, "lab": the_lab, "steps": steps, "record": record},
+        {"course": course, "lab": the_lab, "steps": steps, "record": record, "window": window},
     )
 
 

@@ -17,9 +17,11 @@ from django.db import models, transaction
 
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.compute.models import Node, StaticIP
-from apps.core.coursefile import CourseFile
+from apps.core.coursefile import CourseFile, CourseFileError
 from apps.core.models import Course, GradingComponent, User
 from apps.core.services import audit_record
+from apps.labs.labfile import shipped as shipped_labs
+from apps.labs.models import CourseLab
 from apps.milestones.models import GroupMilestone
 
 
@@ -191,6 +193,23 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 },
             )
             report.tally("events", o)
+
+        known = shipped_labs()
+        unknown = [lab.key for lab in cf.labs if lab.key not in known]
+        if unknown:
+            raise CourseFileError(
+                [f"labs: no lab {k!r} in courses/labs/ (have: {', '.join(known)})" for k in unknown]
+            )
+        for lab in cf.labs:
+            _, o = _upsert(
+                CourseLab,
+                {"course": course, "lab_key": lab.key},
+                {
+                    "opens_at": cf.instant(lab.opens, release=True),
+                    "closes_at": cf.instant(lab.closes),
+                },
+            )
+            report.tally("labs", o)
 
         position = 0
         for g in cf.grading:

@@ -2,10 +2,10 @@
 
 `make run` loads the real EE 290 course file (Spring 2026) and then the demo; visited later,
 every deadline would be over (no slack day to spend, no lecture to come). `load_demo` therefore
-moves the demo database's calendar — lectures, events, releases, deadlines, milestones, recess
-days — by whole weeks, in course time (a 23:59 deadline stays 23:59 across daylight saving),
-before it adds its people and their activity. The course file on disk is untouched, and
-`load_course` alone (a real deployment) keeps the real dates.
+moves the demo database's calendar — lectures, events, releases, deadlines, milestones, lab
+windows, recess days — by whole weeks, in course time (a 23:59 deadline stays 23:59 across
+daylight saving), before it adds its people and their activity. The course file on disk is
+untouched, and `load_course` alone (a real deployment) keeps the real dates.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.utils import timezone
 from apps.calendar.cache import forget
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.core.models import Course
+from apps.labs.models import CourseLab
 
 # The demo visitor arrives in week 7 of lectures (week 1 holds the first lecture): A1 and A2 are
 # past, A3 (due on the Tuesday of week 8) is 2 to 8 days away whatever the weekday, the proposal
@@ -58,6 +59,7 @@ def move_term(course: Course, weeks: int) -> int:
             (CourseEvent, ("starts_at", "ends_at")),
             (Assignment, ("release_at", "due_at")),
             (Milestone, ("due_at",)),
+            (CourseLab, ("opens_at", "closes_at")),
         ]
         for model, fields in tables:
             rows = list(model.objects.filter(course=course))

@@ -136,3 +136,49 @@ def test_a_student_works_act_ii_on_the_page_and_sees_the_failure_state(course) -
     assert "39.44 %" in page
     refused = c.post(f"{lab}steps/3/lock/", {"prediction": "A"}, follow=True).content.decode()
     assert "already locked" in refused
+
+
+def test_the_course_file_opens_and_closes_a_lab(ee290) -> None:  # type: ignore[no-untyped-def]
+    """EE 290 runs Lab 09 from A3's release to its due date: before, a lock is refused with the
+    opening time; during, it is accepted; after, refused with the closing time, the page still
+    readable."""
+    import datetime as dt
+
+    import time_machine
+
+    from apps.labs.models import CourseLab
+
+    window = CourseLab.objects.get(course=ee290, lab_key=LAB)
+    assert window.opens_at == dt.datetime(2026, 2, 24, 8, 0, tzinfo=dt.UTC)  # 00:00 PST
+    assert window.closes_at == dt.datetime(2026, 3, 11, 6, 59, tzinfo=dt.UTC)  # 23:59 PDT
+    student = member(ee290, Role.STUDENT)
+    api = _api(student)
+    url = f"{_base(ee290)}1/lock/"
+    with time_machine.travel(dt.datetime(2026, 2, 20, 12, tzinfo=dt.UTC)):
+        early = api.post(url, {"prediction": "B"}, format="json")
+        assert early.status_code == 409
+        assert "opens Tue Feb 24, 2026, 12:00 AM PST" in early.json()["detail"]
+    with time_machine.travel(dt.datetime(2026, 3, 2, 18, tzinfo=dt.UTC)):
+        assert api.post(url, {"prediction": "B"}, format="json").status_code == 201
+    late = api.post(f"{_base(ee290)}2/lock/", {"prediction": "40"}, format="json")
+    assert late.status_code == 409
+    assert "closed Tue Mar 10, 2026, 11:59 PM PDT" in late.json()["detail"]
+    c = Client()
+    c.force_login(student)
+    page = c.get(f"/c/{ee290.code}/labs/{LAB}/")
+    assert page.status_code == 200
+    assert "Open for predictions and reflections" in page.content.decode()
+
+
+def test_a_course_file_naming_an_unknown_lab_is_refused_whole(course_file_text) -> None:  # type: ignore[no-untyped-def]
+    from apps.core.coursefile import CourseFileError, parse_course_file
+    from apps.setup.course_loader import course_load
+
+    bad = course_file_text.replace("key: lab09-perf-engr", "key: lab99-nothing")
+    with pytest.raises(CourseFileError, match="no lab 'lab99-nothing'"):
+        course_load(cf=parse_course_file(bad))
+    backwards = course_file_text.replace(
+        "opens: 2026-02-24, closes: 2026-03-10", "opens: 2026-03-24, closes: 2026-03-10"
+    )
+    with pytest.raises(CourseFileError, match=r"labs\[0\].closes: must be after opens"):
+        parse_course_file(backwards)

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.permissions import is_staff
 from apps.labs import services
-from apps.labs.labfile import Lab, shipped
+from apps.labs.labfile import Lab
 from apps.labs.models import LabRecord, StepRecord
 
 E = error_responses(
@@ -88,11 +88,11 @@ class LabsView(APIView):
         responses={200: dict, **E},
     )
     def get(self, request: Request, code: str) -> Response:
-        api_course(request, code)
+        _, course = api_course(request, code)
         return Response(
             [
                 {"key": lab.key, "title": lab.title, "steps": len(lab.steps)}
-                for lab in shipped().values()
+                for lab, _ in services.course_labs(course)
             ]
         )
 
