@@ -237,6 +237,7 @@ SCORE_SOURCES = (
     "milestones",
     "impact",
     "participation",
+    "labs",
 )
 
 

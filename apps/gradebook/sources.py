@@ -17,6 +17,8 @@ group sources take the student → group map the caller already read.
   nothing recorded 0 %, averaged.
 - impact: the staff's impact score of the student's group, from its evidence items.
 - participation: lectures attended and other contributions recorded (participation.rules).
+- labs: per lab of the course file whose window has closed, the share of its steps the student
+  submitted (prediction locked, instrument run, reflection saved), averaged over those labs.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from django.utils import timezone
 from apps.autograder.models import Grade, GradingRun
 from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
-from apps.core.models import Course
+from apps.core.models import Course, Membership, Role
 from apps.groups.models import GroupMembership
 from apps.impact.models import GroupImpact
+from apps.labs.labfile import shipped as shipped_labs
+from apps.labs.models import CourseLab, StepRecord
 from apps.milestones.models import GroupMilestone
 from apps.participation.selectors import summaries as participation_summaries
 from apps.peerreview.models import PeerRound
@@ -249,6 +253,43 @@ def participation(course: Course, students: Students, group_of: GroupOf) -> dict
     }
 
 
+def labs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    known = shipped_labs()
+    steps = {
+        w.lab_key: len(known[w.lab_key].steps)
+        for w in CourseLab.objects.filter(course=course, closes_at__lt=timezone.now())
+        if w.lab_key in known
+    }
+    if not steps:
+        return {}
+    ids = (
+        list(students)
+        if students is not None
+        else list(
+            Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).values_list(
+                "user_id", flat=True
+            )
+        )
+    )
+    done: dict[tuple[int, str], int] = {
+        (row["record__student_id"], row["record__lab_key"]): row["n"]
+        for row in StepRecord.objects.filter(
+            record__course=course,
+            record__lab_key__in=list(steps),
+            record__student_id__in=ids,
+            submitted_at__isnull=False,
+        )
+        .values("record__student_id", "record__lab_key")
+        .annotate(n=Count("id"))
+    }
+    out = {}
+    for sid in ids:
+        shares = [(k, min(done.get((sid, k), 0), n), n) for k, n in sorted(steps.items())]
+        mean = sum(d * 100 / n for _, d, n in shares) / len(shares)
+        out[sid] = Computed(mean, ", ".join(f"{k} {d} of {n} steps" for k, d, n in shares))
+    return out
+
+
 SOURCES: dict[str, Source] = {
     "autograder": autograder,
     "scribing": scribing,
@@ -257,6 +298,7 @@ SOURCES: dict[str, Source] = {
     "milestones": milestones,
     "impact": impact,
     "participation": participation,
+    "labs": labs,
 }
 SOURCE_HELP = {
     "manual": "entered or imported by staff",
@@ -267,6 +309,7 @@ SOURCE_HELP = {
     "milestones": "milestones: on time 100 %, late 50 %, missing 0 %",
     "impact": "impact: the group's score from its evidence",
     "participation": "participation: lectures attended and contributions recorded",
+    "labs": "labs: steps submitted of the closed labs",
 }
 
 

@@ -182,3 +182,29 @@ def test_a_course_file_naming_an_unknown_lab_is_refused_whole(course_file_text) 
     )
     with pytest.raises(CourseFileError, match=r"labs\[0\].closes: must be after opens"):
         parse_course_file(backwards)
+
+
+def test_a_closed_lab_scores_the_steps_each_student_submitted(ee290) -> None:  # type: ignore[no-untyped-def]
+    """The gradebook's `labs` source: once Lab 09's window has closed, a student who submitted
+    all four steps has 100 %, one who did two 50 %, one who never opened it 0 %."""
+    from apps.gradebook.sources import source_for
+    from apps.labs.models import LabRecord, StepRecord
+
+    done, half, none = (member(ee290, Role.STUDENT) for _ in range(3))
+    for student, steps in ((done, 4), (half, 2)):
+        rec = LabRecord.objects.create(course=ee290, lab_key=LAB, student=student)
+        for n in range(1, steps + 1):
+            StepRecord.objects.create(
+                record=rec,
+                number=n,
+                choice="B" if n in (1, 3) else "",
+                value=None if n in (1, 3) else 40.0,
+                ran_at="2026-03-05T10:00Z",
+                submitted_at="2026-03-05T10:05Z",
+            )
+    labs = source_for("labs")
+    scores = labs(ee290, [done.pk, half.pk, none.pk], {})  # type: ignore[misc]
+    assert scores[done.pk].percent == 100
+    assert scores[half.pk].percent == 50
+    assert scores[none.pk].percent == 0
+    assert scores[half.pk].detail == "lab09-perf-engr 2 of 4 steps"
