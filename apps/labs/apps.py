@@ -12,3 +12,9 @@ class LabsConfig(AppConfig):
         register_nav(
             NavItem("Labs", "labs:list", order=31, section="coursework", staff_section="grading")
         )
+
+        from apps.core.models import Role
+        from apps.core.registry import TodaySource, register_today
+        from apps.labs import today
+
+        register_today(TodaySource("labs-open", today.open_labs, roles=frozenset({Role.STUDENT})))

@@ -80,3 +80,19 @@ def test_help_lists_every_menu_page_and_the_rules(ee290_live) -> None:  # type: 
     assert "3 for the term, at most 1 per assignment" in page
     for label in ("Slack days", "My node", "Scribing", "Peer review", "Checkoffs", "API tokens"):
         assert f">{label}</a>" in page
+
+
+def test_a_lab_closing_this_week_is_on_a_students_today(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    """The live term's Lab 09 window (with A3) closes within the week: student01, who has not
+    started it, sees it with the steps left; a student who finished it does not."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.labs.models import CourseLab
+
+    CourseLab.objects.filter(course=ee290_live).update(
+        closes_at=timezone.now() + dt.timedelta(days=3)
+    )
+    todo = _todo(_as("student01@example.edu"), ee290_live.code)
+    assert "Lab 09: You can&#x27;t optimize what you can&#x27;t measure: 0 of 4 steps done" in todo
