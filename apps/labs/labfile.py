@@ -85,6 +85,7 @@ class Lab:
     contexts: list[dict[str, str]]
     hardware: dict[str, float]
     steps: list[Step]
+    bank: str = ""  # the key of a question bank with the lab's numbers, per student
 
     def step(self, number: int) -> Step | None:
         return self.steps[number - 1] if 1 <= number <= len(self.steps) else None
@@ -216,6 +217,7 @@ def parse_lab(text: str) -> Lab:
         contexts=list(data.get("contexts") or []),
         hardware=dict(data.get("hardware") or {}),
         steps=steps,
+        bank=str(data.get("bank", "")),
     )
 
 

@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
+from apps.autograder.models import QuestionSet
 from apps.core.csvexport import csv_response
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Membership, Role
@@ -123,8 +124,22 @@ def lab_page(request: AuthedRequest, code: str, lab: str) -> HttpResponseBase:
     return render(
         request,
         "labs/lab.html",
-        {"course": course, "lab": the_lab, "steps": steps, "record": record, "window": window},
+        {
+            "course": course,
+            "lab": the_lab,
+            "steps": steps,
+            "record": record,
+            "window": window,
+            "bank": _bank(course, the_lab),
+        },
     )
+
+
+def _bank(course: Course, lab: Lab) -> Any:
+    """The course's question set with the lab's numbers, when it has loaded it."""
+    if not lab.bank:
+        return None
+    return QuestionSet.objects.filter(course=course, key=lab.bank).first()
 
 
 def _staff(request: AuthedRequest, course: Course, lab: Lab) -> HttpResponseBase:

@@ -208,3 +208,27 @@ def test_a_closed_lab_scores_the_steps_each_student_submitted(ee290) -> None:  #
     assert scores[half.pk].percent == 50
     assert scores[none.pk].percent == 0
     assert scores[half.pk].detail == "lab09-perf-engr 2 of 4 steps"
+
+
+def test_the_labs_numbers_are_a_bank_graded_per_student(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """The demo loads Lab 09's bank; each student gets their own profile, the key is the
+    calculator's Amdahl, and the lab page links to it."""
+    from apps.autograder.models import QuestionSet
+    from apps.autograder.services import instance_for
+    from apps.core.models import User
+
+    qs = QuestionSet.objects.get(course=ee290_demo, key="lab09-numbers")
+    q = qs.questions.get(key="speedup")
+    a = User.objects.get(email="student01@example.edu")
+    ia = instance_for(q, a)
+    f, k = ia.params["f_pct"] / 100, ia.params["k"]
+    assert ia.keys[0] == pytest.approx(1 / ((1 - f) + f / k), rel=1e-12)
+    drawn = {
+        tuple(sorted(instance_for(q, u).params.items()))
+        for u in User.objects.filter(email__startswith="student")
+    }
+    assert len(drawn) > 5  # the students' profiles differ
+    c = Client()
+    c.force_login(a)
+    page = c.get(f"/c/{ee290_demo.code}/labs/{LAB}/").content.decode()
+    assert f'href="/c/{ee290_demo.code}/questions/lab09-numbers/"' in page

@@ -80,12 +80,18 @@ def _row(lab: Lab, r: StepRecord) -> dict[str, Any]:
     }
 
 
+class LabListItemSerializer(serializers.Serializer):
+    key = serializers.SlugField()
+    title = serializers.CharField()
+    steps = serializers.IntegerField(help_text="How many steps the lab has.")
+
+
 class LabsView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="The course's labs",
         operation_id="courses_labs_list",
-        responses={200: dict, **E},
+        responses={200: LabListItemSerializer(many=True), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code)
