@@ -44,6 +44,11 @@ class ComputeConfig(AppConfig):
                 "Incidents", "compute:incidents", order=36, section="group", staff_section="compute"
             )
         )
+        register_nav(
+            NavItem(
+                "Run records", "compute:runs", order=37, section="group", staff_section="compute"
+            )
+        )
 
         register_panel(
             Panel(
@@ -70,3 +75,4 @@ class ComputeConfig(AppConfig):
         from apps.core.registry import STAFF, TodaySource, register_today
 
         register_today(TodaySource("compute-decisions", today.decisions, roles=STAFF))
+        register_today(TodaySource("compute-course-wide", today.course_wide))

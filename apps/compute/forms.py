@@ -78,3 +78,52 @@ class IncidentForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["node"].choices = node_choices  # type: ignore[attr-defined]
         name_zone(self, zone)
+
+
+class RunRecordForm(forms.Form):
+    title = forms.CharField(
+        max_length=120, help_text="A name for the run, e.g. “2-node FSDP, bs 512, seq 4k”."
+    )
+    repository = forms.CharField(
+        max_length=300, help_text="Where the code lives, e.g. https://github.com/team/project."
+    )
+    commit = forms.CharField(
+        max_length=40,
+        help_text="The commit the run used (git rev-parse HEAD): 7 to 40 hexadecimal characters.",
+    )
+    config_file = forms.FileField(
+        required=False,
+        label="Configuration file",
+        help_text="The YAML/JSON the run read (at most 256 KB); its SHA-256 is kept with it.",
+    )
+    config_text = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="…or the configuration as text",
+        help_text="Flags or config pasted here, when there is no file.",
+    )
+    seed = forms.CharField(
+        required=False, max_length=20, help_text="The random seed the run logged (a whole number)."
+    )
+    artifacts = forms.CharField(
+        required=False, max_length=500, help_text="Where checkpoints and logs are, e.g. gs://…"
+    )
+    nodes = forms.CharField(
+        required=False, max_length=300, help_text="The nodes it ran on, e.g. node-1, node-3."
+    )
+    window = forms.TypedChoiceField(
+        coerce=int,
+        required=False,
+        empty_value=None,
+        label="Sharing window",
+        help_text="The window the run belongs to, if it borrowed other groups' nodes.",
+    )
+    notes = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Anything else needed to run it again (environment, data version).",
+    )
+
+    def __init__(self, *args: Any, window_choices: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["window"].choices = [("", "— none —"), *window_choices]  # type: ignore[attr-defined]

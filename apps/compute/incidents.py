@@ -5,9 +5,17 @@ from __future__ import annotations
 import datetime as dt
 
 from django.db import transaction
+from django.db.models import Case, Count, QuerySet, When
 from django.utils import timezone
 
-from apps.compute.models import MAX_LOG_BYTES, Allocation, Incident, Node, WindowNode
+from apps.compute.models import (
+    MAX_LOG_BYTES,
+    Allocation,
+    Incident,
+    IncidentAffected,
+    Node,
+    WindowNode,
+)
 from apps.compute.selectors import group_id_of
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
@@ -93,8 +101,16 @@ def incident_report(
 
 
 def incident_update(
-    *, actor: User, course: Course, incident_id: int, status: str, note: str = ""
+    *,
+    actor: User,
+    course: Course,
+    incident_id: int,
+    status: str,
+    note: str = "",
+    course_wide: bool | None = None,
 ) -> Incident:
+    """Staff move an incident on, add a note, and say whether it affects the whole course
+    (`course_wide`: then every student sees its summary, node, status and notes)."""
     if not is_staff(actor, course):
         raise NotAllowed("Only the course staff update incidents.")
     with transaction.atomic():
@@ -107,18 +123,72 @@ def incident_update(
         if status != before and status not in NEXT[Incident.Status(before)]:
             raise Conflict(f"An incident that is {before} cannot become {status}.")
         incident.status = status
+        wide_before = incident.course_wide
+        if course_wide is not None:
+            incident.course_wide = course_wide
         if note.strip():
             stamp = timezone.now().strftime("%Y-%m-%d %H:%M UTC")
             incident.staff_notes = (
                 incident.staff_notes + f"\n[{stamp}, {actor}] {note.strip()}"
             ).strip()
-        incident.save(update_fields=["status", "staff_notes", "updated_at"])
+        incident.save(update_fields=["status", "staff_notes", "course_wide", "updated_at"])
         audit_record(
             actor=actor,
             action="incident.updated",
             course=course,
             obj=incident,
-            before={"status": before},
-            after={"status": status, "note": note},
+            before={"status": before, "course_wide": wide_before},
+            after={"status": status, "note": note, "course_wide": incident.course_wide},
         )
     return incident
+
+
+def course_wide_incidents(course: Course) -> QuerySet[Incident]:
+    """Incidents staff marked as affecting the course, open ones first, newest first, with how
+    many groups said "affects us too". Callers show only the public fields (`PUBLIC_FIELDS`)."""
+    return (
+        Incident.objects.filter(course=course, course_wide=True)
+        .select_related("node")
+        .annotate(n_affected=Count("affected"))
+        .order_by(
+            Case(When(status=Incident.Status.RESOLVED, then=1), default=0), "-created_at", "-id"
+        )
+    )
+
+
+# What a student of another group may read of a course-wide incident: never logs, job IDs,
+# repro or the reporter.
+PUBLIC_FIELDS = ("id", "summary", "node", "status", "staff_notes", "occurred_at", "updated_at")
+
+
+def incident_affects_us(*, actor: User, course: Course, incident_id: int) -> IncidentAffected:
+    """A student says a course-wide incident hits their group too (once per group); staff see
+    the count and the groups."""
+    gid = group_id_of(user=actor, course=course)
+    if gid is None:
+        raise NotAllowed("Join a group first: “affects us too” is said for a group.")
+    with transaction.atomic():
+        incident = (
+            Incident.objects.select_for_update()
+            .filter(course=course, pk=incident_id, course_wide=True)
+            .first()
+        )
+        if incident is None:
+            raise NotFound("No such course-wide incident.")
+        if incident.status == Incident.Status.RESOLVED:
+            raise Conflict("That incident is resolved; report a new one if it is back.")
+        if incident.group_id == gid:
+            raise Conflict("Your group reported it.")
+        mark, created = IncidentAffected.objects.get_or_create(
+            incident=incident, group_id=gid, defaults={"said_by": actor}
+        )
+        if not created:
+            raise Conflict("Your group has already said it is affected.")
+        audit_record(
+            actor=actor,
+            action="incident.affects_us",
+            course=course,
+            obj=incident,
+            after={"group_id": gid},
+        )
+    return mark

@@ -5,7 +5,8 @@
   approved → cancelled) and the other groups in it are e-mailed.
 - Merged A into B: B keeps its node and IP and A's allocation ends; if only A had one, it moves
   to B (A's row ends, B's starts, same node and IP). A's windows are closed as on dissolving;
-  windows that borrow the moved node now need B's approval.
+  windows that borrow the moved node now need B's approval. A's run records become B's.
+- Run records of a dissolved group stay with it (history, readable by staff).
 Every reaction is an audit row whose `after` names the event that caused it.
 """
 
@@ -14,7 +15,14 @@ from __future__ import annotations
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.compute.models import Allocation, SharingWindow, StaticIP, WindowNode
+from apps.compute.models import (
+    Allocation,
+    NodeMove,
+    RunRecord,
+    SharingWindow,
+    StaticIP,
+    WindowNode,
+)
 from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
 from apps.core.models import Course
 from apps.core.queue import enqueue_on_commit, task_named
@@ -82,11 +90,28 @@ def _notify_closed(window_id: int, ended_group_id: int) -> None:
     )
 
 
+def _decline_moves(event: LifecycleEvent, group_id: int, why: str) -> None:
+    """A group that ended has no node to move: its open move request is declined."""
+    n = NodeMove.objects.filter(group_id=group_id, status=NodeMove.Status.REQUESTED).update(
+        status=NodeMove.Status.DECLINED, note=why[:300], decided_at=event.at
+    )
+    if n:
+        audit_record(
+            actor=event.actor,
+            action="node_move.declined",
+            course=event.course,
+            obj=event.course,
+            after={"group_id": group_id, **event.caused_by()},
+            note=why,
+        )
+
+
 def on_group_dissolved(event: GroupDissolved) -> None:
     alloc = _active(event.group_id)
     if alloc is not None:
         _end(event, alloc, why=f"{event.group_name} was dissolved")
     _close_windows(event, event.group_id, event.group_name)
+    _decline_moves(event, event.group_id, f"{event.group_name} was dissolved")
 
 
 def on_group_merged(event: GroupMerged) -> None:
@@ -123,6 +148,17 @@ def on_group_merged(event: GroupMerged) -> None:
             note=f"moved from {event.source_name}",
         )
     _close_windows(event, event.source_id, event.source_name)
+    _decline_moves(event, event.source_id, f"{event.source_name} was merged")
+    # Run records go with the people who made them: the merged group reads and reruns them.
+    moved_runs = RunRecord.objects.filter(group_id=event.source_id).update(group_id=event.target_id)
+    if moved_runs:
+        audit_record(
+            actor=event.actor,
+            action="run.moved",
+            course=event.course,
+            obj=event.course,
+            after={"runs": moved_runs, "to": event.target_name, **event.caused_by()},
+        )
 
 
 def dissolve_preview(course: Course, group_id: int) -> list[str]:
@@ -148,7 +184,8 @@ def dissolve_preview(course: Course, group_id: int) -> list[str]:
 
 
 def dissolved_group_holdings(course_id: int) -> list[str]:
-    """The `check_course` invariant: no ended group holds a node or IP, or a live window."""
+    """The `check_course` invariant: no ended group holds a node or IP, a live window or an open
+    request to move nodes."""
     found = [
         f"{a.group.name} (ended) still holds {a.node.name} and {a.static_ip.address}"
         for a in Allocation.objects.filter(
@@ -162,5 +199,13 @@ def dissolved_group_holdings(course_id: int) -> list[str]:
         )
         .exclude(ends_at__lte=timezone.now())
         .select_related("requester")
+    ]
+    found += [
+        f"{m.group.name} (ended) still asks to move off {m.from_node.name}"
+        for m in NodeMove.objects.filter(
+            course_id=course_id,
+            status=NodeMove.Status.REQUESTED,
+            group__dissolved_at__isnull=False,
+        ).select_related("group", "from_node")
     ]
     return found

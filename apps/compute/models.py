@@ -223,6 +223,11 @@ class Incident(models.Model):
     repro = models.TextField(blank=True, help_text="A short way to reproduce it.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     staff_notes = models.TextField(blank=True)
+    course_wide = models.BooleanField(
+        default=False,
+        help_text="Shown to every student of the course (summary, node, status and staff notes; "
+        "never the logs, job IDs or repro).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -232,3 +237,145 @@ class Incident(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.node}: {self.summary}"
+
+
+class IncidentAffected(models.Model):
+    """“Affects us too”: another group saying a course-wide incident hits it as well."""
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="affected")
+    group = models.ForeignKey("groups.Group", on_delete=models.CASCADE, related_name="+")
+    said_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    said_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("incident_id", "said_at")
+        constraints = [
+            models.UniqueConstraint(fields=["incident", "group"], name="incident_affected_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"incident {self.incident_id} affects group {self.group_id}"
+
+
+class ComputePolicy(models.Model):
+    """The course file's compute rules (`compute:`): allocation at the group-formation deadline
+    and whether a sharing window needs a run record before its access files are given out.
+    `formation_run_at` is set once the formation allocation ran, so it runs once per course."""
+
+    course = models.OneToOneField(Course, on_delete=models.CASCADE, related_name="compute_policy")
+    allocate_at_formation = models.BooleanField(
+        default=True,
+        help_text="At the formation deadline, give every group of at least the minimum size a "
+        "node and an IP and e-mail it its SSH line.",
+    )
+    formation_milestone = models.CharField(
+        max_length=50,
+        default="group-formation",
+        help_text="The milestone whose deadline is the group-formation deadline.",
+    )
+    formation_run_at = models.DateTimeField(null=True, blank=True)
+    windows_need_run_record = models.BooleanField(
+        default=False,
+        help_text="A sharing window's access files are given out only once a run record names "
+        "the window.",
+    )
+
+    def __str__(self) -> str:
+        return f"compute policy of {self.course_id}"
+
+
+MAX_CONFIG_BYTES = 256 * 1024
+
+
+class RunRecord(models.Model):
+    """A run a group made, kept so it can be reproduced (the syllabus: versioned code, pinned
+    configs, logged seeds, saved artifacts). The configuration's SHA-256 is computed on save;
+    records stay with the group's history when it ends, and move with it on a merge."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="run_records")
+    group = models.ForeignKey("groups.Group", on_delete=models.PROTECT, related_name="run_records")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    title = models.CharField(
+        max_length=120, help_text="A name for the run, e.g. “2-node FSDP, bs 512”."
+    )
+    repository = models.CharField(
+        max_length=300, help_text="Where the code lives, e.g. https://github.com/team/project."
+    )
+    commit = models.CharField(
+        max_length=40, help_text="The commit the run used: 7 to 40 hexadecimal characters."
+    )
+    config_text = models.TextField(
+        blank=True, help_text="The run's configuration (YAML, JSON, flags), at most 256 KB."
+    )
+    config_sha256 = models.CharField(max_length=64, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True, help_text="The random seed logged.")
+    artifacts = models.CharField(
+        max_length=500, blank=True, help_text="Where checkpoints and logs were saved (gs://…)."
+    )
+    nodes = models.CharField(max_length=300, blank=True, help_text="The nodes the run used.")
+    window = models.ForeignKey(
+        SharingWindow,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="run_records",
+        help_text="The sharing window the run belongs to, if any.",
+    )
+    notes = models.TextField(blank=True, help_text="Anything else needed to rerun it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("course_id", "-created_at")
+        indexes = [models.Index(fields=["course", "group", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(commit__regex=r"^[0-9a-f]{7,40}$"), name="run_commit_hex"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} {self.title}"
+
+
+class NodeMove(models.Model):
+    """A group whose node failed asks to move to a spare one; staff approve (the group keeps its
+    static IP, so its SSH address stays) or decline with a reason. One open request per group."""
+
+    class Status(models.TextChoices):
+        REQUESTED = "requested", "Requested"
+        DONE = "done", "Moved"
+        DECLINED = "declined", "Declined"
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="node_moves")
+    group = models.ForeignKey("groups.Group", on_delete=models.PROTECT, related_name="node_moves")
+    from_node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="+")
+    to_node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.REQUESTED)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    note = models.CharField(max_length=300, blank=True, help_text="Why it was declined.")
+
+    class Meta:
+        ordering = ("course_id", "-requested_at")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group"],
+                condition=models.Q(status="requested"),
+                name="one_open_node_move_per_group",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"move {self.group_id} off {self.from_node_id}"

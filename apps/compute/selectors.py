@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from apps.compute.access import Bundle, Participant
-from apps.compute.models import Allocation, Incident, Node, SharingWindow
+from apps.compute.models import Allocation, Incident, Node, RunRecord, SharingWindow
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.groups.selectors import current_group_id
@@ -23,10 +24,18 @@ def window_list(
     *, user: User, course: Course, group_id: int | None = LOOKUP
 ) -> QuerySet[SharingWindow]:
     """Staff: every window. Students: windows their group requested or that use its node."""
+    runs = (
+        RunRecord.objects.filter(window=OuterRef("pk"))
+        .order_by()
+        .values("window")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     qs = (
         SharingWindow.objects.filter(course=course)
         .select_related("requester")
         .prefetch_related("nodes__node", "nodes__owner")
+        .annotate(n_runs=Coalesce(Subquery(runs), 0))
     )
     if is_staff(user, course):
         return qs.order_by("starts_at")

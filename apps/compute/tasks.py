@@ -10,6 +10,24 @@ from apps.compute.models import Incident
 from apps.core.models import STAFF_ROLES, Membership
 
 
+def _staff_emails(course_id: int) -> list[str]:
+    return list(
+        Membership.objects.filter(
+            course_id=course_id, role__in=STAFF_ROLES, is_active=True
+        ).values_list("user__email", flat=True)
+    )
+
+
+def _member_emails(group_id: int) -> list[str]:
+    from apps.groups.models import GroupMembership
+
+    return list(
+        GroupMembership.objects.filter(group_id=group_id, left_at__isnull=True).values_list(
+            "user__email", flat=True
+        )
+    )
+
+
 @shared_task(name="compute.notify_staff_of_incident")
 def notify_staff_of_incident(incident_id: int) -> int:
     """Email the course's active instructors and TAs about a new incident. Returns how many
@@ -21,11 +39,7 @@ def notify_staff_of_incident(incident_id: int) -> int:
     )
     if incident is None:
         return 0
-    to = list(
-        Membership.objects.filter(
-            course=incident.course, role__in=STAFF_ROLES, is_active=True
-        ).values_list("user__email", flat=True)
-    )
+    to = _staff_emails(incident.course_id)
     if not to:
         return 0
     who = (
@@ -82,4 +96,90 @@ def notify_window_closed(window_id: int, ended_group_id: int) -> int:
         None,
         to,
     )
+    return len(to)
+
+
+@shared_task(name="compute.notify_formation")
+def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[str]) -> int:
+    """After the formation allocation: each allocated group's members get their node, IP and SSH
+    line; the staff get the list of groups left to them. Returns how many e-mails were sent."""
+    from apps.compute.models import Allocation
+    from apps.core.models import Course
+
+    course = Course.objects.filter(pk=course_id).first()
+    if course is None:
+        return 0
+    sent = 0
+    allocations = Allocation.objects.filter(pk__in=allocation_ids).select_related(
+        "group", "node", "static_ip"
+    )
+    for a in allocations:
+        to = _member_emails(a.group_id)
+        if not to:
+            continue
+        send_mail(
+            f"[{course.code}] {a.group.name}: your node is {a.node.name}",
+            f"Group formation is done. {a.group.name} holds {a.node.name} "
+            f"({a.node.gpu_count}× {a.node.gpu_model}, {a.node.zone}) with the static IP "
+            f"{a.static_ip.address}.\n\n"
+            f"Log in with:\n    ssh YOUR_USERNAME@{a.static_ip.address}\n\n"
+            f"SSH config, /etc/hosts block and launch files: "
+            f"{settings.SITE_URL}/c/{course.code}/node/\n",
+            None,
+            to,
+        )
+        sent += 1
+    staff = _staff_emails(course.pk)
+    if staff:
+        left = "\n".join(f"- {g}" for g in leftover) or "- none"
+        send_mail(
+            f"[{course.code}] Formation allocation: {len(allocation_ids)} groups allocated, "
+            f"{len(leftover)} left to you",
+            f"{len(allocation_ids)} groups received a node and an IP.\n\n"
+            f"Left to you (merge or fill them, or allocate with a reason on the compute board):\n"
+            f"{left}\n\n{settings.SITE_URL}/c/{course.code}/compute/\n",
+            None,
+            staff,
+        )
+        sent += 1
+    return sent
+
+
+@shared_task(name="compute.allocate_at_formation")
+def allocate_at_formation_due() -> int:
+    """Beat: run the formation allocation of every course whose deadline has passed. Returns how
+    many groups were allocated; running it again allocates nobody twice."""
+    from django.utils import timezone
+
+    from apps.compute.formation import allocate_at_formation, due_courses
+
+    now = timezone.now()
+    return sum(len(allocate_at_formation(course=c, now=now).allocated) for c in due_courses(now))
+
+
+@shared_task(name="compute.notify_node_move")
+def notify_node_move(move_id: int) -> int:
+    """E-mail the group the answer to its move request. Returns how many were e-mailed."""
+    from apps.compute.models import NodeMove
+
+    move = (
+        NodeMove.objects.select_related("course", "group", "from_node", "to_node")
+        .filter(pk=move_id)
+        .first()
+    )
+    if move is None:
+        return 0
+    to = _member_emails(move.group_id)
+    if not to:
+        return 0
+    course = move.course
+    if move.to_node is not None:
+        body = (
+            f"{move.group.name} now holds {move.to_node.name} instead of {move.from_node.name}. "
+            "Your static IP is unchanged, so SSH works as before once the node is set up; "
+            f"download the new files: {settings.SITE_URL}/c/{course.code}/node/\n"
+        )
+    else:
+        body = f"The move off {move.from_node.name} was declined: {move.note}\n"
+    send_mail(f"[{course.code}] Node move: {move.get_status_display()}", body, None, to)
     return len(to)

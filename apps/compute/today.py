@@ -43,3 +43,22 @@ def decisions(
             )
         )
     return out
+
+
+def course_wide(
+    request: HttpRequest, course: Course, role: Role, now: dt.datetime
+) -> list[TodayItem]:
+    """For everyone: an open incident staff marked as affecting the course (node down …)."""
+    from apps.compute.incidents import course_wide_incidents
+
+    return [
+        TodayItem(
+            kind="incident",
+            title=f"{i.node.name}: {i.summary}",
+            url=reverse("compute:incidents", kwargs={"code": course.code}) + "#course-wide",
+            when=i.occurred_at,
+            detail=f"{i.get_status_display()} · affects the whole course",
+            urgent=True,
+        )
+        for i in course_wide_incidents(course).exclude(status=Incident.Status.RESOLVED)[:3]
+    ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.compute import views
+from apps.compute import views, views_runs
 
 app_name = "compute"
 C = "c/<slug:code>/"
@@ -8,12 +8,24 @@ W = f"{C}windows/<int:window_id>/"
 urlpatterns = [
     path(f"{C}node/", views.my_node, name="mine"),
     path(f"{C}node/files/<slug:kind>/", views.my_node_file, name="my-file"),
+    path(f"{C}node/move/", views.node_move_request, name="node-move"),
+    path(
+        f"{C}compute/moves/<int:move_id>/approve/",
+        views.node_move_approve,
+        name="node-move-approve",
+    ),
+    path(
+        f"{C}compute/moves/<int:move_id>/decline/",
+        views.node_move_decline,
+        name="node-move-decline",
+    ),
     path(f"{W}files/<slug:kind>/", views.window_file, name="window-file"),
     path(f"{W}approve/", views.window_approve, name="window-approve"),
     path(f"{W}cancel/", views.window_cancel, name="window-cancel"),
     path(f"{W}decline/", views.window_decline, name="window-decline"),
     path(f"{C}compute/", views.board, name="board"),
     path(f"{C}compute/allocate-all/", views.allocate_all, name="allocate-all"),
+    path(f"{C}compute/formation/", views.formation_run, name="formation-run"),
     path(
         f"{C}compute/groups/<int:group_id>/allocate/",
         views.allocation_create,
@@ -25,6 +37,13 @@ urlpatterns = [
         name="allocation-release",
     ),
     path(f"{C}compute/nodes/<int:node_id>/status/", views.node_status, name="node-status"),
+    path(f"{C}runs/", views_runs.run_list, name="runs"),
+    path(f"{C}runs/export.csv", views_runs.run_export, name="runs-export"),
     path(f"{C}incidents/", views.incidents, name="incidents"),
     path(f"{C}incidents/<int:incident_id>/", views.incident_action, name="incident-action"),
+    path(
+        f"{C}incidents/<int:incident_id>/affects-us/",
+        views.incident_affects_us,
+        name="incident-affects-us",
+    ),
 ]

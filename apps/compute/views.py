@@ -11,13 +11,15 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from apps.compute import access, services, windows
+from apps.compute import access, formation, services, windows
 from apps.compute.forms import WindowRequestForm
-from apps.compute.models import Allocation, Node, SharingWindow
+from apps.compute.models import Allocation, ComputePolicy, Node, NodeMove, SharingWindow
+from apps.compute.runs import window_needs_record
 from apps.compute.selectors import (
     group_id_of,
     incident_list,
@@ -124,6 +126,9 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
             "windows": window_list(user=request.user, course=course, group_id=gid),
             "group_id": gid,
             "files": FILES,
+            "move": NodeMove.objects.filter(group_id=gid).order_by("-requested_at").first()
+            if gid
+            else None,
         },
     )
 
@@ -157,6 +162,13 @@ def window_file(request: AuthedRequest, code: str, window_id: int, kind: str) ->
     window = _window_for(request, course, window_id)
     if window.status != SharingWindow.Status.APPROVED:
         raise PermissionDenied("Access files exist once the window is approved.")
+    if not is_staff(request.user, course) and window_needs_record(window):
+        messages.error(
+            request,
+            f"This course asks for a run record before a window starts: record the run of "
+            f"window #{window.pk} (code version, config, seed), then download its files.",
+        )
+        return redirect(f"{reverse('compute:runs', kwargs={'code': code})}?window={window.pk}")
     return _download(window_bundle(window=window), kind)
 
 
@@ -290,6 +302,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
         .order_by("name")
     )
     free_nodes, free_ips = services.free_inventory(course)
+    policy = ComputePolicy.objects.filter(course=course).first()
     span = _timeline_span(request, course)
     all_windows = list(window_list(user=request.user, course=course))
     shown = [w for w in all_windows if w.starts_at < span.end and w.ends_at > span.start]
@@ -314,11 +327,36 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
                 and w.status in (SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED)
             ],
             "statuses": Node.Status.choices,
+            "policy": policy,
+            "moves": NodeMove.objects.filter(
+                course=course, status=NodeMove.Status.REQUESTED
+            ).select_related("group", "from_node"),
+            "formation_due": formation.formation_deadline(course),
+            "under_minimum": services.groups_under_minimum(course),
             "history": Allocation.objects.filter(course=course).select_related(
                 "group", "node", "static_ip"
             )[:30],
         },
     )
+
+
+@course_action(staff=True)
+def formation_run(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff run the formation allocation now (before the deadline, or when it is off)."""
+    with errors_as_messages(request):
+        result = formation.allocate_at_formation(actor=request.user, course=course)
+        if not result.ran:
+            messages.info(request, f"Nothing to do: {result.reason}")
+        else:
+            messages.success(
+                request,
+                f"Allocated {len(result.allocated)} group(s); each was e-mailed its node, IP and "
+                "SSH line.",
+            )
+            left = result.under_minimum + result.without_node
+            if left:
+                messages.warning(request, f"Left to you: {', '.join(left)}.")
+    return redirect("compute:board", code=course.code)
 
 
 @course_action(staff=True)
@@ -403,7 +441,7 @@ def allocation_release(request: AuthedRequest, course: Course, allocation_id: in
 @login_required
 def incidents(request: AuthedRequest, code: str) -> HttpResponse:
     from apps.compute.forms import IncidentForm
-    from apps.compute.incidents import _nodes_for_group, incident_report
+    from apps.compute.incidents import _nodes_for_group, course_wide_incidents, incident_report
     from apps.compute.models import Incident
 
     course = course_for(request, code)
@@ -452,6 +490,9 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
             "status": status,
             "statuses": Incident.Status.choices,
             "can_report": bool(choices),
+            "wide": course_wide_incidents(course)[:20],
+            "nodes": Node.objects.filter(course=course).exclude(status=Node.Status.RETIRED),
+            "in_group": gid is not None,
         },
     )
 
@@ -469,9 +510,65 @@ def incident_action(request: AuthedRequest, code: str, incident_id: int) -> Http
             incident_id=incident_id,
             status=request.POST.get("status", ""),
             note=request.POST.get("note", ""),
+            course_wide=(
+                request.POST.get("course_wide") == "1"
+                if request.POST.get("course_wide_shown")
+                else None
+            ),
         )
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Incident #{i.pk} is {i.get_status_display().lower()}.")
     return redirect("compute:incidents", code=code)
+
+
+@course_action(student=True)
+def incident_affects_us(request: AuthedRequest, course: Course, incident_id: int) -> HttpResponse:
+    """A student says a course-wide incident hits their group too."""
+    from apps.compute.incidents import incident_affects_us as affects_us
+
+    with errors_as_messages(request):
+        affects_us(actor=request.user, course=course, incident_id=incident_id)
+        messages.success(request, "Noted: the staff see your group is affected too.")
+    return redirect("compute:incidents", code=course.code)
+
+
+@course_action(student=True)
+def node_move_request(request: AuthedRequest, course: Course) -> HttpResponse:
+    """A member asks staff to move the group off its failed node."""
+    from apps.compute.moves import move_request
+
+    with errors_as_messages(request):
+        move_request(actor=request.user, course=course)
+        messages.success(request, "Asked: the staff move you to a spare node, keeping your IP.")
+    return redirect("compute:mine", code=course.code)
+
+
+@course_action(staff=True)
+def node_move_approve(request: AuthedRequest, course: Course, move_id: int) -> HttpResponse:
+    """Staff move a group to a spare node (same IP)."""
+    from apps.compute.moves import move_approve
+
+    with errors_as_messages(request):
+        m = move_approve(
+            actor=request.user,
+            course=course,
+            move_id=move_id,
+            node_id=_choice(request.POST.get("node", ""), "node"),
+        )
+        messages.success(request, f"{m.group.name} moved to {m.to_node}; they were e-mailed.")
+    return redirect("compute:board", code=course.code)
+
+
+@course_action(staff=True)
+def node_move_decline(request: AuthedRequest, course: Course, move_id: int) -> HttpResponse:
+    """Staff decline a move request with a reason for the group."""
+    from apps.compute.moves import move_decline
+
+    with errors_as_messages(request):
+        move_decline(
+            actor=request.user, course=course, move_id=move_id, note=request.POST.get("note", "")
+        )
+        messages.success(request, "Declined; the group was told why.")
+    return redirect("compute:board", code=course.code)

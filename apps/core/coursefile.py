@@ -143,6 +143,13 @@ class ReminderPolicy(Strict):
     hours_before: list[Annotated[int, Field(ge=1, le=24 * 30)]] = [48, 6]
 
 
+class StudyPolicy(Strict):
+    # The pre/post study protocol: raw imported quiz files and the participant-ID map are
+    # deleted this many days after the course's last scheduled day (instructors warned 30 days
+    # before); de-identified responses and the report stay.
+    retention_days: Annotated[int, Field(ge=30, le=3650)] = 365
+
+
 class Policy(Strict):
     due_time: HHMM = "23:59"
     release_time: HHMM = "00:00"
@@ -153,6 +160,7 @@ class Policy(Strict):
     checkoffs: CheckoffPolicy = CheckoffPolicy()
     sharing_windows: SharingPolicy = SharingPolicy()
     reminders: ReminderPolicy = ReminderPolicy()
+    study: StudyPolicy = StudyPolicy()
 
 
 class LectureEntry(Strict):
@@ -305,6 +313,12 @@ class Compute(Strict):
     node_defaults: NodeDefaults = NodeDefaults()
     nodes: list[NodeEntry] = []
     static_ips: list[StaticIPEntry] = []
+    # At this milestone's deadline every group of at least the minimum size gets a node and an
+    # IP (and an e-mail with its SSH line); `false` leaves allocation to the staff's button.
+    allocate_at_formation: bool = True
+    formation_milestone: Slug = "group-formation"
+    # A sharing window's access files are given out only once a run record names the window.
+    windows_need_run_record: bool = False
 
 
 class CourseFile(Strict):
@@ -531,6 +545,16 @@ def _cross_checks(cf: CourseFile) -> list[str]:
                     f"compute.static_ips[{i}].region: {s.region} has no node "
                     f"(nodes are in {', '.join(sorted(regions))})"
                 )
+        milestone_keys = {m.key for m in cf.milestones}
+        if (
+            cf.compute.allocate_at_formation
+            and cf.compute.formation_milestone not in milestone_keys
+        ):
+            problems.append(
+                f"compute.formation_milestone: no milestone {cf.compute.formation_milestone!r} "
+                "(set allocate_at_formation: false, or name one of: "
+                f"{', '.join(sorted(milestone_keys)) or 'none listed'})"
+            )
     return problems
 
 

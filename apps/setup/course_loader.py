@@ -16,7 +16,7 @@ from typing import Any
 from django.db import models, transaction
 
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
-from apps.compute.models import Node, StaticIP
+from apps.compute.models import ComputePolicy, Node, StaticIP
 from apps.core.coursefile import CourseFile, CourseFileError
 from apps.core.models import Course, GradingComponent, User
 from apps.core.services import audit_record
@@ -112,6 +112,7 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 "checkoff_cutoff_hours": p.checkoffs.cutoff_hours,
                 "sharing_window_max_hours": p.sharing_windows.max_hours,
                 "reminder_hours": list(p.reminders.hours_before),
+                "study_retention_days": p.study.retention_days,
                 "letter_cutoffs": [[c.letter, float(c.min)] for c in cf.letter_grades],
                 "instructors": ", ".join(m.instructors),
                 "links": [{"label": link.label, "url": link.url} for link in m.links],
@@ -268,6 +269,16 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                     {"resource_name": s.resource_name, "region": s.region},
                 )
                 report.tally("static IPs", o)
+            _, o = _upsert(
+                ComputePolicy,
+                {"course": course},
+                {
+                    "allocate_at_formation": cf.compute.allocate_at_formation,
+                    "formation_milestone": cf.compute.formation_milestone,
+                    "windows_need_run_record": cf.compute.windows_need_run_record,
+                },
+            )
+            report.tally("compute policy", o)
 
         # A milestone dropped from the file that no group has recorded anything for goes (the
         # syllabus's releases and sessions became events); one with records stays, reported.

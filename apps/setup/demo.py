@@ -22,7 +22,7 @@ from apps.autograder.models import QuestionSet
 from apps.calendar.models import Assignment, Milestone
 from apps.checkoffs import services as checkoffs
 from apps.checkoffs.models import CheckoffSet
-from apps.compute.services import allocate_all
+from apps.compute.formation import allocate_at_formation
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
 from apps.gradebook import services as gradebook
@@ -358,9 +358,10 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
                 if user.pk not in touched:
                     GroupMembership.objects.create(group=group, course=course, user=user)
         _demo_milestones(course, fresh)
-        # Every demo group holds a node and an IP, allocated as the instructor would.
+        # Every demo group holds a node and an IP: the formation allocation, run by the
+        # instructor (so the beat task finds it done and e-mails nobody again).
         instructor = User.objects.get(email=f"instructor@{DEMO_DOMAIN}")
-        allocate_all(actor=instructor, course=course)
+        allocate_at_formation(actor=instructor, course=course)
         demo_banks_load(course=course)  # the MLSys·im quiz and an assignment-style set
         _demo_checkoffs(course, User.objects.get(email=f"ta1@{DEMO_DOMAIN}"))
         _demo_assessment(course, instructor)

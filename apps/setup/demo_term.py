@@ -23,10 +23,12 @@ from apps.autograder import services as autograder
 from apps.autograder.models import Grade, GradingRun, QuestionSet, RegradeRequest
 from apps.autograder.regrades import request_create
 from apps.calendar.models import Assignment, Milestone
-from apps.compute.models import Allocation, SharingWindow
+from apps.compute.incidents import incident_report, incident_update
+from apps.compute.models import Allocation, Incident, SharingWindow
+from apps.compute.runs import run_record_create
 from apps.compute.windows import window_request
 from apps.core.models import Course, Membership, Role, User
-from apps.groups.models import Group
+from apps.groups.models import Group, GroupMembership
 from apps.labs import services as labs
 from apps.labs.models import LabRecord
 from apps.milestones.models import GroupMilestone
@@ -255,6 +257,55 @@ def demo_lab(course: Course) -> None:
         )
 
 
+def demo_infrastructure(course: Course, ta: User) -> None:
+    """A course-wide incident the TA acknowledged (every student sees it on Today), and two run
+    records of Tensor Cores, one for tomorrow night's window. Once."""
+    if Incident.objects.filter(course=course, course_wide=True).exists():
+        return
+    owner = Group.objects.filter(course=course, name="Tensor Cores").first()
+    held = Allocation.objects.filter(group=owner, ended_at__isnull=True).first()
+    reporter = GroupMembership.objects.filter(group=owner, left_at__isnull=True).first()
+    if held is None or reporter is None:
+        return
+    incident = incident_report(
+        actor=reporter.user,
+        course=course,
+        node_id=held.node_id,
+        occurred_at=timezone.now() - dt.timedelta(hours=5),
+        summary="NCCL timeouts across nodes since this morning's network maintenance",
+        job_ids="fsdp-a3-0412",
+        logs="[rank3] NCCL WARN Net : Connection closed by remote peer",
+        repro="torchrun --nnodes 2 train.py --config a3.yaml",
+    )
+    incident_update(
+        actor=ta,
+        course=course,
+        incident_id=incident.pk,
+        status=Incident.Status.ACKNOWLEDGED,
+        note="GCP is rolling back a firewall change; multi-node runs may time out until 6 pm.",
+        course_wide=True,
+    )
+    window = SharingWindow.objects.filter(course=course).order_by("pk").first()
+    for title, commit, seed, w in (
+        ("1-node FSDP baseline, bs 256", "3f9c2a1e7b", 1234, None),
+        ("2-node FSDP for the A3 scaling plot", "8d41b0c9aa", 1234, window),
+    ):
+        run_record_create(
+            actor=reporter.user,
+            course=course,
+            data={
+                "title": title,
+                "repository": "https://github.com/tensor-cores/ee290-project",
+                "commit": commit,
+                "config_text": "model: llama-3-8b\nglobal_batch: 256\nseq_len: 4096\n",
+                "seed": seed,
+                "artifacts": "gs://tensor-cores-runs/" + commit,
+                "nodes": held.node.name,
+                "window": w.pk if w is not None else None,
+            },
+        )
+
+
 def demo_activity(*, course: Course) -> None:
     """Everything above, as the demo people would have done it by now (`load_demo` runs it after
     `demo_load`; the test fixture `ee290_demo` leaves it out so tests start from a quiet term)."""
@@ -269,3 +320,4 @@ def demo_activity(*, course: Course) -> None:
         demo_question_sets(course, staff["instructor"])
         demo_requests(course)
         demo_lab(course)
+        demo_infrastructure(course, staff["ta1"])

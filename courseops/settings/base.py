@@ -259,6 +259,18 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": float(os.environ.get("REMINDER_EVERY_S", "300")),
         "options": {"expires": 290},
     },
+    # At each course's group-formation deadline, a node and an IP per group (compute.formation).
+    "allocate-at-formation": {
+        "task": "compute.allocate_at_formation",
+        "schedule": float(os.environ.get("FORMATION_EVERY_S", "300")),
+        "options": {"expires": 290},
+    },
+    # The study protocol's retention rule (apps.assessments.study): hourly is plenty.
+    "study-retention": {
+        "task": "assessments.retention_sweep",
+        "schedule": float(os.environ.get("RETENTION_EVERY_S", "3600")),
+        "options": {"expires": 3500},
+    },
     # Take over the work of a worker that died (apps.core.jobs): within a lease plus this.
     "sweep-jobs": {
         "task": "core.sweep_jobs",

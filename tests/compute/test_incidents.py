@@ -123,3 +123,109 @@ def test_students_see_only_their_groups_incidents(world) -> None:  # type: ignor
 def test_the_task_is_safe_for_a_missing_incident() -> None:
     assert notify_staff_of_incident(123456) == 0
     assert Incident.objects.count() == 0
+
+
+def test_a_course_wide_incident_reaches_every_student_without_its_logs(  # type: ignore[no-untyped-def]
+    django_capture_on_commit_callbacks,
+) -> None:
+    from django.test import Client
+
+    from apps.compute.incidents import incident_report, incident_update
+    from apps.compute.models import Allocation, Node
+    from apps.compute.services import allocate_all
+    from apps.core.models import Role
+    from tests.factories import CourseFactory, compute_inventory, group_of, member
+
+    course = CourseFactory()
+    compute_inventory(course, 3)
+    groups = [group_of(course, 4, f"G{i}") for i in range(3)]
+    staff = member(course, Role.TA)
+    allocate_all(actor=staff, course=course)
+    reporter = groups[0].memberships.first().user
+    other = groups[1].memberships.first().user
+    node = Allocation.objects.get(group=groups[0], ended_at__isnull=True).node
+    incident = incident_report(
+        actor=reporter,
+        course=course,
+        node_id=node.pk,
+        occurred_at=timezone.now(),
+        summary="NVLink errors, node unusable",
+        job_ids="job-SECRET-77",
+        logs="Xid 74 SECRET-LOG-LINE",
+        repro="torchrun SECRET-REPRO",
+    )
+    c = Client()
+    c.force_login(other)
+    assert "NVLink errors" not in c.get(f"/c/{course.code}/").content.decode()
+    Node.objects.filter(pk=node.pk).update(status=Node.Status.FAILED)
+    incident_update(
+        actor=staff,
+        course=course,
+        incident_id=incident.pk,
+        status="acknowledged",
+        note="Replacing the host; use a spare.",
+        course_wide=True,
+    )
+    for url in (f"/c/{course.code}/", f"/c/{course.code}/incidents/"):
+        page = c.get(url).content.decode()
+        assert f"{node.name}: NVLink errors" in page or "NVLink errors" in page
+        assert "SECRET" not in page
+    incidents_page = c.get(f"/c/{course.code}/incidents/").content.decode()
+    assert f"{node.name} · failed" in incidents_page
+    assert "Replacing the host" in incidents_page
+    api = c.get(f"/api/v1/courses/{course.code}/incidents/course-wide/").json()
+    assert api["results"][0]["node_status"] == "failed"
+    assert "SECRET" not in str(api)
+    assert "logs" not in api["results"][0]
+    # "Affects us too", once per group.
+    r = c.post(f"/c/{course.code}/incidents/{incident.pk}/affects-us/", follow=True)
+    assert "Noted" in r.content.decode()
+    assert "1 other group affected too" in r.content.decode()
+    again = c.post(f"/api/v1/courses/{course.code}/incidents/{incident.pk}/affects-us/")
+    assert again.status_code == 409
+
+
+def test_a_group_on_a_failed_node_is_moved_to_a_spare_keeping_its_ip(  # type: ignore[no-untyped-def]
+    celery_eager, django_capture_on_commit_callbacks
+) -> None:
+    from django.test import Client
+
+    from apps.compute.models import Allocation, Node, NodeMove
+    from apps.compute.services import allocate_all
+    from apps.core.models import Role
+    from tests.factories import CourseFactory, compute_inventory, group_of, member
+
+    course = CourseFactory()
+    compute_inventory(course, 3)  # 3 nodes for 2 groups: one spare
+    groups = [group_of(course, 4, f"G{i}") for i in range(2)]
+    staff = member(course, Role.TA)
+    allocate_all(actor=staff, course=course)
+    before = Allocation.objects.get(group=groups[0], ended_at__isnull=True)
+    student = Client()
+    student.force_login(groups[0].memberships.first().user)
+    refused = student.post(f"/c/{course.code}/node/move/", follow=True).content.decode()
+    assert "is ready; a move is offered when staff mark it failed" in refused
+    Node.objects.filter(pk=before.node_id).update(status=Node.Status.FAILED)
+    page = student.get(f"/c/{course.code}/node/").content.decode()
+    assert "Ask to move to a spare node" in page
+    asked = student.post(f"/c/{course.code}/node/move/", follow=True).content.decode()
+    assert "Asked: the staff move you" in asked
+    again = student.post(f"/c/{course.code}/node/move/", follow=True).content.decode()
+    assert "already asked" in again
+    board = Client()
+    board.force_login(staff)
+    assert (
+        "Groups asking to leave a failed node"
+        in board.get(f"/c/{course.code}/compute/").content.decode()
+    )
+    move = NodeMove.objects.get(status="requested")
+    with django_capture_on_commit_callbacks(execute=True):
+        done = board.post(f"/c/{course.code}/compute/moves/{move.pk}/approve/", follow=True)
+    assert "moved to" in done.content.decode()
+    after = Allocation.objects.get(group=groups[0], ended_at__isnull=True)
+    assert after.node_id != before.node_id
+    assert after.static_ip_id == before.static_ip_id  # the SSH address stays
+    assert Node.objects.get(pk=after.node_id).status == Node.Status.READY
+    told = [m for m in mail.outbox if "Node move" in m.subject]
+    assert len(told) == 1
+    assert "Your static IP is unchanged" in told[0].body

@@ -166,3 +166,21 @@ def test_dropping_every_member_from_the_roster_ends_the_group_and_frees_its_node
     assert groups[0].dissolved_at is not None
     assert Allocation.objects.get(pk=held.pk).ended_at is not None
     assert "0 violations" in check_course(course.code)
+
+
+def test_a_dissolved_groups_request_to_move_nodes_is_declined_with_it(world) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.models import Node, NodeMove
+    from apps.compute.moves import move_request
+
+    course, staff, groups, students = world
+    held = Allocation.objects.get(group=groups[0], ended_at__isnull=True)
+    Node.objects.filter(pk=held.node_id).update(status=Node.Status.FAILED)
+    move = move_request(actor=students["G0"], course=course)
+    group_dissolve(actor=staff, course=course, group_id=groups[0].pk)
+    move.refresh_from_db()
+    assert move.status == NodeMove.Status.DECLINED
+    assert "G0 was dissolved" in move.note
+    assert "0 violations" in check_course(course.code)
+    # With the reaction undone, check_course names the ended group's open request.
+    NodeMove.objects.filter(pk=move.pk).update(status=NodeMove.Status.REQUESTED)
+    assert "G0 (ended) still asks to move off" in check_course(course.code)

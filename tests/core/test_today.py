@@ -36,6 +36,19 @@ def test_a_students_today_lists_a_deadline_a_duty_a_booking_and_a_review(ee290_l
     assert "Review " in todo
 
 
+def test_a_course_wide_incident_reaches_a_student_of_another_group_without_its_logs(
+    ee290_live,
+) -> None:  # type: ignore[no-untyped-def]
+    # student33 is not in Tensor Cores, whose member reported the node's NCCL timeouts.
+    todo = _todo(_as("student33@example.edu"), ee290_live.code)
+    assert "NCCL timeouts across nodes" in todo
+    assert "affects the whole course" in todo
+    page = _as("student33@example.edu").get(f"/c/{ee290_live.code}/incidents/").content.decode()
+    assert "GCP is rolling back a firewall change" in page  # the staff note
+    assert "Connection closed by remote peer" not in page  # never the logs
+    assert "fsdp-a3-0412" not in page  # nor the job IDs
+
+
 def test_staff_today_lists_what_waits_for_a_decision(ee290_live) -> None:  # type: ignore[no-untyped-def]
     todo = _todo(_as("ta1@example.edu"), ee290_live.code)
     assert "1 late submission(s) slack could not cover" in todo

@@ -2,7 +2,15 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.compute.models import Allocation, Incident, Node, SharingWindow, StaticIP, WindowNode
+from apps.compute.models import (
+    Allocation,
+    Incident,
+    Node,
+    RunRecord,
+    SharingWindow,
+    StaticIP,
+    WindowNode,
+)
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -121,7 +129,30 @@ class IncidentSerializer(serializers.ModelSerializer):
             "repro",
             "status",
             "staff_notes",
+            "course_wide",
             "created_at",
+        )
+
+
+class CourseWideIncidentSerializer(serializers.ModelSerializer):
+    """What every student may read of a course-wide incident: never logs, job IDs or repro."""
+
+    node = serializers.CharField(source="node.name")
+    node_status = serializers.CharField(source="node.status")
+    groups_affected = serializers.IntegerField(source="n_affected")
+
+    class Meta:
+        model = Incident
+        fields = (
+            "id",
+            "node",
+            "node_status",
+            "occurred_at",
+            "summary",
+            "status",
+            "staff_notes",
+            "groups_affected",
+            "updated_at",
         )
 
 
@@ -137,6 +168,9 @@ class IncidentReportSerializer(serializers.Serializer):
 class IncidentStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Incident.Status.choices)
     note = serializers.CharField(required=False, allow_blank=True)
+    course_wide = serializers.BooleanField(
+        required=False, allow_null=True, default=None, help_text="Show it to every student."
+    )
 
 
 class FilesSerializer(serializers.Serializer):
@@ -145,3 +179,44 @@ class FilesSerializer(serializers.Serializer):
     launch = serializers.CharField()
     launch_env = serializers.DictField()
     firewall = serializers.CharField()
+
+
+class RunRecordSerializer(serializers.ModelSerializer):
+    group = serializers.CharField(source="group.name")
+    recorded_by = serializers.CharField(source="created_by.email")
+
+    class Meta:
+        model = RunRecord
+        fields = (
+            "id",
+            "group",
+            "title",
+            "repository",
+            "commit",
+            "config_text",
+            "config_sha256",
+            "seed",
+            "artifacts",
+            "nodes",
+            "window",
+            "notes",
+            "recorded_by",
+            "created_at",
+        )
+
+
+class RunRecordCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=120, help_text="A name for the run.")
+    repository = serializers.CharField(max_length=300, help_text="Where the code lives.")
+    commit = serializers.CharField(max_length=40, help_text="7–40 hexadecimal characters.")
+    config_text = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, help_text="At most 256 KB."
+    )
+    seed = serializers.IntegerField(required=False, allow_null=True)
+    artifacts = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    nodes = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    window = serializers.IntegerField(required=False, allow_null=True)
+    notes = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    group = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Staff only: the group the run belongs to."
+    )

@@ -33,7 +33,18 @@ urlpatterns = [
     path(
         P + "windows/<int:window_id>/files/", views.WindowFilesView.as_view(), name="window-files"
     ),
+    path(P + "runs/", views.RunRecordListView.as_view(), name="runs"),
     path(P + "incidents/", views.IncidentListView.as_view(), name="incidents"),
+    path(
+        P + "incidents/course-wide/",
+        views.CourseWideIncidentListView.as_view(),
+        name="incidents-course-wide",
+    ),
+    path(
+        P + "incidents/<int:incident_id>/affects-us/",
+        views.IncidentAffectsUsView.as_view(),
+        name="incident-affects-us",
+    ),
     path(
         P + "incidents/<int:incident_id>/status/",
         views.IncidentStatusView.as_view(),

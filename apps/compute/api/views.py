@@ -10,21 +10,25 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.compute import access, incidents, services, windows
+from apps.compute import access, incidents, runs, services, windows
 from apps.compute.api.serializers import (
     AllocateSerializer,
     AllocationSerializer,
+    CourseWideIncidentSerializer,
     FilesSerializer,
     IncidentReportSerializer,
     IncidentSerializer,
     IncidentStatusSerializer,
     NodeSerializer,
     NoteSerializer,
+    RunRecordCreateSerializer,
+    RunRecordSerializer,
     StaticIPSerializer,
     WindowRequestSerializer,
     WindowSerializer,
 )
 from apps.compute.models import Allocation, Node, SharingWindow, StaticIP
+from apps.compute.runs import window_needs_record
 from apps.compute.selectors import (
     allocation_list,
     group_id_of,
@@ -41,8 +45,9 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
-from apps.core.errors import NotAllowed, NotFound
+from apps.core.errors import Conflict, NotAllowed, NotFound
 from apps.core.models import Course, User
+from apps.core.permissions import is_staff
 
 E = error_responses(e409="Conflicts with the current state (taken, overlapping, already decided).")
 TAGS = ["compute"]
@@ -293,6 +298,11 @@ class WindowFilesView(APIView):
         w = _visible_window(user, course, window_id)
         if w.status != SharingWindow.Status.APPROVED:
             raise NotAllowed("Access files exist once the window is approved.")
+        if not is_staff(user, course) and window_needs_record(w):
+            raise Conflict(
+                f"This course asks for a run record naming window #{w.pk} before it starts: "
+                "POST one to runs/ first."
+            )
         return Response(_files(window_bundle(window=w)))
 
 
@@ -349,5 +359,63 @@ class IncidentStatusView(APIView):
             incident_id=incident_id,
             status=data.validated_data["status"],
             note=data.validated_data.get("note", ""),
+            course_wide=data.validated_data.get("course_wide"),
         )
         return Response(IncidentSerializer(i).data)
+
+
+class CourseWideIncidentListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Incidents that affect the whole course (every member)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(CourseWideIncidentSerializer), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        _, course = _ctx(request, code)
+        qs = incidents.course_wide_incidents(course)
+        return page_response(request, qs, lambda p: CourseWideIncidentSerializer(p, many=True).data)
+
+
+class IncidentAffectsUsView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Say a course-wide incident affects your group too (students)",
+        request=None,
+        responses={201: CourseWideIncidentSerializer, **E},
+    )
+    def post(self, request: Request, code: str, incident_id: int) -> Response:
+        user, course = _ctx(request, code)
+        if is_staff(user, course):
+            raise NotAllowed("Only students say their group is affected.")
+        incidents.incident_affects_us(actor=user, course=course, incident_id=incident_id)
+        i = incidents.course_wide_incidents(course).get(pk=incident_id)
+        return Response(CourseWideIncidentSerializer(i).data, status=201)
+
+
+class RunRecordListView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Run records (staff: every group's, searchable with ?q=; students: their group's)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(RunRecordSerializer), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        qs = runs.run_records(user=user, course=course, q=request.query_params.get("q", ""))
+        return page_response(request, qs, lambda p: RunRecordSerializer(p, many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Record a run for your group",
+        request=RunRecordCreateSerializer,
+        responses={201: RunRecordSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = _ctx(request, code)
+        data = RunRecordCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = dict(data.validated_data)
+        group_id = v.pop("group", None)
+        r = runs.run_record_create(actor=user, course=course, data=v, group_id=group_id)
+        return Response(RunRecordSerializer(r).data, status=201)
