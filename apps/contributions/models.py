@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from apps.core.integrity import Declared, described_when_used
 from apps.core.models import Course
 
 STATUSES = [
@@ -18,7 +19,7 @@ STATUSES = [
 KINDS = [("numeric", "Numeric"), ("choice", "Multiple choice")]
 
 
-class QuestionProposal(models.Model):
+class QuestionProposal(Declared):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     proposer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
@@ -64,6 +65,7 @@ class QuestionProposal(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
+        constraints = [described_when_used("proposal_declared_described")]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.prompt[:40]}"

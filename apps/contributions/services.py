@@ -14,6 +14,7 @@ from django.utils import timezone
 from apps.autograder.models import Question, QuestionSet
 from apps.contributions import rules
 from apps.contributions.models import QuestionProposal
+from apps.core import integrity
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -54,6 +55,12 @@ def _checked(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _declared(data: dict[str, Any]) -> dict[str, Any]:
+    """The proposal's integrity declaration (external code or AI assistants used, and what)."""
+    used, described = integrity.check(data.get("ai_used"), data.get("ai_description"))
+    return {"ai_used": used, "ai_description": described}
+
+
 def proposal_submit(
     *, actor: User, course: Course, data: dict[str, Any], as_group: bool = False
 ) -> QuestionProposal:
@@ -61,7 +68,7 @@ def proposal_submit(
     parameters names the parameters and the error)."""
     if not is_student(actor, course):
         raise NotAllowed("Students propose questions; staff review them.")
-    fields = _checked(data)
+    fields = _checked(data) | _declared(data)
     group = group_for_student(user=actor, course=course) if as_group else None
     if as_group and group is None:
         raise Conflict("You are in no group: propose it as yourself.")
@@ -107,7 +114,7 @@ def proposal_update(
 ) -> QuestionProposal:
     """An author edits a proposal that waits (proposed, or changes requested): it goes back to
     proposed."""
-    fields = _checked(data)
+    fields = _checked(data) | _declared(data)
     with transaction.atomic():
         p = _visible(actor, course, proposal_id)
         if is_staff(actor, course):

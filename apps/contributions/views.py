@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from apps.contributions import rules, selectors, services
 from apps.contributions.models import QuestionProposal
+from apps.core import integrity
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -46,6 +47,8 @@ def form_data(post: Any) -> dict[str, Any]:
         "unit": post.get("unit", ""),
         "rel_tol": rel,
         "options": rules.options_from_text(post.get("options_text", "")),
+        "ai_used": post.get("ai_used"),
+        "ai_description": post.get("ai_description", ""),
     }
 
 
@@ -85,6 +88,24 @@ def _student_page(
 
 def _staff_page(request: AuthedRequest, course: Course) -> HttpResponseBase:
     proposals = selectors.proposal_list(user=request.user, course=course)
+    if request.GET.get("format") == "proposals":
+        return csv_response(
+            f"{course.code}-proposals.csv",
+            itertools.chain(
+                [["id", "status", "kind", "authors", "prompt", *integrity.EXPORT_HEADER]],
+                (
+                    [
+                        p.pk,
+                        p.status,
+                        p.kind,
+                        "; ".join(a.email for a in p.authors.all()),
+                        p.prompt,
+                        *integrity.export_cells(p),
+                    ]
+                    for p in proposals.prefetch_related("authors").order_by("pk")
+                ),
+            ),
+        )
     if request.GET.get("format") == "csv":
         credits = selectors.accepted_per_student(course)
         people = User.objects.filter(pk__in=credits).order_by("full_name", "email")

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.core.integrity import Declared, described_when_used
 from apps.core.models import Course
 
 KINDS = [
@@ -18,7 +19,7 @@ KINDS = [
 ]
 
 
-class ImpactItem(models.Model):
+class ImpactItem(Declared):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     group = models.ForeignKey("groups.Group", on_delete=models.CASCADE, related_name="impact_items")
     kind = models.CharField(max_length=12, choices=KINDS, help_text="What the evidence is.")
@@ -39,7 +40,8 @@ class ImpactItem(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(score__isnull=True) | Q(score__lte=100), name="impact_item_score_0_100"
-            )
+            ),
+            described_when_used("impact_item_declared_described"),
         ]
 
     def __str__(self) -> str:

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.calendar.models import Milestone
+from apps.core import integrity
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -52,9 +53,18 @@ def _student_group(actor: User, course: Course, *, item: ImpactItem | None = Non
 
 
 def item_add(
-    *, actor: User, course: Course, kind: str, url: str, happened_on: dt.date, claim: str
+    *,
+    actor: User,
+    course: Course,
+    kind: str,
+    url: str,
+    happened_on: dt.date,
+    claim: str,
+    ai_used: bool | str | None,
+    ai_description: str = "",
 ) -> ImpactItem:
-    """Record one evidence item for the student's group. The URL is checked for form only."""
+    """Record one evidence item for the student's group, with its integrity declaration. The URL
+    is checked for form only."""
     if kind not in dict(KINDS):
         raise DomainError(f"kind is one of {', '.join(dict(KINDS))}.", field="kind")
     if (problem := url_problem(url)) is not None:
@@ -63,6 +73,7 @@ def item_add(
         raise DomainError("Say in one sentence what the evidence shows.", field="claim")
     if happened_on > timezone.localdate() + dt.timedelta(days=1):
         raise DomainError("The date is in the future.", field="happened_on")
+    used, described = integrity.check(ai_used, ai_description)
     with transaction.atomic():
         group = _student_group(actor, course)
         item = ImpactItem.objects.create(
@@ -73,6 +84,8 @@ def item_add(
             happened_on=happened_on,
             claim=claim.strip()[:300],
             added_by=actor,
+            ai_used=used,
+            ai_description=described,
         )
         audit_record(
             actor=actor,

@@ -17,9 +17,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from apps.core import integrity
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
+from apps.core.integrity import DeclarationFormMixin
 from apps.core.models import Course
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import (
@@ -36,7 +38,7 @@ from apps.impact.models import KINDS, GroupImpact, ImpactItem
 PAGE = 25
 
 
-class ItemForm(forms.Form):
+class ItemForm(DeclarationFormMixin):
     kind = forms.ChoiceField(choices=KINDS, help_text="What the evidence is.")
     url = forms.CharField(
         max_length=500,
@@ -99,6 +101,8 @@ def item_add(request: AuthedRequest, course: Course) -> HttpResponseBase:
             url=d["url"],
             happened_on=d["happened_on"],
             claim=d["claim"],
+            ai_used=d["ai_used"],
+            ai_description=d["ai_description"],
         )
     except DomainError as exc:
         if exc.field in form.fields:
@@ -170,7 +174,18 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         return csv_response(
             f"{course.code}-impact.csv",
             itertools.chain(
-                [["group", "kind", "url", "date", "claim", "item score", "staff note"]],
+                [
+                    [
+                        "group",
+                        "kind",
+                        "url",
+                        "date",
+                        "claim",
+                        "item score",
+                        "staff note",
+                        *integrity.EXPORT_HEADER,
+                    ]
+                ],
                 (
                     [
                         i.group.name,
@@ -180,6 +195,7 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
                         i.claim,
                         "" if i.score is None else i.score,
                         i.staff_note,
+                        *integrity.export_cells(i),
                     ]
                     for i in rows
                 ),

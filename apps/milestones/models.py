@@ -11,10 +11,11 @@ from django.conf import settings
 from django.db import models
 
 from apps.calendar.models import Milestone
+from apps.core.integrity import Declared, described_when_used
 from apps.core.models import Course
 
 
-class GroupMilestone(models.Model):
+class GroupMilestone(Declared):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     milestone = models.ForeignKey(Milestone, on_delete=models.CASCADE, related_name="group_rows")
     group = models.ForeignKey("groups.Group", on_delete=models.CASCADE, related_name="milestones")
@@ -34,7 +35,8 @@ class GroupMilestone(models.Model):
     class Meta:
         ordering = ("milestone__due_at", "group__name")
         constraints = [
-            models.UniqueConstraint(fields=["milestone", "group"], name="group_milestone_once")
+            models.UniqueConstraint(fields=["milestone", "group"], name="group_milestone_once"),
+            described_when_used("group_milestone_declared_described"),
         ]
 
     def __str__(self) -> str:

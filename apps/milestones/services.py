@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Milestone
 from apps.calendar.moves import MoveImpact, PersonMove, deadline_moved_notify
+from apps.core import integrity
 from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -57,14 +58,22 @@ def _check_link(link: str) -> str:
 
 
 def milestone_submit(
-    *, actor: User, course: Course, milestone_id: int, link: str
+    *,
+    actor: User,
+    course: Course,
+    milestone_id: int,
+    link: str,
+    ai_used: bool | str | None,
+    ai_description: str = "",
 ) -> GroupMilestone:
-    """Any current member records (or replaces) the group's link; the time is now, so a link
+    """Any current member records (or replaces) the group's link with its integrity declaration
+    (external code or AI assistants used, described when yes); the time is now, so a link
     recorded after the group's deadline makes the milestone late."""
     if not is_student(actor, course):
         raise NotAllowed("Only students record their group's milestones.")
     m = _milestone(course, milestone_id)
     link = _check_link(link)
+    used, described = integrity.check(ai_used, ai_description)
     group = group_of(course=course, user=actor)
     if group is None:
         raise DomainError("You are not in a group yet; join one first.", field="milestone")
@@ -75,7 +84,17 @@ def milestone_submit(
             "submitted_at": rec.submitted_at.isoformat() if rec.submitted_at else None,
         }
         rec.link, rec.submitted_at, rec.submitted_by = link, timezone.now(), actor
-        rec.save(update_fields=["link", "submitted_at", "submitted_by", "updated_at"])
+        rec.ai_used, rec.ai_description = used, described
+        rec.save(
+            update_fields=[
+                "link",
+                "submitted_at",
+                "submitted_by",
+                "ai_used",
+                "ai_description",
+                "updated_at",
+            ]
+        )
         status = rules.milestone_status(
             due=m.due_at,
             extension_hours=rec.extension_hours,
@@ -88,7 +107,7 @@ def milestone_submit(
             course=course,
             obj=rec,
             before=before,
-            after={"link": link, "status": status.value},
+            after={"link": link, "status": status.value, "ai_used": used},
         )
     return rec
 

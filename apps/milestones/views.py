@@ -19,9 +19,11 @@ from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Milestone
 from apps.calendar.views import course_datetime_field, deadline_edit
+from apps.core import integrity
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
+from apps.core.integrity import DeclarationFormMixin
 from apps.core.models import Course
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
@@ -38,7 +40,7 @@ from apps.milestones.services import milestone_move_impact
 PAGE = 50
 
 
-class SubmitForm(forms.Form):
+class SubmitForm(DeclarationFormMixin):
     link = forms.URLField(
         max_length=500,
         label="Link to your submission",
@@ -89,7 +91,12 @@ def milestone_submit(request: AuthedRequest, course: Course, milestone_id: int) 
     """A member records the group's submission link; after the deadline it counts as late."""
     form = SubmitForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give the full https:// address of your submission.")
+        for name, errors in form.errors.items():
+            label = form.fields[name].label if name in form.fields else ""
+            said = [str(e) for e in errors]
+            if name == "link":
+                said = ["Give the full https:// address of your submission."]
+            messages.error(request, f"{label}: {' '.join(said)}" if label else " ".join(said))
     else:
         try:
             rec = services.milestone_submit(
@@ -97,6 +104,8 @@ def milestone_submit(request: AuthedRequest, course: Course, milestone_id: int) 
                 course=course,
                 milestone_id=milestone_id,
                 link=form.cleaned_data["link"],
+                ai_used=form.cleaned_data["ai_used"],
+                ai_description=form.cleaned_data["ai_description"],
             )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -228,6 +237,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponseBase:
         "link",
         "submitted at",
         "submitted by",
+        *integrity.EXPORT_HEADER,
     ]
 
     def rows() -> Any:
@@ -246,6 +256,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponseBase:
                         r.link if r else "",
                         r.submitted_at.isoformat() if r and r.submitted_at else "",
                         (r.submitted_by.email if r and r.submitted_by else ""),
+                        *(integrity.export_cells(r) if r else ["", ""]),
                     ]
 
     return csv_response(f"{course.code}-milestones.csv", itertools.chain([header], rows()))

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from apps.calendar.models import Milestone
+from apps.core.integrity import Declared, described_when_used
 from apps.core.models import Course
 
 CRITERIA = (
@@ -123,7 +124,7 @@ def _score() -> models.PositiveSmallIntegerField:
     )
 
 
-class PeerReview(models.Model):
+class PeerReview(Declared):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         SUBMITTED = "submitted", "Submitted"
@@ -162,7 +163,10 @@ class PeerReview(models.Model):
                     artifact__isnull=False,
                 ),
                 name="peer_submitted_review_is_scored",
-            )
+            ),
+            # A "yes" to the integrity question is described (submitting needs an answer: the
+            # service; rows submitted before the question existed stay valid).
+            described_when_used("peer_review_declared"),
         ]
 
     def __str__(self) -> str:

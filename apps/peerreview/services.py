@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Milestone
 from apps.compute.models import SharingWindow, WindowNode
+from apps.core import integrity
 from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.models import Course, User
 from apps.core.queue import enqueue_on_commit
@@ -328,7 +329,11 @@ def review_save(
         for key in ("strengths", "weaknesses", "suggestions", "recommendation"):
             if key in data:
                 setattr(review, key, str(data[key] or "").strip())
+        if data.get("ai_used") not in (None, ""):
+            integrity.apply(review, data["ai_used"], data.get("ai_description", ""))
         if submit:
+            if review.ai_used is None:
+                integrity.check(None, "")  # names the unanswered question
             missing = [label for key, label in CRITERIA if getattr(review, key) is None]
             if missing:
                 raise DomainError(

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Milestone
 from apps.calendar.views import local_to_utc
+from apps.core import integrity
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -132,6 +133,7 @@ def _review_save(
     request: AuthedRequest, course: Course, pair_id: int, *, submit: bool
 ) -> HttpResponseBase:
     fields = [k for k, _ in CRITERIA] + ["strengths", "weaknesses", "suggestions", "recommendation"]
+    fields += ["ai_used", "ai_description"]
     with errors_as_messages(request):
         services.review_save(
             actor=request.user,
@@ -381,6 +383,7 @@ def _csv(course: Course, round_id: int | None) -> HttpResponseBase:
         "weaknesses",
         "suggestions",
         "submitted_at",
+        *integrity.EXPORT_HEADER,
     ]
     body = (
         [
@@ -394,6 +397,7 @@ def _csv(course: Course, round_id: int | None) -> HttpResponseBase:
             rv.weaknesses,
             rv.suggestions,
             rv.submitted_at.isoformat() if rv.submitted_at else "",
+            *integrity.export_cells(rv),
         ]
         for rv in rows.iterator(chunk_size=500)
     )

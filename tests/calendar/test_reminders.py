@@ -107,7 +107,11 @@ def test_a_slack_day_moves_the_reminder_and_a_submitted_milestone_has_none() -> 
     with time_machine.travel(due - dt.timedelta(days=3), tick=False):
         slack_apply(actor=student, course=course, assignment_id=a.pk)
         milestone_submit(
-            actor=student, course=course, milestone_id=m.pk, link="https://example.edu/p.pdf"
+            actor=student,
+            course=course,
+            milestone_id=m.pk,
+            link="https://example.edu/p.pdf",
+            ai_used=False,
         )
     with time_machine.travel(due - dt.timedelta(hours=3), tick=False):
         kinds = {

@@ -26,6 +26,7 @@ NUMERIC = {
 
 
 CHECK = {k: v for k, v in NUMERIC.items() if k != "unit"}
+DECLARED = {"ai_used": False}  # the integrity declaration every submission carries
 
 
 def test_parameters_and_keys_are_checked_with_the_reason() -> None:
@@ -68,9 +69,13 @@ def test_proposed_then_accepted_then_graded_like_any_bank_question() -> None:
     author = group.memberships.first().user
     other = member(course)
     with pytest.raises(services.ProposalProblems) as refused:
-        services.proposal_submit(actor=author, course=course, data={**NUMERIC, "answer": "gb / 0"})
+        services.proposal_submit(
+            actor=author, course=course, data={**NUMERIC, **DECLARED, "answer": "gb / 0"}
+        )
     assert "answer" in refused.value.problems
-    p = services.proposal_submit(actor=author, course=course, data=NUMERIC, as_group=True)
+    p = services.proposal_submit(
+        actor=author, course=course, data={**NUMERIC, **DECLARED}, as_group=True
+    )
     assert set(p.authors.values_list("pk", flat=True)) == set(
         group.memberships.values_list("user_id", flat=True)
     )
@@ -93,7 +98,11 @@ def test_proposed_then_accepted_then_graded_like_any_bank_question() -> None:
         actor=author,
         course=course,
         proposal_id=p.pk,
-        data={**NUMERIC, "prompt": NUMERIC["prompt"].replace("(exact)", "(exact form)")},
+        data={
+            **NUMERIC,
+            **DECLARED,
+            "prompt": NUMERIC["prompt"].replace("(exact)", "(exact form)"),
+        },
     )
     p = services.proposal_review(actor=staff, course=course, proposal_id=p.pk, decision="accept")
     assert p.status == "accepted"
@@ -131,7 +140,11 @@ def test_the_pages_check_propose_edit_and_review_each_through_their_own_action()
     student.force_login(author)
     ta.force_login(staff)
     url = f"/c/{course.code}/contributions/"
-    form = {**{k: v for k, v in NUMERIC.items() if k != "rel_tol"}, "rel_tol_percent": "2"}
+    form = {
+        **{k: v for k, v in NUMERIC.items() if k != "rel_tol"},
+        "rel_tol_percent": "2",
+        "ai_used": "no",
+    }
     page = student.post(f"{url}check/", form).content.decode()
     assert "Check the key" in page
     assert QuestionProposal.objects.count() == 0

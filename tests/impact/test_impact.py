@@ -56,6 +56,7 @@ def test_a_group_records_evidence_and_another_group_cannot_touch_it(ee290_demo) 
         url="https://github.com/org/repo/pull/1",
         happened_on=dt.date(2026, 4, 20),
         claim="Our kernel landed upstream.",
+        ai_used=False,
     )
     assert item.group == groups[0]
     with pytest.raises(DomainError, match="https://"):
@@ -66,6 +67,7 @@ def test_a_group_records_evidence_and_another_group_cannot_touch_it(ee290_demo) 
             url="file:///etc/passwd",
             happened_on=dt.date(2026, 4, 20),
             claim="x",
+            ai_used=False,
         )
     with pytest.raises(NotFound):
         services.item_remove(actor=b, course=course, item_id=item.pk)
@@ -77,6 +79,7 @@ def test_a_group_records_evidence_and_another_group_cannot_touch_it(ee290_demo) 
             url="https://example.org/r",
             happened_on=dt.date(2026, 4, 20),
             claim="x",
+            ai_used=False,
         )
     b_view = APIClient()
     b_view.force_authenticate(b)
@@ -97,6 +100,7 @@ def test_after_the_impact_update_closes_students_cannot_add(ee290_demo) -> None:
             url="https://arxiv.org/abs/2605.1",
             happened_on=dt.date(2026, 5, 16),
             claim="Preprint.",
+            ai_used=False,
         )
 
 
@@ -143,6 +147,7 @@ def test_the_page_adds_removes_and_scores_each_through_its_own_action(ee290_demo
         "url": "file:///etc/passwd",
         "happened_on": "2026-04-20",
         "claim": "Our kernel landed upstream.",
+        "ai_used": "no",
     }
     before = ImpactItem.objects.count()
     page = student.post(f"{url}items/add/", form)

@@ -10,6 +10,7 @@ from django.test import Client
 
 from apps.core.errors import DomainError, NotAllowed
 from apps.core.models import AuditEvent, Role
+from apps.milestones.models import GroupMilestone
 from apps.milestones.services import milestone_excuse, milestone_extend, milestone_submit
 from tests.factories import CourseFactory, MilestoneFactory, group_of, member
 
@@ -44,7 +45,7 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
         a_member = alpha.memberships.first().user
         r = as_user(a_member).post(
             f"/c/{course.code}/milestones/{m.pk}/submit/",
-            {"link": "https://www.overleaf.com/read/abc"},
+            {"link": "https://www.overleaf.com/read/abc", "ai_used": "no"},
         )
         assert r.status_code == 302
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
@@ -59,6 +60,7 @@ def test_the_board_row_goes_from_not_submitted_to_submitted_and_late() -> None:
             course=course,
             milestone_id=m.pk,
             link="https://docs.google.com/document/d/x",
+            ai_used=False,
         )
         page = board.get(f"/c/{course.code}/milestones/").content.decode()
         assert 'class="cell late"' in cell_text(page, "Beta")
@@ -86,6 +88,7 @@ def test_an_extension_keeps_a_late_link_on_time_and_is_audited() -> None:
             course=course,
             milestone_id=m.pk,
             link="https://github.com/x/y/pull/1",
+            ai_used=False,
         )
     assert rec.extension_hours == 48
     page = as_user(staff).get(f"/c/{course.code}/milestones/").content.decode()
@@ -101,7 +104,11 @@ def test_bad_input_is_refused_with_a_reason() -> None:
     student = alpha.memberships.first().user
     with pytest.raises(DomainError, match="https://"):
         milestone_submit(
-            actor=student, course=course, milestone_id=m.pk, link="javascript:alert(1)"
+            actor=student,
+            course=course,
+            milestone_id=m.pk,
+            link="javascript:alert(1)",
+            ai_used=False,
         )
     with pytest.raises(NotAllowed):
         milestone_extend(
@@ -123,11 +130,15 @@ def test_bad_input_is_refused_with_a_reason() -> None:
     untracked = MilestoneFactory(course=course, key="group-formation", tracked=False)
     with pytest.raises(DomainError, match="date only"):
         milestone_submit(
-            actor=student, course=course, milestone_id=untracked.pk, link="https://x.org/"
+            actor=student,
+            course=course,
+            milestone_id=untracked.pk,
+            link="https://x.org/",
+            ai_used=False,
         )
     response = as_user(student).post(
         f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
-        {"link": "not a url"},
+        {"link": "not a url", "ai_used": False},
         content_type="application/json",
     )
     assert response.status_code == 400
@@ -161,6 +172,7 @@ def test_a_student_sees_only_their_own_groups_row_by_page_and_api() -> None:
         course=course,
         milestone_id=m.pk,
         link="https://secret.example.org/beta-draft",
+        ai_used=False,
     )
     a_student = as_user(alpha.memberships.first().user)
     page = a_student.get(f"/c/{course.code}/milestones/").content.decode()
@@ -188,3 +200,47 @@ def test_staff_extend_and_excuse_from_the_board_form() -> None:
     assert 'class="cell excused"' in cell_text(board.get(url).content.decode(), "Alpha")
     r = board.post(f"{url}unexcuse/", form, follow=True)
     assert "Alpha: no longer excused." in r.content.decode()
+
+
+def test_a_link_declaring_ai_use_without_saying_what_is_refused_naming_the_field() -> None:
+    course, m, alpha, _, staff = setup()
+    student = alpha.memberships.first().user
+    url = f"/c/{course.code}/milestones/{m.pk}/submit/"
+    page = as_user(student).post(
+        url, {"link": "https://github.com/alpha/report", "ai_used": "yes"}, follow=True
+    )
+    said = page.content.decode()
+    assert "What was used: You answered yes: say which external code or AI assistants" in said
+    api = as_user(student).post(
+        f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
+        {"link": "https://github.com/alpha/report", "ai_used": True, "ai_description": "  "},
+        content_type="application/json",
+    )
+    assert api.status_code == 400
+    assert api.json()["field"] == "ai_description"
+    unanswered = as_user(student).post(
+        f"/api/v1/courses/{course.code}/milestones/{m.pk}/submit/",
+        {"link": "https://github.com/alpha/report"},
+        content_type="application/json",
+    )
+    assert unanswered.json()["field"] == "ai_used"
+    assert not GroupMilestone.objects.filter(group=alpha, submitted_at__isnull=False).exists()
+    # Declared: stored, shown on the staff board and in the export.
+    as_user(student).post(
+        url,
+        {
+            "link": "https://github.com/alpha/report",
+            "ai_used": "yes",
+            "ai_description": "Copilot for the plotting script",
+        },
+    )
+    rec = GroupMilestone.objects.get(group=alpha, milestone=m)
+    assert (rec.ai_used, rec.ai_description) == (True, "Copilot for the plotting script")
+    assert (
+        "Copilot for the plotting script"
+        in as_user(staff).get(f"/c/{course.code}/milestones/").content.decode()
+    )
+    csv_text = b"".join(
+        as_user(staff).get(f"/c/{course.code}/milestones/export.csv").streaming_content
+    ).decode()
+    assert "yes,Copilot for the plotting script" in csv_text

@@ -21,6 +21,7 @@ from apps.peerreview.models import PeerAssignment, PeerRound
 
 pytestmark = pytest.mark.django_db
 GOOD = {
+    "ai_used": False,
     "clarity": 4,
     "depth": 3,
     "correctness": 5,

@@ -20,6 +20,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.integrity import DeclarationSerializerMixin
 from apps.core.models import User
 
 E = error_responses(e409="Already reviewed, or no longer editable.")
@@ -35,7 +36,7 @@ class ProposalOptionSerializer(serializers.Serializer):
     )
 
 
-class ProposalInSerializer(serializers.Serializer):
+class ProposalInSerializer(DeclarationSerializerMixin):
     kind = serializers.ChoiceField(choices=KINDS)
     prompt = serializers.CharField(max_length=5000)
     params_text = serializers.CharField(
@@ -83,6 +84,8 @@ class ProposalSerializer(serializers.ModelSerializer):
             "question",
             "created_at",
             "reviewed_at",
+            "ai_used",
+            "ai_description",
         )
 
     def get_authors(self, obj: QuestionProposal) -> list[str]:

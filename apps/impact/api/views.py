@@ -18,6 +18,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.integrity import DeclarationSerializerMixin
 from apps.groups.models import Group
 from apps.impact import selectors, services
 from apps.impact.models import KINDS, GroupImpact, ImpactItem
@@ -41,11 +42,13 @@ class ImpactItemSerializer(serializers.ModelSerializer):
             "created_at",
             "score",
             "staff_note",
+            "ai_used",
+            "ai_description",
         )
         read_only_fields = ("id", "group", "created_at", "score", "staff_note")
 
 
-class ImpactItemInSerializer(serializers.Serializer):
+class ImpactItemInSerializer(DeclarationSerializerMixin):
     kind = serializers.ChoiceField(choices=KINDS)
     url = serializers.CharField(
         max_length=500, help_text="https://…; checked for form, never fetched."

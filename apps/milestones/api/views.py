@@ -22,6 +22,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.integrity import DeclarationSerializerMixin
 from apps.core.permissions import is_staff
 from apps.groups.models import Group
 from apps.milestones import services
@@ -49,6 +50,10 @@ class CellSerializer(serializers.Serializer):
     link = serializers.CharField(allow_blank=True)
     submitted_at = serializers.DateTimeField(allow_null=True)
     submitted_by = serializers.CharField(allow_blank=True)
+    ai_used = serializers.BooleanField(
+        allow_null=True, help_text="External code or AI assistants used (null: not declared)."
+    )
+    ai_description = serializers.CharField(allow_blank=True)
 
 
 class GroupRowSerializer(serializers.Serializer):
@@ -70,6 +75,8 @@ def _cell(c: Cell) -> dict[str, Any]:
         "link": r.link if r else "",
         "submitted_at": r.submitted_at if r else None,
         "submitted_by": (r.submitted_by.email if r and r.submitted_by else ""),
+        "ai_used": r.ai_used if r else None,
+        "ai_description": r.ai_description if r else "",
     }
 
 
@@ -114,7 +121,7 @@ class MilestoneBoardView(APIView):
         return page_response(request, groups, render)
 
 
-class SubmitSerializer(serializers.Serializer):
+class SubmitSerializer(DeclarationSerializerMixin):
     link = serializers.URLField(
         max_length=500, help_text="Full https:// address of the submission."
     )
@@ -134,6 +141,8 @@ class RecordSerializer(serializers.ModelSerializer):
             "extension_hours",
             "excused",
             "status",
+            "ai_used",
+            "ai_description",
         )
 
     def get_status(self, obj: GroupMilestone) -> str:
@@ -158,8 +167,14 @@ class SubmitView(APIView):
         user, course = api_course(request, code, student=True)
         data = SubmitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        v = data.validated_data
         rec = services.milestone_submit(
-            actor=user, course=course, milestone_id=milestone_id, link=data.validated_data["link"]
+            actor=user,
+            course=course,
+            milestone_id=milestone_id,
+            link=v["link"],
+            ai_used=v["ai_used"],
+            ai_description=v.get("ai_description", ""),
         )
         return Response(RecordSerializer(rec).data)
 

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core import integrity
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -294,6 +295,8 @@ class PeerReviewSerializer(serializers.ModelSerializer):
             "version",
             "updated_at",
             "submitted_at",
+            "ai_used",
+            "ai_description",
         )
 
     def get_reviewer(self, obj: PeerReview) -> int | None:
@@ -368,6 +371,12 @@ class PeerReviewSaveSerializer(serializers.Serializer):
     suggestions = serializers.CharField(max_length=10_000, required=False, allow_blank=True)
     recommendation = serializers.ChoiceField(
         choices=[v for v, _ in RECOMMENDATIONS], required=False
+    )
+    ai_used = serializers.BooleanField(
+        required=False, allow_null=True, help_text=integrity.QUESTION + " (required to submit)"
+    )
+    ai_description = serializers.CharField(
+        required=False, allow_blank=True, max_length=integrity.MAX_DESCRIPTION
     )
 
 
