@@ -9,8 +9,9 @@ from typing import Any
 import yaml
 from django.db import transaction
 
+from apps.autograder import written
 from apps.autograder.banklint import bank_problems
-from apps.autograder.models import Instance, Question, QuestionSet
+from apps.autograder.models import Instance, Question, QuestionSet, RubricItem
 from apps.autograder.services import keys_for
 from apps.calendar.models import Assignment
 from apps.core.errors import DomainError
@@ -54,6 +55,14 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
         declared = spec.get("rubrics") or {}
         for pos, q in enumerate(spec["questions"], start=1):
             rubric, rubric_spec = _rubric(q.get("rubric", "mean"), declared)
+            if q["kind"] == "written":
+                rubric, rubric_spec = (
+                    "written",
+                    {
+                        "scoring": q.get("scoring", "positive"),
+                        "max_chars": q.get("max_chars", 2000),
+                    },
+                )
             question, _ = Question.objects.update_or_create(
                 question_set=qs,
                 key=q["key"],
@@ -74,7 +83,33 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
                 },
             )
             _rekey(question)
+            if question.kind == Question.Kind.WRITTEN:
+                _sync_items(question, q["rubric_items"])
     return qs
+
+
+def _sync_items(question: Question, items: list[dict[str, Any]]) -> None:
+    """The file's rubric items, by key: new ones added, changed ones updated (every answer they
+    are applied to re-scored); an item gone from the file stays while it is applied to anyone."""
+    written.lock_written(question.question_set)
+    kept = {i.key: i for i in question.rubric_items.all()}
+    affected: set[int] = set()
+    for pos, item in enumerate(items, start=1):
+        fields = {
+            "position": pos,
+            "points": float(item["points"]),
+            "comment": str(item["comment"]).strip(),
+        }
+        found = kept.pop(str(item["key"]), None)
+        if found is None:
+            RubricItem.objects.create(question=question, key=str(item["key"]), **fields)
+        elif any(getattr(found, k) != v for k, v in fields.items()):
+            RubricItem.objects.filter(pk=found.pk).update(**fields)
+            affected |= set(found.marks.values_list("student_id", flat=True))
+    for gone in kept.values():
+        if not gone.marks.exists():
+            gone.delete()
+    written.rescore(question, affected)
 
 
 def _rubric(name: str, declared: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 from apps.autograder import rules
 from apps.perfcalc.calc import units
 
-KINDS = {"numeric", "multipart", "choice"}
+KINDS = {"numeric", "multipart", "choice", "written"}
 _TOKEN = re.compile(r"[A-Za-zµμ][A-Za-z/µμ]*")
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
 # Time spelled as a word ("Milliseconds per token?"); the short forms (ms, s, h) are matched only
@@ -76,6 +76,60 @@ def _computes(spec: Any, params: dict[str, Any]) -> str:
     return "" if math.isfinite(value) else "is not finite"
 
 
+def written_problems(q: dict[str, Any], bad: Any) -> None:
+    """A written question: rubric items that can give full marks and take them, each with a
+    comment; no numeric parts, unit or key to contradict it."""
+    for field in ("parts", "options", "answer", "unit"):
+        if q.get(field):
+            bad(f"a written question has no {field} (it is graded by its rubric items)")
+    try:
+        points = float(q.get("points", 1))
+    except (TypeError, ValueError):
+        points = float("nan")
+    if not math.isfinite(points) or points <= 0:
+        bad("points must be a positive number")
+        return
+    scoring = q.get("scoring", "positive")
+    if scoring not in ("positive", "negative"):
+        bad(f"scoring {scoring!r} is positive (start at 0, items add) or negative (start full)")
+    max_chars = q.get("max_chars", 2000)
+    if not isinstance(max_chars, int) or not 20 <= max_chars <= 20000:
+        bad("max_chars is a whole number from 20 to 20000")
+    items = q.get("rubric_items")
+    if not isinstance(items, list) or not items:
+        bad("a written question needs rubric_items: [{key, points, comment}, …]")
+        return
+    keys: set[str] = set()
+    values = []
+    for n, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            bad(f"rubric item {n} is not a mapping of key, points and comment")
+            continue
+        k = str(item.get("key") or "")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,29}", k):
+            bad(f"rubric item {n}: key {k!r} is up to 30 lower-case letters, digits and dashes")
+        elif k in keys:
+            bad(f"rubric item {k!r} is listed twice")
+        keys.add(k)
+        try:
+            v = float(item.get("points"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            bad(f"rubric item {k or n}: points is a number (the score change)")
+            continue
+        if not math.isfinite(v) or abs(v) > points:
+            bad(f"rubric item {k or n}: its score change {v:g} is outside ±{points:g}")
+        values.append(v)
+        if not str(item.get("comment") or "").strip():
+            bad(f"rubric item {k or n}: no comment for the student")
+    if scoring == "positive" and values and sum(v for v in values if v > 0) < points - 1e-9:
+        bad(
+            f"its positive items add to {sum(v for v in values if v > 0):g}, under the question's "
+            f"{points:g} points: nobody could get full marks"
+        )
+    if scoring == "negative" and values and not any(v < 0 for v in values):
+        bad("negative scoring needs at least one item that takes points away")
+
+
 def question_problems(q: dict[str, Any], rubrics: set[str]) -> list[str]:
     key = str(q.get("key") or "?")
     out: list[str] = []
@@ -89,6 +143,9 @@ def question_problems(q: dict[str, Any], rubrics: set[str]) -> list[str]:
     kind = q.get("kind")
     if kind and kind not in KINDS:
         bad(f"kind {kind!r} is not one of {', '.join(sorted(KINDS))}")
+    if kind == "written":
+        written_problems(q, bad)
+        return out
     if kind == "choice":
         options = q.get("options") or []
         if not any(o.get("correct") for o in options):

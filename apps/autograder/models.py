@@ -52,6 +52,7 @@ class Question(models.Model):
         NUMERIC = "numeric", "Numeric"
         MULTIPART = "multipart", "Multi-part numeric"
         CHOICE = "choice", "Multiple choice"
+        WRITTEN = "written", "Short written answer"
 
     question_set = models.ForeignKey(
         QuestionSet, on_delete=models.CASCADE, related_name="questions"
@@ -136,6 +137,9 @@ class Answer(models.Model):
     )
     part = models.PositiveSmallIntegerField(default=0)
     raw = models.CharField(max_length=500, blank=True)
+    text = models.TextField(
+        blank=True, help_text="A written answer in full (raw holds its first 500 characters)."
+    )
     value = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices)
     source = models.CharField(max_length=20, default="form")
@@ -150,6 +154,47 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question} part {self.part}: {self.raw!r}"
+
+
+class RubricItem(models.Model):
+    """One line of a written question's rubric (Gradescope-style): a score change (positive
+    adds to 0, negative takes from full marks, as the question's scoring says) and the comment
+    the student reads. Changing it re-scores every answer it is applied to."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="rubric_items")
+    key = models.SlugField(max_length=30, help_text="Stable name, e.g. names-bottleneck.")
+    position = models.PositiveSmallIntegerField(default=0)
+    points = models.FloatField(help_text="Score change when applied, e.g. 1 or -0.5.")
+    comment = models.TextField(help_text="What the student reads when it is applied.")
+
+    class Meta:
+        ordering = ("question_id", "position", "pk")
+        constraints = [
+            models.UniqueConstraint(fields=["question", "key"], name="rubric_item_key_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question}: {self.key} ({self.points:+g})"
+
+
+class RubricMark(models.Model):
+    """A rubric item applied to one student's written answer."""
+
+    item = models.ForeignKey(RubricItem, on_delete=models.CASCADE, related_name="marks")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    applied_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    applied_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "student"], name="rubric_mark_once")]
+        indexes = [models.Index(fields=["student", "item"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} on {self.student_id}"
 
 
 class GradingRun(models.Model):

@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.autograder import rules
+from apps.autograder import rules, written
 from apps.autograder.models import Grade, GradingPass, GradingRun, PassChunk, Question, QuestionSet
 from apps.autograder.services import (
     _has_draws,
@@ -44,7 +44,9 @@ STALE_QUEUE = dt.timedelta(minutes=1)
 
 def _check_keys(question_set: QuestionSet) -> None:
     for q in question_set.questions.all():
-        if q.kind != Question.Kind.CHOICE and not _has_draws(q):
+        if q.kind in (Question.Kind.CHOICE, Question.Kind.WRITTEN):
+            continue
+        if not _has_draws(q):
             try:
                 fixed_keys(q)
             except rules.KeyError_ as exc:
@@ -202,6 +204,7 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         if not grading_pass.in_progress:
             return 0
         run = grading_pass.run
+        written.lock_written(run.question_set)  # marks cannot change under this chunk
         rows = grade_students(run.question_set, list(chunk.student_ids))
         Grade.objects.bulk_create(
             [

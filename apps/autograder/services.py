@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from apps.autograder import rules
+from apps.autograder import rules, written
 from apps.autograder.models import Answer, Instance, Question, QuestionSet
-from apps.autograder.regrades import overrides, regrade_detail
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.perfcalc.calc import units
@@ -162,6 +161,12 @@ def answer_submit(
         )
         if d is not None and timezone.now() > d.effective:
             raise DomainError("Your deadline for this assignment has passed.")
+    if question.kind == Question.Kind.WRITTEN:
+        most = written.max_chars_of(question)
+        if len((answers.get(0) or "").strip()) > most:
+            raise DomainError(
+                f"{question.key}: keep the answer under {most:,} characters.", field="answers"
+            )
     for part, raw in sorted(answers.items()):
         parsed = _parse(question, part, raw)
         if parsed.status == "unparseable":
@@ -174,6 +179,9 @@ def answer_submit(
 
 
 def _parse(question: Question, part: int, raw: str | None) -> rules.Parsed:
+    if question.kind == Question.Kind.WRITTEN:
+        text = (raw or "").strip()
+        return rules.Parsed("blank" if not text else "ok", None, text[:500])
     if question.kind == Question.Kind.CHOICE:
         text = (raw or "").strip().lower()
         return rules.Parsed("blank" if not text else "ok", None, text)
@@ -192,6 +200,7 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
                 student_id=student_id,
                 part=part,
                 raw=p.raw[:500],
+                text=(raw or "").strip() if q.kind == Question.Kind.WRITTEN else "",
                 value=p.value,
                 status=p.status,
                 source=source,
@@ -201,7 +210,7 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
         objs,
         update_conflicts=True,
         unique_fields=["question", "student", "part"],
-        update_fields=["raw", "value", "status", "source", "submitted_at"],
+        update_fields=["raw", "text", "value", "status", "source", "submitted_at"],
         batch_size=5000,
     )
     return len(objs)
@@ -215,7 +224,13 @@ def _store(question: Question, student: User, answers: dict[int, str], source: s
             question=question,
             student=student,
             part=part,
-            defaults={"raw": p.raw[:500], "value": p.value, "status": p.status, "source": source},
+            defaults={
+                "raw": p.raw[:500],
+                "text": (raw or "").strip() if question.kind == Question.Kind.WRITTEN else "",
+                "value": p.value,
+                "status": p.status,
+                "source": source,
+            },
         )
         out.append(a)
     return out
@@ -251,6 +266,9 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
         answers[(a.question_id, a.student_id)][a.part] = a
     out: list[dict[str, Any]] = []
     for q in questions:
+        if q.kind == Question.Kind.WRITTEN:
+            out += written.rows_for(q, student_ids)
+            continue
         if q.kind == Question.Kind.CHOICE:
             correct = {o["label"].lower() for o in q.options if o.get("correct")}
             first = {s: answers.get((q.pk, s), {}).get(0) for s in student_ids}
@@ -383,18 +401,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                     "detail": detail,
                 }
             )
-    return _with_regrades(question_set, out)
-
-
-def _with_regrades(question_set: QuestionSet, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A re-scored regrade request's points stand in every later pass."""
-    kept = overrides(question_set)
-    for row in rows:
-        r = kept.get((row["question_id"], row["student_id"]))
-        if r is not None and r.new_points is not None and row["points"]:
-            row["fraction"] = r.new_points / row["points"]
-            row["detail"] = {**row["detail"], "regrade": regrade_detail(r)}
-    return rows
+    return written.with_regrades(question_set, out)
 
 
 def students_of(course: Course) -> list[int]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.autograder import views, views_regrades
+from apps.autograder import views, views_regrades, views_written
 
 app_name = "autograder"
 urlpatterns = [
@@ -23,6 +23,26 @@ urlpatterns = [
         name="regrade-ask",
     ),
     path("c/<slug:code>/questions/<slug:key>/", views.set_page, name="set"),
+    path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/",
+        views_written.written_page,
+        name="written",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/marks/",
+        views_written.marks_apply,
+        name="written-marks",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/items/",
+        views_written.item_add,
+        name="written-item-add",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/items/<int:item_id>/",
+        views_written.item_edit,
+        name="written-item-edit",
+    ),
     path("c/<slug:code>/questions/<slug:key>/answers/", views.answers_save, name="answers"),
     path("c/<slug:code>/questions/<slug:key>/uploads/", views.upload_create, name="upload"),
     path(

@@ -13,7 +13,15 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from apps.autograder import passes, regrades, rules, services, uploads, views_regrades
+from apps.autograder import (
+    passes,
+    regrades,
+    rules,
+    services,
+    uploads,
+    views_regrades,
+    written,
+)
 from apps.autograder.models import Answer, AnswerUpload, GradingRun, Question, QuestionSet
 from apps.autograder.selectors import (
     canvas_csv,
@@ -221,7 +229,7 @@ def _staff_set(
                 "keys": keys,
                 "problem": problem,
                 "rubric": rules.rubric_text(q.rubric, q.rubric_spec)
-                if q.kind != Question.Kind.CHOICE
+                if q.kind not in (Question.Kind.CHOICE, Question.Kind.WRITTEN)
                 else "",
             }
         )
@@ -266,6 +274,7 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
                 "grade": grades.get(q.pk),
                 "worked": services.worked_solution(q, params) if released and q.parts else None,
                 "rubric": rules.rubric_text(q.rubric, q.rubric_spec) if len(q.parts) > 1 else "",
+                "max_chars": written.max_chars_of(q),
                 "regrades": asked.get(q.pk, []),
                 "can_ask": can_ask
                 and grades.get(q.pk) is not None

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.autograder.api import regrade_views, views
+from apps.autograder.api import regrade_views, views, written_views
 
 app_name = "autograder-api"
 P = "courses/<slug:code>/"
@@ -22,6 +22,16 @@ urlpatterns = [
     path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
     path(P + "question-sets/<slug:key>/release/", views.ReleaseView.as_view(), name="release"),
     path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
+    path(
+        P + "question-sets/<slug:key>/written/<slug:qkey>/",
+        written_views.WrittenView.as_view(),
+        name="written",
+    ),
+    path(
+        P + "question-sets/<slug:key>/written/<slug:qkey>/marks/",
+        written_views.MarksView.as_view(),
+        name="written-marks",
+    ),
     path(
         P + "question-sets/<slug:key>/regrades/",
         regrade_views.AskView.as_view(),

@@ -1,0 +1,140 @@
+"""Grading written answers (staff): a question's rubric items, its answers grouped where they
+read the same, items applied to many answers at once. Scores change as items do."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from apps.autograder import written
+from apps.autograder.models import Question, QuestionSet, RubricMark
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.views_helpers import course_action, course_for
+
+PAGE = 25
+
+
+def _question(course: Course, key: str, qkey: str) -> Question:
+    q = (
+        Question.objects.select_related("question_set__course")
+        .filter(question_set__course=course, question_set__key=key, key=qkey)
+        .first()
+    )
+    if q is None or q.kind != Question.Kind.WRITTEN:
+        raise Http404("No such written question.")
+    return q
+
+
+def _back(request: AuthedRequest, course: Course, q: Question) -> HttpResponse:
+    here = reverse(
+        "autograder:written",
+        kwargs={"code": course.code, "key": q.question_set.key, "qkey": q.key},
+    )
+    back = request.POST.get("back", "")
+    return redirect(f"{here}?{back}" if back else here)
+
+
+@login_required
+@require_GET
+def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    q = _question(course, key, qkey)
+    search = request.GET.get("q", "").strip()
+    ungraded = request.GET.get("show") == "ungraded"
+    groups = written.answer_groups(q, q=search, ungraded=ungraded)
+    page = Paginator(groups, PAGE).get_page(request.GET.get("page"))
+    items = list(q.rubric_items.all())
+    graded = RubricMark.objects.filter(item__question=q)
+    return render(
+        request,
+        "autograder/written.html",
+        {
+            "course": course,
+            "qs": q.question_set,
+            "q": q,
+            "items": items,
+            "page": page,
+            "search": search,
+            "ungraded": ungraded,
+            "answered": sum(g.size for g in groups),
+            "graded_students": graded.values("student_id").distinct().count(),
+            "scoring": written.scoring_of(q),
+        },
+    )
+
+
+def _ids(values: list[str]) -> list[int]:
+    out = []
+    for v in values:
+        out += [int(x) for x in v.split(",") if x.strip().isdigit()]
+    return out
+
+
+@course_action(staff=True)
+def marks_apply(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
+    """Staff apply or take off rubric items on the chosen answers (whole groups at once)."""
+    q = _question(course, key, qkey)
+    try:
+        n = written.marks_apply(
+            actor=request.user,
+            question=q,
+            student_ids=_ids(request.POST.getlist("students")),
+            add=_ids(request.POST.getlist("add")),
+            remove=_ids(request.POST.getlist("remove")),
+        )
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Rubric updated on {n} answer(s); their scores changed with it.")
+    return _back(request, course, q)
+
+
+def _item_save(
+    request: AuthedRequest, course: Course, q: Question, item_id: int | None
+) -> HttpResponse:
+    try:
+        item = written.item_save(
+            actor=request.user,
+            question=q,
+            item_id=item_id,
+            key=request.POST.get("key", ""),
+            points=request.POST.get("points", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except DomainError as exc:
+        label = {"key": "Key", "points": "Score change", "comment": "Comment"}.get(exc.field or "")
+        messages.error(request, f"{label}: {exc.message}" if label else exc.message)
+    else:
+        n = item.marks.count()
+        messages.success(
+            request,
+            f"Item {item.key} saved; {n} answer(s) carrying it re-scored."
+            if item_id
+            else f"Item {item.key} added.",
+        )
+    return _back(request, course, q)
+
+
+@course_action(staff=True)
+def item_add(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
+    """Staff add a rubric item to a written question."""
+    return _item_save(request, course, _question(course, key, qkey), None)
+
+
+@course_action(staff=True)
+def item_edit(
+    request: AuthedRequest, course: Course, key: str, qkey: str, item_id: int
+) -> HttpResponse:
+    """Staff change a rubric item; every answer it is applied to is re-scored."""
+    return _item_save(request, course, _question(course, key, qkey), item_id)
+
+
+def written_questions(qs: QuestionSet) -> list[Question]:
+    return list(qs.questions.filter(kind=Question.Kind.WRITTEN).order_by("position"))

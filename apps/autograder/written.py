@@ -1,0 +1,321 @@
+"""Short written answers graded with rubric items, Gradescope-style.
+
+A written question's rubric is a list of items, each a score change and a comment. Under
+`positive` scoring a student starts at 0 and applied items add; under `negative` they start at
+full marks and applied items take away; the result is held within [0, points]. An answer with no
+item applied is "not graded yet" (0). TAs apply items to many answers at once, identical answers
+(after normalising case, spaces and end punctuation) grouped together.
+
+Scores live where numeric ones do: `Grade` rows of the run's passes, so results, exports, the
+regrade flow and the gradebook read them unchanged. Applying or removing an item, or changing an
+item's points, re-scores the affected students' grades in the run's current pass and in a pass
+in progress, in the same transaction; a grading chunk locks the set's written questions first,
+so a pass never writes a score computed from marks that changed under it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+
+from apps.autograder.models import (
+    Answer,
+    Grade,
+    GradingPass,
+    GradingRun,
+    Question,
+    QuestionSet,
+    RubricItem,
+    RubricMark,
+)
+from apps.autograder.regrades import overrides, regrade_detail
+from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.models import Membership, Role, User
+from apps.core.permissions import is_staff
+from apps.core.services import audit_record
+
+SCORING = ("positive", "negative")
+DEFAULT_MAX_CHARS = 2000
+_SPACES = re.compile(r"\s+")
+
+
+def scoring_of(q: Question) -> str:
+    return str((q.rubric_spec or {}).get("scoring", "positive"))
+
+
+def max_chars_of(q: Question) -> int:
+    return int((q.rubric_spec or {}).get("max_chars", DEFAULT_MAX_CHARS))
+
+
+def normalise(text: str) -> str:
+    """The form identical answers share: case, runs of spaces and end punctuation ignored."""
+    return _SPACES.sub(" ", text).strip().strip(".!;:,").strip().lower()
+
+
+def score_of(q: Question, applied: Iterable[RubricItem]) -> float:
+    base = q.points if scoring_of(q) == "negative" else 0.0
+    return min(max(base + sum(i.points for i in applied), 0.0), q.points)
+
+
+def rows_for(q: Question, student_ids: list[int]) -> list[dict[str, Any]]:
+    """Each student's grade row for a written question, in `grade_students`' shape."""
+    answers = {
+        a.student_id: a
+        for a in Answer.objects.filter(question=q, part=0, student_id__in=student_ids)
+    }
+    items = {i.pk: i for i in q.rubric_items.all()}
+    applied: dict[int, list[RubricItem]] = defaultdict(list)
+    for item_id, student_id in RubricMark.objects.filter(
+        item__question=q, student_id__in=student_ids
+    ).values_list("item_id", "student_id"):
+        applied[student_id].append(items[item_id])
+    out = []
+    for s in student_ids:
+        a = answers.get(s)
+        text = (a.text or a.raw) if a else ""
+        marks = sorted(applied.get(s, []), key=lambda i: (i.position, i.pk))
+        blank = not text.strip()
+        graded = bool(marks)
+        fraction = score_of(q, marks) / q.points if graded and q.points else 0.0
+        out.append(
+            {
+                "student_id": s,
+                "question_id": q.pk,
+                "fraction": fraction,
+                "points": q.points,
+                "detail": {
+                    "written": True,
+                    "blank": blank,
+                    "ungraded": not graded,
+                    "excerpt": text[:300],
+                    "items": [
+                        {"key": i.key, "points": i.points, "comment": i.comment} for i in marks
+                    ],
+                },
+            }
+        )
+    return out
+
+
+def with_regrades(question_set: QuestionSet, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A re-scored regrade request's points stand in every later pass (numbers and words)."""
+    kept = overrides(question_set)
+    for row in rows:
+        r = kept.get((row["question_id"], row["student_id"]))
+        if r is not None and r.new_points is not None and row["points"]:
+            row["fraction"] = r.new_points / row["points"]
+            row["detail"] = {**row["detail"], "regrade": regrade_detail(r)}
+    return rows
+
+
+def lock_written(question_set: QuestionSet) -> None:
+    """Taken by a grading chunk before it reads marks, and by every mark or item change: the
+    two serialise on the set's written questions."""
+    list(
+        Question.objects.select_for_update()
+        .filter(question_set=question_set, kind=Question.Kind.WRITTEN)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _live_pass_ids(question_set: QuestionSet) -> list[int]:
+    current = GradingRun.objects.filter(
+        question_set=question_set, current_pass__isnull=False
+    ).values_list("current_pass_id", flat=True)
+    running = GradingPass.objects.filter(
+        run__question_set=question_set, status__in=GradingPass.IN_PROGRESS
+    ).values_list("pk", flat=True)
+    return sorted({*current, *running})
+
+
+def rescore(q: Question, student_ids: Iterable[int]) -> int:
+    """Re-score these students' grades for `q` in every pass readers see or will see (a decided
+    regrade's points still stand). Call inside the change's transaction, after `lock_written`.
+    Returns how many grade rows changed."""
+    ids = sorted(set(student_ids))
+    if not ids:
+        return 0
+    rows = {r["student_id"]: r for r in with_regrades(q.question_set, rows_for(q, ids))}
+    changed = []
+    for g in Grade.objects.filter(
+        grading_pass_id__in=_live_pass_ids(q.question_set), question=q, student_id__in=ids
+    ):
+        r = rows[g.student_id]
+        score = round(r["fraction"] * r["points"], 6)
+        if not math.isclose(score, g.score) or g.detail != r["detail"]:
+            g.score, g.max_points, g.detail = score, r["points"], r["detail"]
+            changed.append(g)
+    Grade.objects.bulk_update(changed, ["score", "max_points", "detail"], batch_size=1000)
+    return len(changed)
+
+
+def _written(actor: User, question: Question) -> None:
+    if not is_staff(actor, question.question_set.course):
+        raise NotAllowed("Only the course's instructors and TAs grade written answers.")
+    if question.kind != Question.Kind.WRITTEN:
+        raise DomainError(f"{question.key} is not a written question.")
+
+
+def marks_apply(
+    *,
+    actor: User,
+    question: Question,
+    student_ids: list[int],
+    add: list[int] = (),  # type: ignore[assignment]
+    remove: list[int] = (),  # type: ignore[assignment]
+) -> int:
+    """Apply (`add`) and take off (`remove`) rubric items on many students' answers at once;
+    their scores change in the same transaction. Returns how many students were touched."""
+    _written(actor, question)
+    if not student_ids:
+        raise DomainError("Choose at least one answer.", field="students")
+    if not add and not remove:
+        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
+    items = {i.pk: i for i in question.rubric_items.all()}
+    unknown = [i for i in [*add, *remove] if i not in items]
+    if unknown:
+        raise NotFound("No such rubric item on this question.", field="items")
+    course = question.question_set.course
+    students = set(
+        Membership.objects.filter(
+            course=course, role=Role.STUDENT, user_id__in=student_ids
+        ).values_list("user_id", flat=True)
+    )
+    if len(students) != len(set(student_ids)):
+        raise NotFound("Some of those answers are not from students of this course.")
+    with transaction.atomic():
+        lock_written(question.question_set)
+        RubricMark.objects.bulk_create(
+            [RubricMark(item_id=i, student_id=s, applied_by=actor) for i in add for s in students],
+            ignore_conflicts=True,
+        )
+        if remove:
+            RubricMark.objects.filter(item_id__in=remove, student_id__in=students).delete()
+        rescore(question, students)
+        audit_record(
+            actor=actor,
+            action="written.marked",
+            course=course,
+            obj=question,
+            after={
+                "students": len(students),
+                "added": [items[i].key for i in add],
+                "removed": [items[i].key for i in remove],
+            },
+        )
+    return len(students)
+
+
+def item_save(
+    *,
+    actor: User,
+    question: Question,
+    key: str,
+    points: Any,
+    comment: str,
+    item_id: int | None = None,
+) -> RubricItem:
+    """Add a rubric item, or change one; every answer it is applied to is re-scored at once."""
+    _written(actor, question)
+    key = key.strip()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,29}", key):
+        raise DomainError(
+            "The item's key is up to 30 lower-case letters, digits and dashes.", field="key"
+        )
+    try:
+        value = float(points)
+    except (TypeError, ValueError):
+        raise DomainError("The score change is a number, e.g. 1 or -0.5.", field="points") from None
+    if not math.isfinite(value) or abs(value) > question.points:
+        raise DomainError(
+            f"The score change is within ±{question.points:g} (the question's points).",
+            field="points",
+        )
+    if not comment.strip():
+        raise DomainError("Write the comment the student reads.", field="comment")
+    with transaction.atomic():
+        lock_written(question.question_set)
+        if item_id is None:
+            if question.rubric_items.filter(key=key).exists():
+                raise DomainError(f"{key} is already an item of this question.", field="key")
+            item = RubricItem.objects.create(
+                question=question,
+                key=key,
+                points=value,
+                comment=comment.strip(),
+                position=question.rubric_items.count() + 1,
+            )
+            before: dict[str, Any] = {}
+        else:
+            found = RubricItem.objects.filter(question=question, pk=item_id).first()
+            if found is None:
+                raise NotFound("No such rubric item on this question.")
+            if question.rubric_items.filter(key=key).exclude(pk=item_id).exists():
+                raise DomainError(f"{key} is already an item of this question.", field="key")
+            item = found
+            before = {"key": item.key, "points": item.points, "comment": item.comment}
+            item.key, item.points, item.comment = key, value, comment.strip()
+            item.save(update_fields=["key", "points", "comment"])
+        affected = list(item.marks.values_list("student_id", flat=True))
+        changed = rescore(question, affected)
+        audit_record(
+            actor=actor,
+            action="written.item_saved",
+            course=question.question_set.course,
+            obj=question,
+            before=before,
+            after={"key": key, "points": value, "comment": item.comment, "rescored": changed},
+        )
+    return item
+
+
+@dataclass
+class AnswerGroup:
+    """Answers that read the same once normalised, with the items every one of them has."""
+
+    text: str
+    student_ids: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    item_ids: set[int] = field(default_factory=set)
+    partly: set[int] = field(default_factory=set)  # items some but not all of them have
+
+    @property
+    def size(self) -> int:
+        return len(self.student_ids)
+
+
+def answer_groups(question: Question, *, q: str = "", ungraded: bool = False) -> list[AnswerGroup]:
+    """Every answered student's written answer, identical ones grouped, largest group first."""
+    answers = Answer.objects.filter(question=question, part=0).exclude(Q(text="") & Q(raw=""))
+    if q:
+        answers = answers.filter(
+            Q(text__icontains=q)
+            | Q(student__email__icontains=q)
+            | Q(student__full_name__icontains=q)
+        )
+    marks: dict[int, set[int]] = defaultdict(set)
+    for item_id, student_id in RubricMark.objects.filter(item__question=question).values_list(
+        "item_id", "student_id"
+    ):
+        marks[student_id].add(item_id)
+    groups: dict[str, AnswerGroup] = {}
+    for a in answers.select_related("student").order_by("student__full_name", "student__email"):
+        if ungraded and marks.get(a.student_id):
+            continue
+        text = a.text or a.raw
+        g = groups.setdefault(normalise(text), AnswerGroup(text=text))
+        g.student_ids.append(a.student_id)
+        g.names.append(a.student.get_full_name() or a.student.email)
+    for g in groups.values():
+        sets = [marks.get(s, set()) for s in g.student_ids]
+        g.item_ids = set.intersection(*sets) if sets else set()
+        g.partly = set.union(*sets) - g.item_ids if sets else set()
+    return sorted(groups.values(), key=lambda g: (-g.size, g.text.lower()))
