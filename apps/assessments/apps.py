@@ -6,6 +6,7 @@ class AssessmentsConfig(AppConfig):
     verbose_name = "Pre/post assessments"
 
     def ready(self) -> None:
+        from apps.assessments import tasks  # noqa: F401  (registers the beat task)
         from apps.core.registry import NavItem, register_nav
 
         register_nav(

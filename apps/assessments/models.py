@@ -47,6 +47,12 @@ class Assessment(models.Model):
         null=True, blank=True, help_text="Students see the aggregate report from then."
     )
     identities_destroyed_at = models.DateTimeField(null=True, blank=True)
+    retention_warned_at = models.DateTimeField(
+        null=True, blank=True, help_text="When instructors were told the raw data goes in 30 days."
+    )
+    raw_purged_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the raw imports and the ID map were deleted."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -217,3 +223,46 @@ class TimeAccommodation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student} ×{self.multiplier} +{self.extra_minutes} min"
+
+
+PROGRAMS = [
+    ("undergrad", "Undergraduate"),
+    ("ms", "Master's"),
+    ("phd", "PhD"),
+    ("other", "Other"),
+    ("", "Prefer not to say"),
+]
+EXPERIENCE = [
+    ("0", "None"),
+    ("1-2", "1–2 years"),
+    ("3-5", "3–5 years"),
+    ("6+", "6 years or more"),
+    ("", "Prefer not to say"),
+]
+PRIOR = [("yes", "Yes"), ("no", "No"), ("", "Prefer not to say")]
+
+
+class Demographics(models.Model):
+    """The study's separate, voluntary demographics form: linked to the participant ID only
+    (never to a person, never on the quiz), and only for a participant who consented."""
+
+    participant = models.OneToOneField(
+        Participant, on_delete=models.CASCADE, related_name="demographics"
+    )
+    program = models.CharField(max_length=10, choices=PROGRAMS, blank=True)
+    experience = models.CharField(
+        max_length=4,
+        choices=EXPERIENCE,
+        blank=True,
+        verbose_name="ML-systems experience",
+    )
+    prior_course = models.CharField(
+        max_length=3,
+        choices=PRIOR,
+        blank=True,
+        verbose_name="Took a systems or ML course before",
+    )
+    submitted_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"demographics of {self.participant_id}"

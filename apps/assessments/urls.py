@@ -16,6 +16,7 @@ urlpatterns = [
     path(f"{ONE}unpublish/", views.report_unpublish, name="unpublish"),
     path(f"{ONE}id-map/destroy/", views.identities_destroy, name="destroy-map"),
     path(f"{ONE}take/", views.take, name="take"),
+    path(f"{ONE}demographics/", views.demographics, name="demographics"),
     path(f"{ONE}take/start/", views.take_start, name="take-start"),
     path(f"{ONE}take/submit/", views.take_submit, name="take-submit"),
 ]

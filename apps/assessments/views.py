@@ -10,8 +10,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -19,8 +21,11 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from apps.assessments import charts, report, services
+from apps.assessments import charts, report, services, study
 from apps.assessments.models import (
+    EXPERIENCE,
+    PRIOR,
+    PROGRAMS,
     Administration,
     Assessment,
     IdentityLink,
@@ -192,7 +197,9 @@ def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpRespons
     }
     if staff or a.published_at:
         ctx.update(_context_report(a))
+    ctx["purge_at"] = study.purge_at(course)
     if staff:
+        ctx["demographics"] = study.demographics_summary(a)
         ctx["imports"] = ResponseImport.objects.filter(assessment=a).defer("data")[:10]
         ctx["shown_import"] = (
             ResponseImport.objects.filter(assessment=a, pk=_int(request.GET.get("import")) or 0)
@@ -202,6 +209,7 @@ def detail(request: AuthedRequest, code: str, assessment_id: int) -> HttpRespons
         ctx["links"] = a.participants.filter(identity__isnull=False).count()
     else:
         ctx["mine"] = services.own_responses(a, user)
+        ctx["may_describe"] = study.consented(a, user) and not a.identities_destroyed_at
         ctx["questions"] = {q.key: q for q in services.questions_of(a)}
     return render(request, "assessments/detail.html", ctx)
 
@@ -422,3 +430,68 @@ def extended_time(request: AuthedRequest, course: Course) -> HttpResponseBase:
             "started from now on.",
         )
     return redirect("assessments:list", code=course.code)
+
+
+class DemographicsForm(forms.Form):
+    program = forms.ChoiceField(
+        choices=PROGRAMS,
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="Which programme you are in.",
+    )
+    experience = forms.ChoiceField(
+        choices=EXPERIENCE,
+        required=False,
+        widget=forms.RadioSelect,
+        label="ML-systems experience",
+        help_text="Years building or running ML systems (work or research).",
+    )
+    prior_course = forms.ChoiceField(
+        choices=PRIOR,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Took a systems or ML course before",
+        help_text="Any earlier course in computer systems or machine learning.",
+    )
+
+
+@login_required
+def demographics(request: AuthedRequest, code: str, assessment_id: int) -> HttpResponseBase:
+    """The study's separate, voluntary demographics form (students who gave research consent).
+    Stored under the participant ID only; every answer may be "Prefer not to say"."""
+    course = course_for(request, code)
+    a = services.get(course, assessment_id)
+    user: User = request.user
+    participant = services.participant_for(a, user, create=False)
+    existing = getattr(participant, "demographics", None) if participant else None
+    form = DemographicsForm(
+        initial={f: getattr(existing, f) for f in study.FIELDS} if existing else None
+    )
+    if request.method == "POST":
+        if is_staff(user, course):
+            raise PermissionDenied("Only students fill in the study's demographics form.")
+        form = DemographicsForm(request.POST)
+        if form.is_valid():
+            try:
+                study.demographics_submit(
+                    actor=user, course=course, assessment_id=a.pk, data=form.cleaned_data
+                )
+            except DomainError as exc:
+                if exc.field in form.fields:
+                    form.add_error(exc.field, exc.message)
+                else:
+                    messages.error(request, exc.message)
+            else:
+                messages.success(request, "Thank you: saved under your participant ID only.")
+                return _to_detail(course, a)
+    return render(
+        request,
+        "assessments/demographics.html",
+        {
+            "course": course,
+            "a": a,
+            "form": form,
+            "may": study.consented(a, user) and not a.identities_destroyed_at,
+            "existing": existing,
+        },
+    )

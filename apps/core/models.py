@@ -172,6 +172,12 @@ class Course(models.Model):
         help_text='Lowest percentage for each letter, highest first: [["A", 93], ["A-", 90], …]. '
         "Empty: the standard scale.",
     )
+    study_retention_days = models.PositiveSmallIntegerField(
+        default=365,
+        validators=[MinValueValidator(30), MaxValueValidator(3650)],
+        help_text="Raw quiz imports and the participant-ID map are deleted this many days after "
+        "the course's last scheduled day.",
+    )
     instructors = models.CharField(
         max_length=300, blank=True, help_text="Names shown on the course page, comma-separated."
     )
