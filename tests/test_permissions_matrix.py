@@ -207,13 +207,25 @@ EXPECTED: dict[str, str] = {
     **actions(
         "staff",
         f"{COURSE}compute/allocate-all/",
+        f"{COURSE}compute/formation/",
+        f"{COURSE}compute/moves/<int:move_id>/approve/",
+        f"{COURSE}compute/moves/<int:move_id>/decline/",
         f"{COURSE}compute/groups/<int:group_id>/allocate/",
         f"{COURSE}compute/allocations/<int:allocation_id>/release/",
         f"{COURSE}compute/nodes/<int:node_id>/status/",
     ),
+    # Group A's node is ready in the world: asking to move is refused by the rule (409), not role.
+    **actions("student", f"{COURSE}node/move/"),
+    f"GET {COURSE}runs/": "member",
+    f"POST {COURSE}runs/": "member",
+    f"GET {COURSE}runs/export.csv": "member",  # staff: every group's; a student: their own
+    f"POST {COURSE}runs/export.csv": "n/a",
     f"GET {COURSE}incidents/": "member",
     f"POST {COURSE}incidents/": "member",
     f"POST {COURSE}incidents/<int:incident_id>/": "staff",
+    # The world's incident is group A's own and not course-wide: nobody can say it affects them
+    # (tests/compute/test_incidents.py covers a course-wide one).
+    **actions("closed", f"{COURSE}incidents/<int:incident_id>/affects-us/"),
     # --- pages: slack days, autograder
     f"GET {COURSE}slack/": "member",
     f"POST {COURSE}slack/": "n/a",
@@ -243,6 +255,14 @@ EXPECTED: dict[str, str] = {
         f"{COURSE}questions/<slug:key>/grade/",
         f"{COURSE}questions/<slug:key>/release/",
         f"{COURSE}questions/<slug:key>/hide/",
+    ),
+    f"GET {COURSE}questions/<slug:key>/written/<slug:qkey>/": "staff",
+    f"POST {COURSE}questions/<slug:key>/written/<slug:qkey>/": "n/a",
+    **actions(
+        "staff",
+        f"{COURSE}questions/<slug:key>/written/<slug:qkey>/marks/",
+        f"{COURSE}questions/<slug:key>/written/<slug:qkey>/items/",
+        f"{COURSE}questions/<slug:key>/written/<slug:qkey>/items/<int:item_id>/",
     ),
     f"GET {COURSE}grading/runs/<int:run_id>/progress/": "staff",
     f"GET {COURSE}questions/<slug:key>/uploads/<int:upload_id>/progress/": "staff",
@@ -378,6 +398,10 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}assessments/<int:assessment_id>/": "n/a",
     f"GET {COURSE}assessments/<int:assessment_id>/take/": "member",
     f"POST {COURSE}assessments/<int:assessment_id>/take/": "n/a",
+    # The study's separate demographics form: students fill it in (a student without research
+    # consent is told why: 200), staff only read the counts on the report.
+    f"GET {COURSE}assessments/<int:assessment_id>/demographics/": "member",
+    f"POST {COURSE}assessments/<int:assessment_id>/demographics/": "student",
     **actions(
         "student",
         f"{COURSE}assessments/<int:assessment_id>/take/start/",
@@ -574,6 +598,12 @@ EXPECTED: dict[str, str] = {
     f"GET {API}incidents/": "member",
     f"POST {API}incidents/": "member",
     f"POST {API}incidents/<int:incident_id>/status/": "staff",
+    f"GET {API}question-sets/<slug:key>/written/<slug:qkey>/": "staff",
+    f"POST {API}question-sets/<slug:key>/written/<slug:qkey>/marks/": "staff",
+    f"GET {API}runs/": "member",
+    f"POST {API}runs/": "member",  # a student for their group; staff name the group
+    f"GET {API}incidents/course-wide/": "member",
+    f"POST {API}incidents/<int:incident_id>/affects-us/": "closed",
     # --- API: slack days
     f"GET {API}slack/me/": "member",  # staff: an empty balance of their own
     f"POST {API}slack/apply/": "student",
@@ -658,7 +688,8 @@ def _url(route: str, world: World) -> str:
         "<int:run_id>": ids["run_id"],
         "<int:allocation_id>": ids["allocation_id"],
         "<int:node_id>": ids["node_id"],
-        "<slug:key>": ids["key"],
+        "<slug:key>": ids["written_key"] if "written" in route else ids["key"],
+        "<slug:qkey>": ids["written_qkey"],
         "<slug:kind>": "hosts",
         "<slug:action>": "cancel",
         "<slug:name>": "roofline-time",
@@ -671,7 +702,7 @@ def _url(route: str, world: World) -> str:
         else ids["participation_import_id"]
         if "participation" in route
         else ids["import_id"],
-        "<int:item_id>": ids["impact_item_id"],
+        "<int:item_id>": ids["rubric_item_id"] if "written" in route else ids["impact_item_id"],
         "<int:suggestion_id>": ids["suggestion_id"],
         "<int:proposal_id>": ids["proposal_id"],
         "<int:event_id>": ids["participation_event_id"],
@@ -693,6 +724,7 @@ def _url(route: str, world: World) -> str:
         "<int:slot_id>": ids["slot_id"],
         "<int:booking_id>": ids["booking_id"],
         "<int:assessment_id>": ids["assessment_id"],
+        "<int:move_id>": ids["move_id"],
         "<int:batch_id>": ids["batch_id"],
         "<slug:lab>": "lab09-perf-engr",
         "<int:number>": 1,
@@ -781,7 +813,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
     for path, item in schema["paths"].items():
         for method in item:
             route = path.lstrip("/").replace("{code}", "<slug:code>").replace("{key}", "<slug:key>")
-            route = route.replace("{lab}", "<slug:lab>")
+            route = route.replace("{lab}", "<slug:lab>").replace("{qkey}", "<slug:qkey>")
             for name in (
                 "group_id",
                 "user_id",

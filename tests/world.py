@@ -19,11 +19,17 @@ from django.utils import timezone
 
 from apps.assessments.models import Assessment, ResponseImport
 from apps.assessments.services import create as assessment_create
-from apps.autograder.models import AnswerUpload, GradingRun, QuestionSet, RegradeRequest
+from apps.autograder.models import (
+    AnswerUpload,
+    GradingRun,
+    QuestionSet,
+    RegradeRequest,
+    RubricItem,
+)
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
-from apps.compute.models import Allocation
+from apps.compute.models import Allocation, NodeMove
 from apps.compute.windows import window_approve, window_request
 from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
@@ -157,6 +163,7 @@ def build_world(course: Course) -> World:
         course=course,
         milestone_id=first_milestone.pk,
         link="https://example.edu/SECRET-DRAFT-A",
+        ai_used=False,
     )
     # Scribing: student A's duty, and a swap A offered to a student of group C (not B).
     lectures = list(Lecture.objects.filter(course=course).order_by("starts_at")[:8])
@@ -320,6 +327,22 @@ def build_world(course: Course) -> World:
             old_points=0,
         ).pk,
         "key": qs.key,
+        "move_id": NodeMove.objects.create(
+            course=course,
+            group=group_a,
+            from_node_id=alloc_a.node_id,
+            requested_by=a_members[0],
+            status=NodeMove.Status.DECLINED,
+            note="Group A's node is back (SECRET-MOVE-NOTE-A).",
+        ).pk,
+        # The shipped Lab 09 bank's written question and one of its rubric items.
+        "written_key": "lab09-numbers",
+        "written_qkey": "why-8pct",
+        "rubric_item_id": RubricItem.objects.get(
+            question__question_set__course=course,
+            question__question_set__key="lab09-numbers",
+            key="small-share",
+        ).pk,
         "assignment_id": assignment.pk,
         "lecture_id": course.lectures.order_by("number").first().pk,  # type: ignore[union-attr]
         "milestone_id": first_milestone.pk,
