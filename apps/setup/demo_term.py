@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from apps.autograder import passes
 from apps.autograder import services as autograder
-from apps.autograder.models import Grade, GradingRun, QuestionSet, RegradeRequest
+from apps.autograder.models import Grade, GradingRun, Question, QuestionSet, RegradeRequest
 from apps.autograder.regrades import request_create
 from apps.calendar.models import Assignment, Milestone
 from apps.compute.incidents import incident_report, incident_update
@@ -226,13 +226,26 @@ def demo_requests(course: Course) -> None:
         )
 
 
+WHY_8PCT = [
+    "Attention was only a small share of the step, so Amdahl's law caps the gain.",
+    "attention was only a small share of the step,  so Amdahl's law caps the gain",
+    "The hotspot was elsewhere (AllReduce). Profile the whole step first, then optimise the "
+    "largest share.",
+    "The benchmark was probably wrong.",
+]
+
+
 def demo_lab(course: Course) -> None:
     """Lab 09's first act as 30 of the students worked it (student01 and a few others have not
-    started, so a visitor can): their locked predictions give the staff view its histograms."""
+    started, so a visitor can): their locked predictions give the staff view its histograms, and
+    their written answers to the lab bank's "why only 8 %?" wait for the TAs' rubric."""
     if LabRecord.objects.filter(course=course, lab_key="lab09-perf-engr").exists():
         return
     rng = random.Random(9)  # noqa: S311 - seeded demo data, not a secret
     key = "lab09-perf-engr"
+    why = Question.objects.filter(
+        question_set__course=course, question_set__key="lab09-numbers", key="why-8pct"
+    ).first()
     for s in _students(course)[5:35]:
         guess = rng.choices("ABCD", weights=[3, 4, 1, 2])[0]
         labs.lock(actor=s, course=course, key=key, number=1, prediction=guess)
@@ -255,6 +268,12 @@ def demo_lab(course: Course) -> None:
                 ]
             ),
         )
+        if why is not None:
+            autograder.answer_submit(
+                actor=s,
+                question=why,
+                answers={0: rng.choice(WHY_8PCT)},
+            )
 
 
 def demo_infrastructure(course: Course, ta: User) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from io import StringIO
 
 import pytest
@@ -189,3 +190,20 @@ def test_the_live_demo_term_has_done_what_a_seventh_week_has(ee290_live) -> None
     assert released.released_at <= now
     assert Grade.objects.filter(run__question_set=released).count() == 40 * 4
     assert QuestionSet.objects.get(course=course, key="a4-serving").released_at is None
+
+
+def test_the_live_demo_has_written_answers_for_the_tas_rubric(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    """The 30 students who did Lab 09's first act also answered its bank's written question: the
+    TA's page groups the identical ones and nothing is graded yet."""
+    from django.test import Client
+
+    from apps.core.models import User
+
+    ta = Client()
+    ta.force_login(User.objects.get(email="ta1@example.edu"))
+    url = f"/c/{ee290_live.code}/questions/lab09-numbers/written/why-8pct/"
+    page = ta.get(url).content.decode()
+    assert "0 of 30 answers graded" in page
+    sizes = [int(n) for n in re.findall(r"<strong>(\d+) answers?</strong>", page)]
+    assert sum(sizes) == 30
+    assert len(sizes) == 3  # four phrasings, two of them the same answer
