@@ -23,7 +23,7 @@ from apps.calendar.models import Milestone
 from apps.calendar.views import local_to_utc
 from apps.core import integrity
 from apps.core.csvexport import csv_response
-from apps.core.errors import DomainError
+from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
@@ -134,21 +134,38 @@ def _review_save(
 ) -> HttpResponseBase:
     fields = [k for k, _ in CRITERIA] + ["strengths", "weaknesses", "suggestions", "recommendation"]
     fields += ["ai_used", "ai_description"]
+    data = {k: request.POST.get(k, "") for k in fields}
+    version = _int(request.POST.get("version")) or 0
     with errors_as_messages(request):
-        services.review_save(
-            actor=request.user,
-            course=course,
-            assignment_id=pair_id,
-            version=_int(request.POST.get("version")) or 0,
-            data={k: request.POST.get(k, "") for k in fields},
-            submit=submit,
-        )
-        messages.success(
-            request,
-            "Review submitted; you can still edit it until the due date."
-            if submit
-            else "Draft saved.",
-        )
+        try:
+            services.review_save(
+                actor=request.user,
+                course=course,
+                assignment_id=pair_id,
+                version=version,
+                data=data,
+                submit=submit,
+            )
+        except DomainError as exc:
+            if not submit or isinstance(exc, Conflict | NotFound):
+                raise
+            # A submission that is not complete yet keeps what was typed, as a draft.
+            services.review_save(
+                actor=request.user,
+                course=course,
+                assignment_id=pair_id,
+                version=version,
+                data=data,
+                submit=False,
+            )
+            messages.error(request, f"Saved as a draft, not submitted: {exc.message}")
+        else:
+            messages.success(
+                request,
+                "Review submitted; you can still edit it until the due date."
+                if submit
+                else "Draft saved.",
+            )
     return redirect("peerreview:page", code=course.code)
 
 

@@ -55,6 +55,13 @@ def test_round_pairing_review_and_release(page, live_server, ee290_demo, celery_
         form.locator(f"#{key}-{a.pk}").fill(TEXT)
     form.locator(f"#recommendation-{a.pk}").select_option("good")
     form.get_by_role("button", name="Submit").click()
+    # Submitting asks the integrity question first (what was typed is kept as a draft).
+    said = page.locator(".messages").inner_text()
+    assert "Saved as a draft, not submitted: Answer “External code or AI assistants used?”" in said
+    form = page.locator(f"#review-{a.pk}")
+    form.get_by_role("radio", name="Yes", exact=True).check()
+    form.locator(f"#ai-description-{a.pk}").fill("ChatGPT to tighten the wording of the summary.")
+    form.get_by_role("button", name="Submit").click()
     assert "Review submitted" in page.locator(".messages").inner_text()
     page.get_by_role("button", name="Log out").click()
 
