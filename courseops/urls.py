@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from apps.core import ops, views_tokens
+from apps.sso import views as sso_views
 
 urlpatterns = [
     path("healthz", ops.healthz, name="healthz"),
@@ -28,7 +29,9 @@ urlpatterns = [
     path("", include("apps.participation.urls")),
     path("", include("apps.assessments.urls")),
     path("", include("apps.labs.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("", include("apps.sso.urls")),
+    path("", include("apps.lti.urls")),
+    path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/tokens/", views_tokens.tokens_page, name="tokens"),
     path("accounts/tokens/create/", views_tokens.token_make, name="token-create"),

@@ -195,3 +195,6 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+from tests.peers.fixtures import lti_platform, oidc_provider  # noqa: E402, F401  (fixtures for every test)

@@ -75,6 +75,24 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}help/": "member",  # where things are, the rules, the course's links
     f"POST {COURSE}help/": "n/a",
     # for a load balancer and Prometheus (the test client is loopback; others need a token)
+    # Campus sign-on: the OpenID start is 404 where it is not configured (here); the callback
+    # without a code goes to the refusal page; that page is for anyone (tests/sso/).
+    "GET oidc/authenticate/": "nobody",
+    "GET oidc/callback/": "public",
+    "GET accounts/sso/refused/": "public",
+    "POST accounts/sso/refused/": "n/a",
+    # LTI 1.3 (tests/lti/): the platform's calls carry no session, so they are open and refuse
+    # by the protocol (400: no target, no id_token); the link page needs a pending launch (403).
+    "GET lti/login/": "public",
+    "POST lti/login/": "public",
+    "POST lti/launch/": "public",
+    "GET lti/launch/": "n/a",
+    "GET lti/link/": "nobody",
+    "POST lti/link/": "nobody",
+    "GET lti/jwks/": "public",
+    "POST lti/jwks/": "n/a",
+    "GET lti/config.json": "public",
+    "POST lti/config.json": "n/a",
     "GET healthz": "public",
     "POST healthz": "n/a",
     "GET readyz": "public",

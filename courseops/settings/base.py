@@ -67,6 +67,9 @@ INSTALLED_APPS = [
     "apps.impact",
     "apps.participation",
     "apps.labs",
+    "apps.sso",  # campus sign-on (OpenID Connect)
+    "pylti1p3.contrib.django.lti1p3_tool_config",  # LMS registrations and the tool's key pair
+    "apps.lti",  # LTI 1.3 launches from the LMS
     "apps.gradebook",  # reads the apps above it; none of them imports it
     "apps.setup",  # last: course files and the demo, composed from every app above
 ]
@@ -136,7 +139,29 @@ AUTHENTICATION_BACKENDS = [
     # Django's ModelBackend with the per-request user read compiled once (apps/core/backends.py).
     # Sessions name their backend: ones made under django.contrib.auth's path log in again once.
     "apps.core.backends.ModelBackend",
+    # Campus sign-on (OpenID Connect): does nothing until OIDC_RP_CLIENT_ID is set.
+    "apps.sso.backends.CampusOIDCBackend",
 ]
+# --- Campus sign-on, all from the environment (README "Campus sign-on"). The provider's
+# endpoints are in its /.well-known/openid-configuration; secrets are never logged.
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_EMAIL_CLAIM = os.environ.get("OIDC_EMAIL_CLAIM", "email")  # the claim that carries it
+OIDC_REQUIRE_EMAIL_VERIFIED = os.environ.get("OIDC_REQUIRE_EMAIL_VERIFIED", "on") != "off"
+OIDC_BUTTON_LABEL = os.environ.get("OIDC_BUTTON_LABEL", "Log in with your campus account")
+OIDC_USE_PKCE = True
+OIDC_CREATE_USER = False  # people come from rosters, never from the provider
+OIDC_TIMEOUT = 10
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/sso/refused/"
+SSO_HELP_CONTACT = os.environ.get("SSO_HELP_CONTACT", "")
+# PASSWORD_LOGIN=off: the campus sign-on only (the demo and development keep passwords).
+PASSWORD_LOGIN = os.environ.get("PASSWORD_LOGIN", "on") != "off"
 # Lock-out policy. Per account: the main defence, 5 wrong passwords in 15 minutes lock that
 # account for 15 minutes after the last try. Per IP: generous, because a lecture hall shares one
 # campus NAT; 100 failures from one address in 15 minutes lock that address.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -47,10 +48,20 @@ class TokenView(APIView):
         responses={
             200: TokenSerializer,
             400: OpenApiResponse(description="Wrong email or password."),
+            403: OpenApiResponse(description="Password log-in is turned off (PASSWORD_LOGIN=off)."),
         },
         auth=[],
     )
     def post(self, request: Request) -> Response:
+        if not getattr(settings, "PASSWORD_LOGIN", True):
+            return Response(
+                {
+                    "detail": "Password log-in is turned off here: sign on with your campus "
+                    "account and create a token on /accounts/tokens/.",
+                    "code": "password_login_off",
+                },
+                status=status.HTTP_403_FORBIDDEN,
+            )
         serializer = TokenRequestSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -1,0 +1,130 @@
+"""What a validated LTI launch does: find the linked course (or let an instructor link it once),
+find or make the person by the e-mail the LMS sends, give them the role the LMS says, log them
+in. A person already signed in (password or campus sign-on) with the same e-mail keeps the same
+account and session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import Conflict, DomainError, NotAllowed
+from apps.core.models import Course, Membership, Role, User
+from apps.core.services import audit_record
+from apps.lti.models import LtiLink, LtiNonce
+from apps.lti.roles import course_role
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The parts of a validated launch courseops uses."""
+
+    issuer: str
+    client_id: str
+    deployment_id: str
+    context_id: str
+    context_title: str
+    email: str
+    name: str
+    role: str | None
+    nonce: str
+
+    @classmethod
+    def from_claims(cls, data: dict[str, Any]) -> Launch:
+        context = data.get(CLAIM + "context") or {}
+        aud = data.get("aud")
+        return cls(
+            issuer=str(data.get("iss", "")),
+            client_id=str(aud[0] if isinstance(aud, list) else aud or ""),
+            deployment_id=str(data.get(CLAIM + "deployment_id", "")),
+            context_id=str(context.get("id", "")),
+            context_title=str(context.get("title") or context.get("label") or ""),
+            email=str(data.get("email") or "").strip(),
+            name=str(data.get("name") or "").strip(),
+            role=course_role(data.get(CLAIM + "roles") or []),
+            nonce=str(data.get("nonce", "")),
+        )
+
+
+def use_nonce(launch: Launch) -> None:
+    """A launch's id_token is good once: the database refuses its nonce the second time."""
+    try:
+        with transaction.atomic():
+            LtiNonce.objects.create(issuer=launch.issuer, nonce=launch.nonce)
+    except IntegrityError:
+        raise Conflict("This launch was already used; launch again from the LMS.") from None
+
+
+def link_for(tool_id: int, launch: Launch) -> LtiLink | None:
+    return (
+        LtiLink.objects.select_related("course")
+        .filter(tool_id=tool_id, deployment_id=launch.deployment_id, context_id=launch.context_id)
+        .first()
+    )
+
+
+def link_create(*, actor: User, tool_id: int, launch: Launch, course: Course) -> LtiLink:
+    """An instructor links the LMS course they launched from to a courseops course they teach."""
+    if launch.role != Role.INSTRUCTOR:
+        raise NotAllowed("Only the LMS course's instructor links it to courseops.")
+    if not Membership.objects.filter(
+        user=actor, course=course, role=Role.INSTRUCTOR, is_active=True
+    ).exists():
+        raise NotAllowed("You can link only a courseops course you teach.")
+    try:
+        with transaction.atomic():
+            link = LtiLink.objects.create(
+                tool_id=tool_id,
+                deployment_id=launch.deployment_id,
+                context_id=launch.context_id,
+                context_title=launch.context_title[:255],
+                course=course,
+                linked_by=actor,
+            )
+            audit_record(
+                actor=actor,
+                action="lti.linked",
+                course=course,
+                obj=link,
+                after={"lms_course": launch.context_title, "issuer": launch.issuer},
+            )
+    except IntegrityError:
+        raise Conflict("That LMS course is already linked.") from None
+    return link
+
+
+def person_for(launch: Launch, course: Course | None) -> User:
+    """The account with the launch's e-mail (any case), made when there is none: the linked LMS
+    course is a roster. With a course, the person gets the LMS role there unless they already
+    have one (a role set in courseops is never lowered by a launch)."""
+    if not launch.email:
+        raise DomainError(
+            "The LMS did not send your e-mail address; ask its admin to share it with courseops "
+            "(the tool's privacy level must include e-mail)."
+        )
+    if launch.role is None:
+        raise NotAllowed("Your role in the LMS course has no place in courseops.")
+    with transaction.atomic():
+        user = User.objects.filter(email__iexact=launch.email).first()
+        if user is None:  # no password: they come in through the LMS or the campus sign-on
+            user = User.objects.create_user(email=launch.email, full_name=launch.name)
+        if course is not None:
+            membership, made = Membership.objects.get_or_create(
+                user=user, course=course, defaults={"role": launch.role}
+            )
+            if not made and not membership.is_active:
+                membership.is_active = True
+                membership.save(update_fields=["is_active", "updated_at"])
+            if made:
+                audit_record(
+                    actor=None,
+                    action="lti.member_added",
+                    course=course,
+                    obj=membership,
+                    after={"email": user.email, "role": launch.role, "issuer": launch.issuer},
+                )
+    return user

@@ -1,0 +1,176 @@
+"""LTI 1.3 tool endpoints (pylti1p3 does the protocol: the OIDC login initiation, the id_token's
+signature against the platform's JWKS, its expiry, audience, deployment and message checks).
+
+`lti/login/` starts a launch, `lti/launch/` receives it, `lti/link/` lets the LMS course's
+instructor link it to a courseops course once, `lti/jwks/` and `lti/config.json` are what Canvas
+needs to register the tool. A launch that does not verify gets a page saying why (400), never a
+500 and never a session."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import login
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch, DjangoOIDCLogin
+from pylti1p3.contrib.django.lti1p3_tool_config import DjangoDbToolConf
+from pylti1p3.contrib.django.lti1p3_tool_config.models import LtiTool
+from pylti1p3.exception import LtiException
+
+from apps.core.errors import DomainError
+from apps.core.models import Course, Role
+from apps.core.services import audit_record
+from apps.lti import services
+from apps.lti.services import Launch
+
+PENDING = "lti_pending_link"  # session: the launch an instructor is about to link
+
+
+def _storage() -> DjangoCacheDataStorage:
+    return DjangoCacheDataStorage(cache_name="default")
+
+
+def _refused(request: HttpRequest, why: str, status: int = 400) -> HttpResponse:
+    with transaction.atomic():
+        audit_record(actor=None, action="lti.refused", after={"why": why[:300]})
+    return render(request, "lti/refused.html", {"why": why}, status=status)
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def lti_login(request: HttpRequest) -> HttpResponseBase:
+    """The platform's third-party login initiation: back to the platform with state and nonce."""
+    target = request.POST.get("target_link_uri") or request.GET.get("target_link_uri")
+    if not target:
+        return _refused(request, "The LMS did not say where to launch (target_link_uri).")
+    try:
+        oidc = DjangoOIDCLogin(request, DjangoDbToolConf(), launch_data_storage=_storage())
+        return oidc.redirect(target)
+    except LtiException as exc:
+        return _refused(request, f"The LMS is not registered with courseops ({exc}).")
+
+
+@csrf_exempt
+@require_POST
+def lti_launch(request: HttpRequest) -> HttpResponseBase:
+    tool_conf = DjangoDbToolConf()
+    message = DjangoMessageLaunch(request, tool_conf, launch_data_storage=_storage())
+    try:
+        data = message.get_launch_data()
+    except LtiException as exc:
+        return _refused(request, f"The launch did not verify: {exc}.")
+    launch = Launch.from_claims(dict(data))
+    try:
+        services.use_nonce(launch)
+    except DomainError as exc:
+        return _refused(request, exc.message)
+    tool = LtiTool.objects.get(issuer=launch.issuer, client_id=launch.client_id)
+    link = services.link_for(tool.pk, launch)
+    try:
+        user = services.person_for(launch, link.course if link else None)
+    except DomainError as exc:
+        return _refused(request, exc.message, status=403)
+    login(request, user, backend="apps.core.backends.ModelBackend")
+    if link is None:
+        if launch.role != Role.INSTRUCTOR:
+            return render(request, "lti/not_linked.html", {"launch": launch})
+        request.session[PENDING] = {"tool_id": tool.pk, **launch.__dict__}
+        return redirect("lti:link")
+    with transaction.atomic():
+        audit_record(
+            actor=user,
+            action="auth.lti_launch",
+            course=link.course,
+            after={"role": launch.role, "lms_course": launch.context_title},
+        )
+    return redirect("core:dashboard", code=link.course.code)
+
+
+@require_http_methods(["GET", "POST"])
+def lti_link(request: HttpRequest) -> HttpResponseBase:
+    """The LMS course's instructor links it, once, to a courseops course they teach."""
+    pending = request.session.get(PENDING)
+    if not pending or not request.user.is_authenticated:
+        return _refused(request, "Launch from the LMS course first.", status=403)
+    tool_id = pending.pop("tool_id")
+    launch = Launch(**pending)
+    courses = Course.objects.filter(
+        memberships__user=request.user,
+        memberships__role=Role.INSTRUCTOR,
+        memberships__is_active=True,
+    ).order_by("code")
+    error = ""
+    if request.method == "POST":
+        course = courses.filter(code=request.POST.get("course", "")).first()
+        if course is None:
+            error = "Choose one of the courses you teach."
+        else:
+            try:
+                link = services.link_create(
+                    actor=request.user,
+                    tool_id=tool_id,
+                    launch=launch,
+                    course=course,
+                )
+            except DomainError as exc:
+                error = exc.message
+            else:
+                request.session.pop(PENDING, None)
+                return redirect("core:dashboard", code=link.course.code)
+    return render(
+        request,
+        "lti/link.html",
+        {"launch": launch, "courses": courses, "error": error},
+        status=400 if error else 200,
+    )
+
+
+@require_GET
+def lti_jwks(request: HttpRequest) -> JsonResponse:
+    """The tool's public keys, for the platform to check what courseops signs (AGS, NRPS)."""
+    return JsonResponse(DjangoDbToolConf().get_jwks())
+
+
+@require_GET
+def lti_config(request: HttpRequest) -> JsonResponse:
+    """Canvas's developer-key JSON ("Paste JSON"): where to log in, launch and find our keys."""
+    base = settings.SITE_URL.rstrip("/")
+    return JsonResponse(
+        {
+            "title": "courseops",
+            "description": "Course operations: deadlines and slack days, groups and nodes, "
+            "autograded numbers, checkoffs, labs.",
+            "oidc_initiation_url": base + reverse("lti:login"),
+            "target_link_uri": base + reverse("lti:launch"),
+            "public_jwk_url": base + reverse("lti:jwks"),
+            "scopes": [
+                "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
+                "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+                "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+                "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+            ],
+            "extensions": [
+                {
+                    "platform": "canvas.instructure.com",
+                    "privacy_level": "public",
+                    "settings": {
+                        "placements": [
+                            {
+                                "placement": "course_navigation",
+                                "message_type": "LtiResourceLinkRequest",
+                                "target_link_uri": base + reverse("lti:launch"),
+                                "text": "courseops",
+                            }
+                        ]
+                    },
+                }
+            ],
+            "custom_fields": {},
+        },
+        json_dumps_params={"indent": 2},
+    )

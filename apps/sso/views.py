@@ -1,0 +1,69 @@
+"""Sign-on pages: the start of the OpenID Connect flow (404 when it is not configured) and the
+page that says why a sign-on was refused and whom to ask."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+from mozilla_django_oidc.views import OIDCAuthenticationRequestView
+
+from apps.sso.backends import REFUSAL
+
+
+def oidc_enabled() -> bool:
+    return bool(getattr(settings, "OIDC_RP_CLIENT_ID", ""))
+
+
+def password_login() -> bool:
+    return bool(getattr(settings, "PASSWORD_LOGIN", True))
+
+
+class OIDCStart(OIDCAuthenticationRequestView):
+    """Sends the browser to the campus OpenID provider (with state, nonce and PKCE)."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if not oidc_enabled():
+            raise Http404("Campus sign-on is not configured on this server.")
+        return super().get(request)
+
+
+class LoginView(auth_views.LoginView):
+    """Django's log-in page, offering the campus sign-on when configured; a deployment can turn
+    the password form off (`PASSWORD_LOGIN=off`), and then a posted password is refused."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return super().get_context_data(**kwargs) | {
+            "oidc_enabled": oidc_enabled(),
+            "oidc_label": getattr(settings, "OIDC_BUTTON_LABEL", "Log in with your campus account"),
+            "password_login": password_login(),
+        }
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not password_login():
+            return render(
+                request,
+                "sso/password_off.html",
+                {"oidc_enabled": oidc_enabled()},
+                status=403,
+            )
+        return super().post(request, *args, **kwargs)
+
+
+@require_GET
+def refused(request: HttpRequest) -> HttpResponse:
+    """Why the last sign-on was refused (from the session), and whom to ask."""
+    why = request.session.pop(REFUSAL, None) if hasattr(request, "session") else None
+    return render(
+        request,
+        "sso/refused.html",
+        {
+            "why": why,
+            "contact": getattr(settings, "SSO_HELP_CONTACT", ""),
+            "password_login": password_login(),
+        },
+    )

@@ -1,0 +1,100 @@
+"""Fixtures that start protocol peers (imported by tests/conftest.py for every test)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.peers.run import free_port, peer
+
+PEOPLE = [
+    # [campus username, password, e-mail the provider vouches for, last name]
+    ["ada", "campus-pw", "ada@campus.example.edu", "Lovelace"],
+    ["eve", "campus-pw", "eve@elsewhere.example.org", "Outsider"],
+    ["uno", "campus-pw", "uno@campus.example.edu", "Unverified"],
+]
+
+
+@dataclass
+class Provider:
+    base: str
+
+    def rp_settings(self) -> dict[str, str]:
+        return {
+            "OIDC_RP_CLIENT_ID": "courseops",
+            "OIDC_RP_CLIENT_SECRET": "op-secret",
+            "OIDC_OP_AUTHORIZATION_ENDPOINT": f"{self.base}/o/authorize/",
+            "OIDC_OP_TOKEN_ENDPOINT": f"{self.base}/o/token/",
+            "OIDC_OP_USER_ENDPOINT": f"{self.base}/o/userinfo/",
+            "OIDC_OP_JWKS_ENDPOINT": f"{self.base}/o/.well-known/jwks.json",
+        }
+
+
+@pytest.fixture
+def oidc_provider(live_server, settings, tmp_path) -> Iterator[Provider]:  # type: ignore[no-untyped-def]
+    """django-oauth-toolkit's OpenID provider in its own process on 127.0.0.1 (the live server
+    is `localhost`, so the two keep apart cookies), configured as the campus IdP."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with peer(
+        "tests.peers.oidc_op.serve",
+        [str(port), f"{live_server.url}/oidc/callback/"],
+        f"{base}/o/.well-known/openid-configuration",
+        {"OP_DATABASE": str(tmp_path / "op.sqlite3"), "OP_PEOPLE": json.dumps(PEOPLE)},
+    ):
+        provider = Provider(base)
+        for key, value in provider.rp_settings().items():
+            setattr(settings, key, value)
+        yield provider
+
+
+@dataclass
+class Platform:
+    base: str
+    client_id: str = "courseops-client"
+
+    def start_url(self, **spec: str) -> str:
+        from urllib.parse import urlencode
+
+        return f"{self.base}/start?{urlencode(spec)}"
+
+
+@pytest.fixture
+def lti_platform(live_server) -> Iterator[Platform]:  # type: ignore[no-untyped-def]
+    """A test LMS in its own process on 127.0.0.1 that signs launches with its own key and
+    serves its JWKS; registered with courseops as `manage.py lti_platform` would."""
+    from django.core.management import call_command
+
+    port = free_port()
+    # `localhost`, like the live server: the same site, so the browser sends the tool's state
+    # cookie on the platform's form post over plain HTTP (real LMSs are HTTPS, where the cookie
+    # is SameSite=None). The platform sets no cookies of its own, so nothing clashes.
+    base = f"http://localhost:{port}"
+    platform = Platform(base)
+    with peer(
+        "tests.peers.lti_platform.serve",
+        [str(port)],
+        f"{base}/ready",
+        {
+            "PLATFORM_ISSUER": base,
+            "TOOL_LOGIN": f"{live_server.url}/lti/login/",
+            "TOOL_LAUNCH": f"{live_server.url}/lti/launch/",
+            "CLIENT_ID": platform.client_id,
+        },
+    ):
+        call_command(
+            "lti_platform",
+            "--title=Test LMS",
+            f"--issuer={base}",
+            f"--client-id={platform.client_id}",
+            f"--login-url={base}/authorize",
+            f"--token-url={base}/token",
+            f"--jwks-url={base}/jwks",
+            "--deployment=deployment-1",
+            stdout=open(os.devnull, "w"),  # noqa: SIM115
+        )
+        yield platform

@@ -1,0 +1,120 @@
+"""Campus sign-on through OpenID Connect against a real provider (django-oauth-toolkit, its own
+process): a person on a roster lands on their course; one on no roster, or whose e-mail the
+provider does not vouch for, gets the refusal page and no account; password log-in can be off."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+
+from apps.core.models import AuditEvent, Role, User
+from tests.factories import CourseFactory, MembershipFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _sign_on(live_server, username: str, next_path: str = "/") -> requests.Response:  # type: ignore[no-untyped-def]
+    """What a browser does: start on courseops, log in on the provider's form, come back."""
+    s = requests.Session()
+    form = s.get(f"{live_server.url}/oidc/authenticate/?next={next_path}", timeout=10)
+    assert "Campus sign-on (test provider)" in form.text, form.text[:500]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+    nxt = re.search(r'name="next" value="([^"]*)"', form.text)
+    assert token is not None
+    assert nxt is not None
+    return s.post(
+        form.url,
+        data={
+            "csrfmiddlewaretoken": token.group(1),
+            "username": username,
+            "password": "campus-pw",
+            "next": nxt.group(1).replace("&amp;", "&"),
+        },
+        headers={"Referer": form.url},
+        timeout=20,
+    )
+
+
+def test_a_student_on_the_roster_signs_on_and_lands_on_the_course(
+    live_server, oidc_provider
+) -> None:  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    ada = UserFactory(email="Ada@Campus.example.edu")  # the roster's spelling, any case
+    MembershipFactory(user=ada, course=course, role=Role.STUDENT)
+    login = requests.get(f"{live_server.url}/accounts/login/", timeout=10).text
+    assert "Log in with your campus account" in login
+    r = _sign_on(live_server, "ada", f"/c/{course.code}/")
+    assert r.url == f"{live_server.url}/c/{course.code}/", r.url
+    assert course.title in r.text
+    assert AuditEvent.objects.filter(action="auth.sso_login", actor=ada).count() == 1
+    assert User.objects.count() == 1  # nobody new
+
+
+@pytest.mark.parametrize(
+    ("username", "says"),
+    [
+        ("eve", "This e-mail address is on no course&#x27;s roster in courseops."),
+        ("uno", "e-mail address is not verified"),
+    ],
+)
+def test_a_person_the_roster_does_not_know_is_refused_with_a_reason(  # type: ignore[no-untyped-def]
+    live_server, oidc_provider, username, says
+) -> None:
+    course = CourseFactory()
+    uno = UserFactory(email="uno@campus.example.edu")
+    MembershipFactory(user=uno, course=course, role=Role.STUDENT)
+    before = User.objects.count()
+    r = _sign_on(live_server, username, f"/c/{course.code}/")
+    assert r.url.startswith(f"{live_server.url}/accounts/sso/refused/")
+    assert "You could not be signed on" in r.text
+    assert says in r.text
+    assert "ask its staff" in r.text
+    assert User.objects.count() == before
+    refused = AuditEvent.objects.get(action="auth.sso_refused")
+    assert refused.after["provider"] == "oidc"
+    assert "secret" not in str(refused.after).lower()
+
+
+def test_a_forged_callback_is_refused_not_a_500(live_server, oidc_provider) -> None:  # type: ignore[no-untyped-def]
+    s = requests.Session()
+    s.get(f"{live_server.url}/oidc/authenticate/", timeout=10, allow_redirects=False)
+    forged = s.get(f"{live_server.url}/oidc/callback/?code=forged&state=wrong", timeout=10)
+    assert forged.status_code == 400  # an unknown state: a suspicious request, nothing more
+
+
+def test_password_log_in_can_be_turned_off(live_server, oidc_provider, settings) -> None:  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    settings.PASSWORD_LOGIN = False
+    user = UserFactory(email="pw@campus.example.edu")
+    user.set_password("a-password-1")
+    user.save()
+    page = requests.get(f"{live_server.url}/accounts/login/", timeout=10).text
+    assert 'name="password"' not in page
+    assert "Log in with your campus account" in page
+    r = Client().post("/accounts/login/", {"username": user.email, "password": "a-password-1"})
+    assert r.status_code == 403
+    assert "Password log-in is turned off" in r.content.decode()
+    assert "_auth_user_id" not in Client().session
+
+
+def test_without_configuration_the_sign_on_is_not_offered(live_server) -> None:  # type: ignore[no-untyped-def]
+    page = requests.get(f"{live_server.url}/accounts/login/", timeout=10).text
+    assert "campus account" not in page
+    assert requests.get(f"{live_server.url}/oidc/authenticate/", timeout=10).status_code == 404
+
+
+def test_with_password_log_in_off_the_api_gives_no_token_for_a_password(settings) -> None:  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    settings.PASSWORD_LOGIN = False
+    user = UserFactory(email="api@campus.example.edu")
+    user.set_password("a-password-1")
+    user.save()
+    r = APIClient().post(
+        "/api/v1/auth/token/", {"username": user.email, "password": "a-password-1"}, format="json"
+    )
+    assert r.status_code == 403
+    assert r.json()["code"] == "password_login_off"
