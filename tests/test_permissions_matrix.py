@@ -92,6 +92,9 @@ EXPECTED: dict[str, str] = {
     "GET lti/jwks/": "public",
     "POST lti/jwks/": "n/a",
     "GET lti/config.json": "public",
+    f"GET {COURSE}lms/": "staff",  # linked LMS courses, roster sync, grade push (tests/lti/)
+    f"POST {COURSE}lms/": "n/a",
+    **actions("staff", f"{COURSE}lms/roster/", f"{COURSE}lms/grades/"),
     "POST lti/config.json": "n/a",
     "GET healthz": "public",
     "POST healthz": "n/a",

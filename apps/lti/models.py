@@ -25,6 +25,12 @@ class LtiLink(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     linked_at = models.DateTimeField(auto_now_add=True)
+    nrps_url = models.URLField(
+        max_length=500, blank=True, help_text="The LMS's membership service (from launches)."
+    )
+    lineitems_url = models.URLField(
+        max_length=500, blank=True, help_text="The LMS's grade columns service (from launches)."
+    )
 
     class Meta:
         ordering = ("course_id", "context_title")
@@ -48,3 +54,83 @@ class LtiNonce(models.Model):
 
     def __str__(self) -> str:
         return f"{self.issuer} {self.nonce}"
+
+
+class LtiIdentity(models.Model):
+    """Who an LMS user id (`sub`) is, by e-mail: learned from launches and roster syncs, used to
+    address scores."""
+
+    tool = models.ForeignKey(
+        "lti1p3_tool_config.LtiTool", on_delete=models.CASCADE, related_name="+"
+    )
+    sub = models.CharField(max_length=255)
+    email = models.EmailField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tool", "sub"], name="lti_identity_once")]
+        indexes = [models.Index(fields=["tool", "email"])]
+
+    def __str__(self) -> str:
+        return f"{self.sub} = {self.email}"
+
+
+class LtiSync(models.Model):
+    """One roster sync or grade push over one link: done only when every person went through;
+    otherwise failed, naming each person not sent and why (and a retry sends only those)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    link = models.ForeignKey(LtiLink, on_delete=models.CASCADE, related_name="syncs")
+    kind = models.CharField(max_length=10, choices=[("roster", "Roster"), ("grades", "Grades")])
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    failures = models.JSONField(default=list, blank=True, help_text="[{name, email, why}]")
+
+    class Meta:
+        ordering = ("-started_at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.kind} sync {self.pk}: {self.status}"
+
+
+class LtiScoreSent(models.Model):
+    """The last score the LMS accepted for a person in a grade column: a push sends only what
+    changed, so pushing twice changes nothing."""
+
+    link = models.ForeignKey(LtiLink, on_delete=models.CASCADE, related_name="+")
+    lineitem = models.CharField(max_length=500)
+    sub = models.CharField(max_length=255)
+    score = models.FloatField()
+    maximum = models.FloatField()
+    comment = models.CharField(max_length=500, blank=True)
+    sent_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["link", "lineitem", "sub"], name="lti_score_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sub}: {self.score}/{self.maximum}"
+
+
+class LtiSeat(models.Model):
+    """An LMS user id enrolled in one linked LMS course (from its roster or a launch): grades go
+    to each linked course for its own people only, so sections never disturb each other."""
+
+    link = models.ForeignKey(LtiLink, on_delete=models.CASCADE, related_name="seats")
+    sub = models.CharField(max_length=255)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["link", "sub"], name="lti_seat_once")]
+
+    def __str__(self) -> str:
+        return f"{self.sub} in {self.link_id}"

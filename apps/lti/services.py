@@ -13,10 +13,12 @@ from django.db import IntegrityError, transaction
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
-from apps.lti.models import LtiLink, LtiNonce
+from apps.lti.models import LtiIdentity, LtiLink, LtiNonce, LtiSeat
 from apps.lti.roles import course_role
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,9 @@ class Launch:
     name: str
     role: str | None
     nonce: str
+    sub: str = ""
+    nrps_url: str = ""
+    lineitems_url: str = ""
 
     @classmethod
     def from_claims(cls, data: dict[str, Any]) -> Launch:
@@ -47,6 +52,9 @@ class Launch:
             name=str(data.get("name") or "").strip(),
             role=course_role(data.get(CLAIM + "roles") or []),
             nonce=str(data.get("nonce", "")),
+            sub=str(data.get("sub", "")),
+            nrps_url=str((data.get(NRPS_CLAIM) or {}).get("context_memberships_url", "")),
+            lineitems_url=str((data.get(AGS_CLAIM) or {}).get("lineitems", "")),
         )
 
 
@@ -67,6 +75,22 @@ def link_for(tool_id: int, launch: Launch) -> LtiLink | None:
     )
 
 
+def remember(link: LtiLink, launch: Launch) -> None:
+    """Each launch refreshes where the LMS's services are and who its user id is."""
+    fields = {}
+    if launch.nrps_url and launch.nrps_url != link.nrps_url:
+        fields["nrps_url"] = launch.nrps_url[:500]
+    if launch.lineitems_url and launch.lineitems_url != link.lineitems_url:
+        fields["lineitems_url"] = launch.lineitems_url[:500]
+    if fields:
+        LtiLink.objects.filter(pk=link.pk).update(**fields)
+    if launch.sub and launch.email:
+        LtiIdentity.objects.update_or_create(
+            tool_id=link.tool_id, sub=launch.sub, defaults={"email": launch.email.lower()}
+        )
+        LtiSeat.objects.get_or_create(link=link, sub=launch.sub)
+
+
 def link_create(*, actor: User, tool_id: int, launch: Launch, course: Course) -> LtiLink:
     """An instructor links the LMS course they launched from to a courseops course they teach."""
     if launch.role != Role.INSTRUCTOR:
@@ -85,6 +109,7 @@ def link_create(*, actor: User, tool_id: int, launch: Launch, course: Course) ->
                 course=course,
                 linked_by=actor,
             )
+            remember(link, launch)
             audit_record(
                 actor=actor,
                 action="lti.linked",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.lti import views
+from apps.lti import views, views_lms
 
 app_name = "lti"
 urlpatterns = [
@@ -9,4 +9,7 @@ urlpatterns = [
     path("lti/link/", views.lti_link, name="link"),
     path("lti/jwks/", views.lti_jwks, name="jwks"),
     path("lti/config.json", views.lti_config, name="config"),
+    path("c/<slug:code>/lms/", views_lms.lms_page, name="lms"),
+    path("c/<slug:code>/lms/roster/", views_lms.roster_sync, name="lms-roster"),
+    path("c/<slug:code>/lms/grades/", views_lms.grades_push, name="lms-grades"),
 ]

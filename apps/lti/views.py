@@ -82,6 +82,7 @@ def lti_launch(request: HttpRequest) -> HttpResponseBase:
         request.session[PENDING] = {"tool_id": tool.pk, **launch.__dict__}
         return redirect("lti:link")
     with transaction.atomic():
+        services.remember(link, launch)
         audit_record(
             actor=user,
             action="auth.lti_launch",
@@ -165,6 +166,7 @@ def lti_config(request: HttpRequest) -> JsonResponse:
                                 "message_type": "LtiResourceLinkRequest",
                                 "target_link_uri": base + reverse("lti:launch"),
                                 "text": "courseops",
+                                "windowTarget": "_blank",
                             }
                         ]
                     },

@@ -68,7 +68,7 @@ INSTALLED_APPS = [
     "apps.participation",
     "apps.labs",
     "apps.sso",  # campus sign-on (OpenID Connect)
-    "pylti1p3.contrib.django.lti1p3_tool_config",  # LMS registrations and the tool's key pair
+    "apps.lti.toolconfig.ToolConfig",  # pylti1p3: LMS registrations and the tool's key pair
     "apps.lti",  # LTI 1.3 launches from the LMS
     "apps.gradebook",  # reads the apps above it; none of them imports it
     "apps.setup",  # last: course files and the demo, composed from every app above

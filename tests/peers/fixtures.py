@@ -55,7 +55,22 @@ def oidc_provider(live_server, settings, tmp_path) -> Iterator[Provider]:  # typ
 @dataclass
 class Platform:
     base: str
+    roster_path: str = ""
     client_id: str = "courseops-client"
+
+    def set_roster(self, context: str, members: list[dict[str, object]]) -> None:
+        """The LMS course's members, as NRPS serves them (read by the platform on each call)."""
+        from pathlib import Path
+
+        path = Path(self.roster_path)
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data[context] = members
+        path.write_text(json.dumps(data))
+
+    def state(self) -> dict[str, object]:
+        import requests
+
+        return dict(requests.get(f"{self.base}/_state", timeout=10).json())
 
     def start_url(self, **spec: str) -> str:
         from urllib.parse import urlencode
@@ -64,7 +79,7 @@ class Platform:
 
 
 @pytest.fixture
-def lti_platform(live_server) -> Iterator[Platform]:  # type: ignore[no-untyped-def]
+def lti_platform(live_server, tmp_path) -> Iterator[Platform]:  # type: ignore[no-untyped-def]
     """A test LMS in its own process on 127.0.0.1 that signs launches with its own key and
     serves its JWKS; registered with courseops as `manage.py lti_platform` would."""
     from django.core.management import call_command
@@ -74,7 +89,7 @@ def lti_platform(live_server) -> Iterator[Platform]:  # type: ignore[no-untyped-
     # cookie on the platform's form post over plain HTTP (real LMSs are HTTPS, where the cookie
     # is SameSite=None). The platform sets no cookies of its own, so nothing clashes.
     base = f"http://localhost:{port}"
-    platform = Platform(base)
+    platform = Platform(base, roster_path=str(tmp_path / "lms-roster.json"))
     with peer(
         "tests.peers.lti_platform.serve",
         [str(port)],
@@ -84,6 +99,8 @@ def lti_platform(live_server) -> Iterator[Platform]:  # type: ignore[no-untyped-
             "TOOL_LOGIN": f"{live_server.url}/lti/login/",
             "TOOL_LAUNCH": f"{live_server.url}/lti/launch/",
             "CLIENT_ID": platform.client_id,
+            "TOOL_JWKS": f"{live_server.url}/lti/jwks/",
+            "PLATFORM_ROSTER": platform.roster_path,
         },
     ):
         call_command(
