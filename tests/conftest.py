@@ -197,4 +197,8 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
                 proc.kill()
 
 
-from tests.peers.fixtures import lti_platform, oidc_provider  # noqa: E402, F401  (fixtures for every test)
+from tests.peers.fixtures import (  # noqa: E402, F401  (fixtures for every test)
+    lti_platform,
+    oidc_provider,
+    saml_idp,
+)

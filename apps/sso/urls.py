@@ -1,7 +1,7 @@
 from django.urls import path
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView
 
-from apps.sso import views
+from apps.sso import saml, views
 
 urlpatterns = [
     path("oidc/authenticate/", views.OIDCStart.as_view(), name="oidc_authentication_init"),
@@ -11,4 +11,7 @@ urlpatterns = [
         name="oidc_authentication_callback",
     ),
     path("accounts/sso/refused/", views.refused, name="sso-refused"),
+    path("saml2/login/", saml.SamlStart.as_view(), name="saml2_login"),
+    path("saml2/acs/", saml.SamlAcs.as_view(), name="saml2_acs"),
+    path("saml2/metadata/", saml.SamlMetadata.as_view(), name="saml2_metadata"),
 ]

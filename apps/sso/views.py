@@ -37,8 +37,14 @@ class LoginView(auth_views.LoginView):
     the password form off (`PASSWORD_LOGIN=off`), and then a posted password is refused."""
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        from apps.sso.saml import saml_enabled
+
         return super().get_context_data(**kwargs) | {
             "oidc_enabled": oidc_enabled(),
+            "saml_enabled": saml_enabled(),
+            "saml_label": getattr(
+                settings, "SAML_BUTTON_LABEL", "Log in with campus SAML (Shibboleth)"
+            ),
             "oidc_label": getattr(settings, "OIDC_BUTTON_LABEL", "Log in with your campus account"),
             "password_login": password_login(),
         }

@@ -67,7 +67,8 @@ INSTALLED_APPS = [
     "apps.impact",
     "apps.participation",
     "apps.labs",
-    "apps.sso",  # campus sign-on (OpenID Connect)
+    "djangosaml2",  # SAML 2.0 service provider (campus Shibboleth)
+    "apps.sso",  # campus sign-on (OpenID Connect, SAML 2.0)
     "apps.lti.toolconfig.ToolConfig",  # pylti1p3: LMS registrations and the tool's key pair
     "apps.lti",  # LTI 1.3 launches from the LMS
     "apps.gradebook",  # reads the apps above it; none of them imports it
@@ -79,6 +80,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "djangosaml2.middleware.SamlSessionMiddleware",  # SAML's pending requests (own cookie)
     "django.middleware.common.CommonMiddleware",
     "apps.core.textguard.ControlCharactersMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -141,6 +143,8 @@ AUTHENTICATION_BACKENDS = [
     "apps.core.backends.ModelBackend",
     # Campus sign-on (OpenID Connect): does nothing until OIDC_RP_CLIENT_ID is set.
     "apps.sso.backends.CampusOIDCBackend",
+    # Campus sign-on (SAML 2.0): does nothing until SAML_IDP_METADATA_URL or …_FILE is set.
+    "apps.sso.saml.CampusSaml2Backend",
 ]
 # --- Campus sign-on, all from the environment (README "Campus sign-on"). The provider's
 # endpoints are in its /.well-known/openid-configuration; secrets are never logged.
@@ -160,6 +164,21 @@ OIDC_CREATE_USER = False  # people come from rosters, never from the provider
 OIDC_TIMEOUT = 10
 LOGIN_REDIRECT_URL_FAILURE = "/accounts/sso/refused/"
 SSO_HELP_CONTACT = os.environ.get("SSO_HELP_CONTACT", "")
+# SAML 2.0 (djangosaml2): the IdP's metadata (URL or file), the SP's key pair, the attribute
+# with the e-mail. Unset: no SAML button, its URLs 404.
+SAML_EMAIL_ATTRIBUTE = os.environ.get("SAML_EMAIL_ATTRIBUTE", "mail")
+SAML_BUTTON_LABEL = os.environ.get("SAML_BUTTON_LABEL", "Log in with campus SAML (Shibboleth)")
+SAML_CREATE_UNKNOWN_USER = False
+SAML_DJANGO_USER_MAIN_ATTRIBUTE = "email"
+SAML_DJANGO_USER_MAIN_ATTRIBUTE_LOOKUP = "__iexact"
+SAML_ATTRIBUTE_MAPPING = {SAML_EMAIL_ATTRIBUTE: ("email",)}
+SAML_ACS_FAILURE_RESPONSE_FUNCTION = "apps.sso.saml.acs_failure"
+SAML_SESSION_COOKIE_SAMESITE = os.environ.get("SAML_SESSION_COOKIE_SAMESITE", "None")
+SAML_CONFIG: dict[str, object] = {}
+if os.environ.get("SAML_IDP_METADATA_URL") or os.environ.get("SAML_IDP_METADATA_FILE"):
+    from apps.sso.saml_settings import from_environment
+
+    SAML_CONFIG = from_environment(os.environ.get("SITE_URL", "http://127.0.0.1:8000"))
 # PASSWORD_LOGIN=off: the campus sign-on only (the demo and development keep passwords).
 PASSWORD_LOGIN = os.environ.get("PASSWORD_LOGIN", "on") != "off"
 # Lock-out policy. Per account: the main defence, 5 wrong passwords in 15 minutes lock that

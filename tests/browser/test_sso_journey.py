@@ -40,3 +40,18 @@ def test_chromium_shows_the_refusal_page_to_someone_on_no_roster(  # type: ignor
     assert "/accounts/sso/refused/" in page.url
     assert page.get_by_role("heading", name="You could not be signed on").is_visible()
     assert "eve@elsewhere.example.org" in page.content()
+
+
+def test_chromium_signs_on_through_the_saml_idp_and_lands_on_the_course(  # type: ignore[no-untyped-def]
+    page, live_server, saml_idp
+) -> None:
+    course = CourseFactory(title="Scalable AI")
+    ada = UserFactory(email="ada@campus.example.edu", full_name="Ada Lovelace")
+    MembershipFactory(user=ada, course=course, role=Role.STUDENT)
+    page.goto(f"{live_server.url}/accounts/login/?next=/c/{course.code}/")
+    page.get_by_role("link", name="Log in with campus SAML (Shibboleth)").click()
+    page.get_by_label("Campus user").fill("ada")
+    page.get_by_label("Password").fill("campus-pw")
+    page.get_by_role("button", name="Sign on").click()
+    page.wait_for_url(f"{live_server.url}/c/{course.code}/")
+    assert page.get_by_role("heading", name="Today", exact=True).is_visible()

@@ -115,3 +115,87 @@ def lti_platform(live_server, tmp_path) -> Iterator[Platform]:  # type: ignore[n
             stdout=open(os.devnull, "w"),  # noqa: SIM115
         )
         yield platform
+
+
+def _self_signed(directory: str, name: str) -> tuple[str, str]:
+    """A key and a self-signed certificate (PEM files) for a test peer or the SP."""
+    import datetime as dt
+    from pathlib import Path
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=30))
+        .sign(key, hashes.SHA256())
+    )
+    key_path, cert_path = Path(directory) / f"{name}.key", Path(directory) / f"{name}.crt"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+    )
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return str(key_path), str(cert_path)
+
+
+@dataclass
+class IdP:
+    base: str
+
+
+SAML_PEOPLE = [
+    ["ada", "campus-pw", "ada@campus.example.edu", "Ada Lovelace"],
+    ["eve", "campus-pw", "eve@elsewhere.example.org", "Eve Outsider"],
+]
+
+
+@pytest.fixture
+def saml_idp(live_server, settings, tmp_path) -> Iterator[IdP]:  # type: ignore[no-untyped-def]
+    """pysaml2's IdP in its own process (on `localhost`, the live server's site, so the SP's
+    SameSite=Lax request cookie comes back with the assertion over plain HTTP); courseops is
+    configured as its SP, each side trusting the other's metadata."""
+    import requests
+
+    from apps.sso.saml_settings import build
+
+    directory = str(tmp_path)
+    sp_key, sp_cert = _self_signed(directory, "sp")
+    _self_signed(directory, "idp")
+    port = free_port()
+    base = f"http://localhost:{port}"
+    idp_xml = tmp_path / "idp.xml"
+    settings.SAML_SESSION_COOKIE_SAMESITE = "Lax"  # plain HTTP: "None" needs Secure
+    settings.SAML_CONFIG = build(
+        base_url=live_server.url, metadata={"local": []}, key_file=sp_key, cert_file=sp_cert
+    )
+    sp_xml = requests.get(f"{live_server.url}/saml2/metadata/", timeout=10)
+    assert sp_xml.status_code == 200, sp_xml.text[:300]
+    (tmp_path / "sp.xml").write_bytes(sp_xml.content)
+    with peer(
+        "tests.peers.saml_idp.serve",
+        [str(port)],
+        f"{base}/metadata",
+        {"IDP_DIR": directory, "IDP_PEOPLE": json.dumps(SAML_PEOPLE)},
+    ):
+        idp_xml.write_bytes(requests.get(f"{base}/metadata", timeout=10).content)
+        settings.SAML_CONFIG = build(
+            base_url=live_server.url,
+            metadata={"local": [str(idp_xml)]},
+            key_file=sp_key,
+            cert_file=sp_cert,
+        )
+        yield IdP(base)

@@ -1,0 +1,114 @@
+"""Campus sign-on through SAML 2.0 (djangosaml2 over pysaml2: the AuthnRequest, the signed
+response checked against the IdP's metadata, the attribute maps). courseops adds the same rule as
+for OpenID Connect: the e-mail attribute (`SAML_EMAIL_ATTRIBUTE`, `mail` by default) must match
+an active roster entry; nobody gets an account from the IdP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from djangosaml2.backends import Saml2Backend
+from djangosaml2.views import AssertionConsumerServiceView, LoginView, MetadataView
+
+from apps.core.models import User
+from apps.sso.backends import on_roster, refuse, signed_on
+
+
+def saml_enabled() -> bool:
+    return bool(getattr(settings, "SAML_CONFIG", None))
+
+
+class CampusSaml2Backend(Saml2Backend):
+    def authenticate(self, request: Any, session_info: Any = None, **kwargs: Any) -> Any:
+        if not saml_enabled() or session_info is None:
+            return None
+        self._request = request
+        user = super().authenticate(request, session_info=session_info, **kwargs)
+        if user is not None:
+            signed_on(user, provider="saml")
+        return user
+
+    def _email(self, attributes: dict[str, Any]) -> str:
+        values = attributes.get(getattr(settings, "SAML_EMAIL_ATTRIBUTE", "mail")) or [""]
+        return str(values[0]).strip()
+
+    def is_authorized(self, attributes: dict[str, Any], *args: Any, **kwargs: Any) -> bool:
+        if not self._email(attributes):
+            refuse(
+                getattr(self, "_request", None),
+                email="",
+                why="Your campus account did not share an e-mail address with courseops.",
+                provider="saml",
+            )
+            return False
+        return True
+
+    def get_or_create_user(
+        self,
+        user_lookup_key: str,
+        user_lookup_value: Any,
+        create_unknown_user: bool,
+        idp_entityid: str,
+        attributes: dict[str, Any],
+        attribute_mapping: dict[str, Any],
+        request: Any,
+    ) -> tuple[User | None, bool]:
+        email = self._email(attributes)
+        user = (
+            User.objects.filter(email__iexact=email, is_active=True)
+            .filter(on_roster())
+            .distinct()
+            .first()
+        )
+        if user is None:
+            refuse(
+                request,
+                email=email,
+                why="This e-mail address is on no course's roster in courseops.",
+                provider="saml",
+            )
+            return None, False
+        return user, False
+
+    def _update_user(self, user: Any, *args: Any, **kwargs: Any) -> Any:
+        return user  # the roster owns names and addresses, not the IdP
+
+
+class SamlStart(LoginView):
+    """Sends the browser to the campus IdP (404 where SAML is not configured)."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not saml_enabled():
+            raise Http404("SAML sign-on is not configured on this server.")
+        return super().get(request, *args, **kwargs)
+
+
+class SamlAcs(AssertionConsumerServiceView):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not saml_enabled():
+            raise Http404("SAML sign-on is not configured on this server.")
+        return super().post(request, *args, **kwargs)
+
+
+class SamlMetadata(MetadataView):
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not saml_enabled():
+            raise Http404("SAML sign-on is not configured on this server.")
+        return super().get(request, *args, **kwargs)
+
+
+def acs_failure(request: HttpRequest, exception: Any = None, status: int = 403, **kw: Any) -> Any:
+    """A refused or broken SAML response: the refusal page (its reason is in the session when
+    the roster refused; otherwise a general one), never a 500."""
+    if hasattr(request, "session") and "sso_refused" not in request.session:
+        refuse(
+            request,
+            email="",
+            why="The campus sign-on could not be completed (the IdP's answer did not verify). "
+            "Try again; if it keeps happening, tell the course staff.",
+            provider="saml",
+        )
+    return redirect("sso-refused")

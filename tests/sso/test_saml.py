@@ -1,0 +1,76 @@
+"""Campus sign-on through SAML 2.0 against a real IdP (pysaml2's Server, its own process): a
+person on a roster lands on their course with a signed assertion; someone on no roster, or a
+response that does not verify, gets the refusal page and no account."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import requests
+
+from apps.core.models import AuditEvent, Role, User
+from tests.factories import CourseFactory, MembershipFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _post_form(s: requests.Session, page: requests.Response, **change: str) -> requests.Response:
+    action = re.search(r'action="([^"]+)"', page.text)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    assert action is not None, page.text[:500]
+    return s.post(action.group(1).replace("&amp;", "&"), data={**fields, **change}, timeout=20)
+
+
+def _saml_sign_on(
+    live_server, username: str, next_path: str = "/", tamper: bool = False
+) -> requests.Response:  # type: ignore[no-untyped-def]
+    s = requests.Session()
+    form = s.get(f"{live_server.url}/saml2/login/?next={next_path}", timeout=20)
+    assert "SAML test IdP" in form.text, form.text[:500]
+    key = re.search(r'name="key" value="([^"]+)"', form.text)
+    posted = s.post(
+        form.url.split("/sso/")[0] + "/login",
+        data={"key": key.group(1) if key else "", "username": username, "password": "campus-pw"},
+        timeout=20,
+    )
+    assert "SAMLResponse" in posted.text, posted.text[:500]
+    if tamper:
+        import base64
+
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', posted.text))
+        xml = base64.b64decode(fields["SAMLResponse"]).decode()
+        xml = xml.replace("ada@campus.example.edu", "prof@campus.example.edu")
+        return _post_form(s, posted, SAMLResponse=base64.b64encode(xml.encode()).decode())
+    return _post_form(s, posted)
+
+
+def test_a_student_on_the_roster_signs_on_through_the_idp(live_server, saml_idp) -> None:  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    ada = UserFactory(email="Ada@campus.example.edu")
+    MembershipFactory(user=ada, course=course, role=Role.STUDENT)
+    assert "campus SAML" in requests.get(f"{live_server.url}/accounts/login/", timeout=10).text
+    r = _saml_sign_on(live_server, "ada", f"/c/{course.code}/")
+    assert r.url == f"{live_server.url}/c/{course.code}/", r.url
+    assert course.title in r.text
+    assert AuditEvent.objects.filter(action="auth.sso_login", actor=ada).count() == 1
+    assert User.objects.get(pk=ada.pk).email == "Ada@campus.example.edu"  # the roster's, kept
+
+
+def test_someone_on_no_roster_is_refused(live_server, saml_idp) -> None:  # type: ignore[no-untyped-def]
+    CourseFactory()
+    before = User.objects.count()
+    r = _saml_sign_on(live_server, "eve")
+    assert "/accounts/sso/refused/" in r.url
+    assert "on no course&#x27;s roster" in r.text
+    assert User.objects.count() == before
+
+
+def test_an_assertion_changed_after_signing_is_refused(live_server, saml_idp) -> None:  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    for email in ("ada@campus.example.edu", "prof@campus.example.edu"):
+        MembershipFactory(user=UserFactory(email=email), course=course, role=Role.STUDENT)
+    r = _saml_sign_on(live_server, "ada", f"/c/{course.code}/", tamper=True)
+    assert "/accounts/sso/refused/" in r.url
+    assert "did not verify" in r.text
+    assert not AuditEvent.objects.filter(action="auth.sso_login").exists()
