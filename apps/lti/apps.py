@@ -7,5 +7,6 @@ class LtiConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.registry import STAFF, NavItem, register_nav
+        from apps.lti import tasks  # noqa: F401  (registers the beat task)
 
         register_nav(NavItem("LMS", "lti:lms", roles=STAFF, order=92, section="setup"))

@@ -310,3 +310,57 @@ def grades_push(*, actor: User, course: Course) -> list[LtiSync]:
                 after={"lms_course": title, **counts, "failed": len(failures)},
             )
     return done
+
+
+def roster_sync_all() -> list[str]:
+    """The scheduled roster sync, one line per course: committed, or left for staff to look at
+    (problems, or more than a fifth of the students dropped), or why it could not run. Runs as
+    the instructor who linked the course."""
+    from django.conf import settings
+    from django.core.mail import send_mail
+
+    from apps.roster.services import roster_commit
+
+    out = []
+    course_ids = LtiLink.objects.values_list("course_id", flat=True).distinct()
+    for course in Course.objects.filter(pk__in=course_ids).order_by("code"):
+        actor = (
+            User.objects.filter(
+                memberships__course=course,
+                memberships__role=Role.INSTRUCTOR,
+                memberships__is_active=True,
+            )
+            .order_by("pk")
+            .first()
+        )
+        if actor is None:
+            out.append(f"{course.code}: no active instructor to run it as")
+            continue
+        try:
+            record, plan = roster_sync(actor=actor, course=course)
+        except Conflict as exc:
+            out.append(f"{course.code}: {exc.message}")
+            continue
+        students = Membership.objects.filter(
+            course=course, role=Role.STUDENT, is_active=True
+        ).count()
+        if not plan.ok or (students and len(plan.dropped) > max(5, students // 5)):
+            out.append(f"{course.code}: left for staff ({plan.summary()})")
+            staff = list(
+                Membership.objects.filter(
+                    course=course, role__in=(Role.INSTRUCTOR, Role.TA), is_active=True
+                ).values_list("user__email", flat=True)
+            )
+            if staff:
+                send_mail(
+                    f"[{course.code}] The LMS roster sync waits for you",
+                    f"The scheduled roster sync found {plan.summary()}. Look at it and confirm: "
+                    f"{settings.SITE_URL}/c/{course.code}/roster/imports/{record.pk}/\n",
+                    None,
+                    staff,
+                )
+            continue
+        if plan.changes:
+            roster_commit(actor=actor, record=record)
+        out.append(f"{course.code}: {plan.summary()}")
+    return out

@@ -322,6 +322,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "options": {"expires": 55},
     },
 }
+# The LMS roster, synced by beat: off unless LTI_ROSTER_SYNC_EVERY_S is set (e.g. 86400).
+if os.environ.get("LTI_ROSTER_SYNC_EVERY_S"):
+    CELERY_BEAT_SCHEDULE["lti-roster-sync"] = {
+        "task": "lti.sync_rosters",
+        "schedule": float(os.environ["LTI_ROSTER_SYNC_EVERY_S"]),
+    }
 # A grading chunk (500 students) takes seconds; its time limit bounds a stuck one and its lease
 # (time limit + a margin) is how long a dead worker's chunk waits before another worker takes it.
 AUTOGRADER_CHUNK_TIME_LIMIT_S = int(os.environ.get("AUTOGRADER_CHUNK_TIME_LIMIT_S", "60"))

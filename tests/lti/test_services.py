@@ -236,3 +236,25 @@ def test_two_linked_lms_courses_each_get_the_grades_and_a_failure_in_one_leaves_
     assert latest["sec-1"].summary["sent"] == 3
     assert latest["sec-2"].status == "failed"
     assert [f["email"] for f in latest["sec-2"].failures] == ["s06@campus.example.edu"]
+
+
+def test_the_scheduled_sync_commits_a_small_change_and_leaves_a_mass_drop_to_staff(  # type: ignore[no-untyped-def]
+    live_server, lti_platform, course, settings
+) -> None:
+    from django.core import mail
+
+    from apps.lti.tasks import sync_rosters
+
+    _linked(live_server, lti_platform, course)
+    lti_platform.set_roster("canvas-42", [_member(n) for n in range(1, 21)])
+    said = sync_rosters()
+    assert said == [
+        f"{course.code}: {{'added': 20, 'updated': 0, 'unchanged': 0, 'dropped': 0, 'problems': 0}}"
+    ]
+    assert Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).count() == 20
+    # The LMS suddenly lists 5 of 20: 15 drops wait for a person.
+    lti_platform.set_roster("canvas-42", [_member(n) for n in range(1, 6)])
+    said = sync_rosters()
+    assert "left for staff" in said[0]
+    assert Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).count() == 20
+    assert any("waits for you" in m.subject for m in mail.outbox)
