@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch, DjangoOIDCLogin
 from pylti1p3.contrib.django.lti1p3_tool_config import DjangoDbToolConf
 from pylti1p3.contrib.django.lti1p3_tool_config.models import LtiTool
+from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException
 
 from apps.core.errors import DomainError
@@ -70,6 +71,21 @@ def lti_launch(request: HttpRequest) -> HttpResponseBase:
     except DomainError as exc:
         return _refused(request, exc.message)
     tool = LtiTool.objects.get(issuer=launch.issuer, client_id=launch.client_id)
+    if message.is_deep_link_launch():
+        # The LMS's instructor adds courseops to the course: link it, then answer the LMS.
+        if launch.role != Role.INSTRUCTOR:
+            return _refused(request, "Only the course's instructor adds courseops.", status=403)
+        try:
+            user = services.person_for(launch, None)
+        except DomainError as exc:
+            return _refused(request, exc.message, status=403)
+        login(request, user, backend="apps.core.backends.ModelBackend")
+        request.session[PENDING] = {
+            "tool_id": tool.pk,
+            "launch_id": message.get_launch_id(),
+            **launch.__dict__,
+        }
+        return redirect("lti:link")
     link = services.link_for(tool.pk, launch)
     try:
         user = services.person_for(launch, link.course if link else None)
@@ -98,7 +114,9 @@ def lti_link(request: HttpRequest) -> HttpResponseBase:
     pending = request.session.get(PENDING)
     if not pending or not request.user.is_authenticated:
         return _refused(request, "Launch from the LMS course first.", status=403)
+    pending = dict(pending)
     tool_id = pending.pop("tool_id")
+    launch_id = pending.pop("launch_id", None)
     launch = Launch(**pending)
     courses = Course.objects.filter(
         memberships__user=request.user,
@@ -122,6 +140,8 @@ def lti_link(request: HttpRequest) -> HttpResponseBase:
                 error = exc.message
             else:
                 request.session.pop(PENDING, None)
+                if launch_id:
+                    return _deep_link_answer(request, launch_id, link.course)
                 return redirect("core:dashboard", code=link.course.code)
     return render(
         request,
@@ -129,6 +149,33 @@ def lti_link(request: HttpRequest) -> HttpResponseBase:
         {"launch": launch, "courses": courses, "error": error},
         status=400 if error else 200,
     )
+
+
+def _deep_link_answer(request: HttpRequest, launch_id: str, course: Course) -> HttpResponse:
+    """The deep-linking answer to the LMS: a resource link to this course, signed with the tool's
+    key, posted back by a button (no script: the page's CSP allows the post to the LMS only)."""
+    message = DjangoMessageLaunch.from_cache(
+        launch_id, request, DjangoDbToolConf(), launch_data_storage=_storage()
+    )
+    deep = message.get_deep_link()
+    resource = (
+        DeepLinkResource()
+        .set_url(settings.SITE_URL.rstrip("/") + reverse("lti:launch"))
+        .set_title(f"courseops: {course.title}")
+        .set_custom_params({"courseops_course": course.code})
+    )
+    settings_claim = message.get_launch_data()[
+        "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+    ]
+    action = str(settings_claim["deep_link_return_url"])
+    response = render(
+        request,
+        "lti/deep_return.html",
+        {"course": course, "action": action, "jwt": deep.get_response_jwt([resource])},
+    )
+    origin = "/".join(action.split("/")[:3])
+    response._csp_update = {"form-action": [origin]}  # type: ignore[attr-defined]
+    return response
 
 
 @require_GET

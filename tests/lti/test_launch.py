@@ -196,3 +196,43 @@ def test_canvas_finds_the_tool_config_and_keys(live_server, lti_platform) -> Non
     keys = requests.get(f"{live_server.url}/lti/jwks/", timeout=10).json()
     assert keys["keys"][0]["kty"] == "RSA"
     assert "d" not in keys["keys"][0]  # never the private half
+
+
+def test_deep_linking_links_the_course_and_answers_the_lms_with_a_signed_resource(  # type: ignore[no-untyped-def]
+    live_server, lti_platform, course
+) -> None:
+    s = requests.Session()
+    page = _launch(
+        lti_platform,
+        s,
+        email="prof@campus.example.edu",
+        role="Instructor",
+        context="dl-1",
+        message="deep",
+    )
+    assert page.url == f"{live_server.url}/lti/link/"
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    answer = s.post(
+        page.url,
+        data={"csrfmiddlewaretoken": token.group(1) if token else "", "course": course.code},
+        headers={"Referer": page.url},
+        timeout=20,
+    )
+    assert "Return to the LMS" in answer.text
+    assert f"form-action 'self' {lti_platform.base}" in answer.headers["Content-Security-Policy"]
+    action = re.search(r'action="(http[^"]+/deeplink/return)"', answer.text)
+    jwt_value = re.search(r'name="JWT" value="([^"]+)"', answer.text)
+    assert action is not None
+    assert jwt_value is not None
+    back = s.post(action.group(1), data={"JWT": jwt_value.group(1)}, timeout=20)
+    assert "Test LMS: added courseops: Scalable AI" in back.text
+    item = lti_platform.state()["deep_links"][0]
+    assert item["custom"] == {"courseops_course": course.code}
+    assert LtiLink.objects.get().context_id == "dl-1"
+    learner = _launch(lti_platform, email="new@campus.example.edu", role="Learner", context="dl-1")
+    assert learner.url == f"{live_server.url}/c/{course.code}/"
+    # A learner cannot add the tool.
+    refused = _launch(
+        lti_platform, email="new@campus.example.edu", role="Learner", context="dl-2", message="deep"
+    )
+    assert refused.status_code == 403

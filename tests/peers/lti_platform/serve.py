@@ -47,6 +47,7 @@ ROLES = {
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LAST: dict[str, str] = {}
 TOKENS: set[str] = set()
+DEEP_LINKS: list[dict[str, Any]] = []  # what the tool sent back from deep linking
 LINEITEMS: dict[str, list[dict[str, Any]]] = {}  # context → line items
 SCORES: dict[str, dict[str, dict[str, Any]]] = {}  # line item id → user → last score
 LOCK = __import__("threading").Lock()
@@ -111,6 +112,15 @@ def _token(spec: dict[str, str], nonce: str, client_id: str) -> str:
             "lineitems": f"{issuer()}/ags/{spec['context']}/lineitems",
         },
     }
+    if spec.get("message") == "deep":  # the instructor adds the tool: deep linking
+        claims[CLAIM + "message_type"] = "LtiDeepLinkingRequest"
+        del claims[CLAIM + "resource_link"]
+        claims["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = {
+            "deep_link_return_url": f"{issuer()}/deeplink/return",
+            "accept_types": ["ltiResourceLink"],
+            "accept_presentation_document_targets": ["window"],
+            "data": "opaque-" + spec["context"],
+        }
     key = OTHER if tamper == "signature" else KEY
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": KID})
 
@@ -202,7 +212,31 @@ def app(environ: dict[str, Any], start: Any) -> list[bytes]:
         return _token_endpoint(environ, start)
     if path == "/_state":
         with LOCK:
-            return _json(start, "200 OK", {"lineitems": LINEITEMS, "scores": SCORES})
+            return _json(
+                start,
+                "200 OK",
+                {"lineitems": LINEITEMS, "scores": SCORES, "deep_links": DEEP_LINKS},
+            )
+    if path == "/deeplink/return":
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+        form = {k: v[0] for k, v in parse_qs(environ["wsgi.input"].read(size).decode()).items()}
+        try:
+            token = form["JWT"]
+            kid = jwt.get_unverified_header(token).get("kid")
+            keys = jwt.PyJWKClient(os.environ["TOOL_JWKS"]).get_jwk_set().keys
+            key = next(k for k in keys if k.key_id == kid)
+            body = jwt.decode(token, key.key, algorithms=["RS256"], audience=issuer())
+        except Exception as exc:  # the tool's answer did not verify
+            start("400 Bad Request", [("Content-Type", "text/plain")])
+            return [f"deep link refused: {exc}".encode()]
+        items = body["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
+        with LOCK:
+            DEEP_LINKS.extend(items)
+        start("200 OK", [("Content-Type", "text/html")])
+        titles = ", ".join(html.escape(i.get("title", "")) for i in items)
+        return [
+            f"<!doctype html><html><body><h1>Test LMS: added {titles}</h1></body></html>".encode()
+        ]
     if parts[:1] in (["nrps"], ["ags"]) and not _authorized(environ):
         return _json(start, "401 Unauthorized", {"error": "no valid token"})
     if parts[:1] == ["nrps"] and len(parts) == 2:
