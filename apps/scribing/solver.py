@@ -248,6 +248,9 @@ def solve(p: Problem) -> Solution:
         return Solution(True, [], 0, 0.0, True, [], {}, 0.0)
     model, x, _ = _build(p, assumptions=False)
     solver = _solver(p)
+    # The full LP relaxation in the search: at 2,000 students × 26 lectures the proven gap fell
+    # from 3.5 % to 0.1 % in the same time (bench/bench_scribing.py); still one worker, repeatable.
+    solver.parameters.linearization_level = 2
     status = solver.solve(model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         pairs = sorted(pair for pair, v in x.items() if solver.boolean_value(v))
