@@ -122,10 +122,28 @@ def link_create(*, actor: User, tool_id: int, launch: Launch, course: Course) ->
     return link
 
 
-def person_for(launch: Launch, course: Course | None) -> User:
+def instructor_for(launch: Launch) -> User | None:
+    """The existing account of an LMS instructor who may link a course: one that teaches some
+    courseops course (matched by e-mail, any case)."""
+    if not launch.email:
+        return None
+    return (
+        User.objects.filter(
+            email__iexact=launch.email,
+            is_active=True,
+            memberships__role=Role.INSTRUCTOR,
+            memberships__is_active=True,
+        )
+        .distinct()
+        .first()
+    )
+
+
+def person_for(launch: Launch, course: Course) -> User:
     """The account with the launch's e-mail (any case), made when there is none: the linked LMS
-    course is a roster. With a course, the person gets the LMS role there unless they already
-    have one (a role set in courseops is never lowered by a launch)."""
+    course is a roster. The person gets the LMS role in the course unless they already have one
+    (a role set in courseops is never lowered by a launch); a dropped member who launches from
+    the linked course is active again (audited)."""
     if not launch.email:
         raise DomainError(
             "The LMS did not send your e-mail address; ask its admin to share it with courseops "
@@ -137,19 +155,18 @@ def person_for(launch: Launch, course: Course | None) -> User:
         user = User.objects.filter(email__iexact=launch.email).first()
         if user is None:  # no password: they come in through the LMS or the campus sign-on
             user = User.objects.create_user(email=launch.email, full_name=launch.name)
-        if course is not None:
-            membership, made = Membership.objects.get_or_create(
-                user=user, course=course, defaults={"role": launch.role}
-            )
-            if not made and not membership.is_active:
+        membership, made = Membership.objects.get_or_create(
+            user=user, course=course, defaults={"role": launch.role}
+        )
+        if made or not membership.is_active:
+            if not membership.is_active:
                 membership.is_active = True
                 membership.save(update_fields=["is_active", "updated_at"])
-            if made:
-                audit_record(
-                    actor=None,
-                    action="lti.member_added",
-                    course=course,
-                    obj=membership,
-                    after={"email": user.email, "role": launch.role, "issuer": launch.issuer},
-                )
+            audit_record(
+                actor=None,
+                action="lti.member_added" if made else "lti.member_reactivated",
+                course=course,
+                obj=membership,
+                after={"email": user.email, "role": membership.role, "issuer": launch.issuer},
+            )
     return user

@@ -71,32 +71,37 @@ def lti_launch(request: HttpRequest) -> HttpResponseBase:
     except DomainError as exc:
         return _refused(request, exc.message)
     tool = LtiTool.objects.get(issuer=launch.issuer, client_id=launch.client_id)
-    if message.is_deep_link_launch():
-        # The LMS's instructor adds courseops to the course: link it, then answer the LMS.
+    deep = message.is_deep_link_launch()
+    link = None if deep else services.link_for(tool.pk, launch)
+    if link is None:
+        # Not linked yet (or the LMS's instructor adds courseops by deep linking): only an
+        # instructor who already has a courseops account links it; nobody gets an account
+        # from an LMS course that is not linked to a courseops course.
         if launch.role != Role.INSTRUCTOR:
-            return _refused(request, "Only the course's instructor adds courseops.", status=403)
-        try:
-            user = services.person_for(launch, None)
-        except DomainError as exc:
-            return _refused(request, exc.message, status=403)
-        login(request, user, backend="apps.core.backends.ModelBackend")
+            if deep:
+                return _refused(request, "Only the course's instructor adds courseops.", 403)
+            return render(request, "lti/not_linked.html", {"launch": launch})
+        teacher = services.instructor_for(launch)
+        if teacher is None:
+            return _refused(
+                request,
+                f"courseops has no instructor account for {launch.email or 'you'} yet: load "
+                "the course file (its instructors) or ask a courseops administrator, then "
+                "launch again.",
+                status=403,
+            )
+        login(request, teacher, backend="apps.core.backends.ModelBackend")
         request.session[PENDING] = {
             "tool_id": tool.pk,
-            "launch_id": message.get_launch_id(),
+            **({"launch_id": message.get_launch_id()} if deep else {}),
             **launch.__dict__,
         }
         return redirect("lti:link")
-    link = services.link_for(tool.pk, launch)
     try:
-        user = services.person_for(launch, link.course if link else None)
+        user = services.person_for(launch, link.course)
     except DomainError as exc:
         return _refused(request, exc.message, status=403)
     login(request, user, backend="apps.core.backends.ModelBackend")
-    if link is None:
-        if launch.role != Role.INSTRUCTOR:
-            return render(request, "lti/not_linked.html", {"launch": launch})
-        request.session[PENDING] = {"tool_id": tool.pk, **launch.__dict__}
-        return redirect("lti:link")
     with transaction.atomic():
         services.remember(link, launch)
         audit_record(

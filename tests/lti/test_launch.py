@@ -116,7 +116,14 @@ def test_a_learner_of_an_unlinked_lms_course_is_told_to_wait(
 ) -> None:  # type: ignore[no-untyped-def]
     r = _launch(lti_platform, email="early@campus.example.edu", role="Learner", context="canvas-99")
     assert "This LMS course is not linked to courseops yet" in r.text
-    assert not Membership.objects.filter(user__email="early@campus.example.edu").exists()
+    assert not User.objects.filter(email="early@campus.example.edu").exists()  # no account
+    # An LMS instructor with no courseops instructor account cannot link it either.
+    stranger = _launch(
+        lti_platform, email="visiting@campus.example.edu", role="Instructor", context="canvas-99"
+    )
+    assert stranger.status_code == 403
+    assert "no instructor account for visiting@campus.example.edu" in stranger.text
+    assert not User.objects.filter(email="visiting@campus.example.edu").exists()
 
 
 @pytest.mark.parametrize(
