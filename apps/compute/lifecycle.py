@@ -6,7 +6,8 @@
 - Merged A into B: B keeps its node and IP and A's allocation ends; if only A had one, it moves
   to B (A's row ends, B's starts, same node and IP). A's windows are closed as on dissolving;
   windows that borrow the moved node now need B's approval. A's run records become B's.
-- Run records of a dissolved group stay with it (history, readable by staff).
+- Run records of a dissolved group stay with it (history, readable by staff); on a merge they,
+  and its "affects us too" marks (once per incident), become the target's.
 Every reaction is an audit row whose `after` names the event that caused it.
 """
 
@@ -17,6 +18,8 @@ from django.utils import timezone
 
 from apps.compute.models import (
     Allocation,
+    Incident,
+    IncidentAffected,
     NodeMove,
     RunRecord,
     SharingWindow,
@@ -149,6 +152,12 @@ def on_group_merged(event: GroupMerged) -> None:
         )
     _close_windows(event, event.source_id, event.source_name)
     _decline_moves(event, event.source_id, f"{event.source_name} was merged")
+    # "Affects us too" marks become the merged group's: once per incident, never on its own report.
+    marks = IncidentAffected.objects.filter(group_id=event.source_id)
+    already = IncidentAffected.objects.filter(group_id=event.target_id).values("incident_id")
+    own = Incident.objects.filter(group_id=event.target_id).values("pk")
+    marks.filter(Q(incident_id__in=already) | Q(incident_id__in=own)).delete()
+    marks.update(group_id=event.target_id)
     # Run records go with the people who made them: the merged group reads and reruns them.
     moved_runs = RunRecord.objects.filter(group_id=event.source_id).update(group_id=event.target_id)
     if moved_runs:

@@ -184,3 +184,30 @@ def test_a_dissolved_groups_request_to_move_nodes_is_declined_with_it(world) -> 
     # With the reaction undone, check_course names the ended group's open request.
     NodeMove.objects.filter(pk=move.pk).update(status=NodeMove.Status.REQUESTED)
     assert "G0 (ended) still asks to move off" in check_course(course.code)
+
+
+def test_a_merged_groups_affects_us_marks_become_the_targets_once(world) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.incidents import incident_affects_us, incident_report, incident_update
+    from apps.compute.models import IncidentAffected
+
+    course, staff, groups, students = world
+    g0, _, g2 = groups
+    small = group_of(course, 1, "Solo")
+    node = Allocation.objects.get(group=g2, ended_at__isnull=True).node_id
+    wide = incident_report(
+        actor=students["G2"],
+        course=course,
+        node_id=node,
+        occurred_at=timezone.now(),
+        summary="Filesystem full",
+    )
+    incident_update(
+        actor=staff, course=course, incident_id=wide.pk, status="open", course_wide=True
+    )
+    solo = small.memberships.first().user
+    incident_affects_us(actor=solo, course=course, incident_id=wide.pk)
+    incident_affects_us(actor=students["G0"], course=course, incident_id=wide.pk)
+    # Solo merges into G0, which already said so: one mark stays, G0's.
+    group_merge(actor=staff, course=course, source_id=small.pk, target_id=g0.pk)
+    assert list(IncidentAffected.objects.values_list("group__name", flat=True)) == ["G0"]
+    assert "0 violations" in check_course(course.code)
