@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def port_answers(port: int, host: str = "127.0.0.1") -> bool:
@@ -12,3 +18,50 @@ def port_answers(port: int, host: str = "127.0.0.1") -> bool:
             return True
     except OSError:
         return False
+
+
+def course_pages(code: str) -> dict[str, list[tuple[str, str]]]:
+    """The list pages and endpoints that grow with a course, by who fetches them (the page
+    bench and the department bench measure the same ones)."""
+    c, a = f"/c/{code}/", f"/api/v1/courses/{code}/"
+    return {
+        "ta": [
+            ("staff groups board", c + "groups/"),
+            ("staff slack page", c + "slack/staff/"),
+            ("roster", c + "roster/"),
+            ("API groups (staff)", a + "groups/"),
+            ("API slack balances", a + "slack/balances/"),
+            ("API exceptions (staff)", a + "slack/exceptions/"),
+        ],
+        "student": [
+            ("student dashboard", c),
+            ("student slack page", c + "slack/"),
+            ("student node page", c + "node/"),
+            ("API slack/me", a + "slack/me/"),
+            ("API groups (student)", a + "groups/"),
+        ],
+    }
+
+
+def start_worker(env: Mapping[str, str], name: str) -> subprocess.Popen[bytes]:
+    """One Celery worker process (one pool process) on the bench's database and Redis."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "courseops",
+            "worker",
+            "--concurrency=1",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            f"--hostname={name}@%h",
+        ],
+        cwd=ROOT,
+        env=dict(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

@@ -116,11 +116,13 @@ def answers_import(
     if not mapped:
         report.problems.append("row 1: no column matches a question (use q1, q2 … or q6.1, q6.2)")
         return report
-    members = Membership.objects.filter(
-        course=question_set.course, role=Role.STUDENT
-    ).select_related("user")
-    by_email = {m.user.email: m.user for m in members}
-    by_sid = {m.user.sid: m.user for m in members if m.user.sid}
+    members = list(
+        Membership.objects.filter(course=question_set.course, role=Role.STUDENT).values_list(
+            "user_id", "user__email", "user__sid"
+        )
+    )
+    by_email = {email: (pk, email) for pk, email, _sid in members}
+    by_sid = {sid: (pk, email) for pk, email, sid in members if sid}
     index = {h: i for i, h in enumerate(headers)}
     pending: list[tuple[Question, int, int, str]] = []
     with transaction.atomic():
@@ -145,14 +147,15 @@ def answers_import(
                     f"{sid or '—'} (row skipped)"
                 )
                 continue
-            if student.pk in seen:
+            student_id, student_email = student
+            if student_id in seen:
                 report.problems.append(
-                    f"row {n}: {student.email} appears again; the later row wins"
+                    f"row {n}: {student_email} appears again; the later row wins"
                 )
-            seen.add(student.pk)
+            seen.add(student_id)
             for h, (q, part) in mapped.items():
                 i = index[h]
-                pending.append((q, student.pk, part, rec[i] if i < len(rec) else ""))
+                pending.append((q, student_id, part, rec[i] if i < len(rec) else ""))
         # the later row of a repeated student wins: keep the last value per key
         latest = {(q.pk, s, p): (q, s, p, raw) for q, s, p, raw in pending}
         report.answers = answers_bulk_upsert(list(latest.values()), "csv")

@@ -17,9 +17,11 @@ the students it could not grade; results stay on the last complete pass.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -33,6 +35,7 @@ from apps.autograder.services import (
     key_version,
     students_of,
 )
+from apps.core import bulk
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import User
 from apps.core.permissions import is_staff
@@ -64,9 +67,20 @@ def _mark_queue_failure(pass_id: int) -> None:
         GradingRun.objects.filter(pk__in=run_ids).update(status=GradingRun.Status.FAILED)
 
 
-def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500) -> GradingRun:
+def chunk_size_for(students: int) -> int:
+    """Students per chunk: the fewest chunks of at most `AUTOGRADER_CHUNK_MAX` students that
+    keep every grading worker busy to the end (a multiple of `GRADING_WORKERS` chunks)."""
+    workers = max(1, settings.GRADING_WORKERS)
+    rounds = max(1, math.ceil(students / (workers * settings.AUTOGRADER_CHUNK_MAX)))
+    return max(1, math.ceil(students / (workers * rounds)))
+
+
+def run_create(
+    *, actor: User, question_set: QuestionSet, chunk_size: int | None = None
+) -> GradingRun:
     """Grade the set against its current key: a new run if the key changed, else a new pass of
-    the run that has this key. Returns the run; its newest pass is the one just started (or the
+    the run that has this key, cut into chunks of `chunk_size` students (default: sized to the
+    workers, `chunk_size_for`). Returns the run; its newest pass is the one just started (or the
     one already running, when a re-grade is asked for twice).
 
     Locks the run row; the partial unique index on in-progress passes backs it. Queues the pass
@@ -77,6 +91,7 @@ def run_create(*, actor: User, question_set: QuestionSet, chunk_size: int = 500)
     _check_keys(question_set)
     version = key_version(question_set)
     students = students_of(question_set.course)
+    chunk_size = chunk_size or chunk_size_for(len(students))
     n_questions = question_set.questions.count()
     with transaction.atomic():
         run, _ = GradingRun.objects.get_or_create(
@@ -192,8 +207,10 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
     count commit together or not at all."""
     chunk_claim(pass_id, index)
     with transaction.atomic():
+        # Only the chunk's own row is locked while it grades (`of=self`): locking the joined
+        # pass row too would make every other worker's chunk wait for this one.
         chunk = (
-            PassChunk.objects.select_for_update()
+            PassChunk.objects.select_for_update(of=("self",))
             .select_related("grading_pass__run__question_set")
             .filter(grading_pass_id=pass_id, index=index)
             .first()
@@ -206,35 +223,40 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         run = grading_pass.run
         written.lock_written(run.question_set)  # marks cannot change under this chunk
         rows = grade_students(run.question_set, list(chunk.student_ids))
-        Grade.objects.bulk_create(
-            [
-                Grade(
-                    run=run,
-                    grading_pass=grading_pass,
-                    student_id=r["student_id"],
-                    question_id=r["question_id"],
-                    score=round(r["fraction"] * r["points"], 6),
-                    max_points=r["points"],
-                    detail=r["detail"],
+        # A plain append: the chunk's row lock and done mark (same transaction) make a second
+        # write of this chunk's grades impossible; the unique index still stands behind it.
+        bulk.insert(
+            Grade,
+            ["run", "grading_pass", "student", "question", "score", "max_points", "detail"],
+            (
+                (
+                    run.pk,
+                    grading_pass.pk,
+                    r["student_id"],
+                    r["question_id"],
+                    round(r["fraction"] * r["points"], 6),
+                    r["points"],
+                    json.dumps(r["detail"]),
                 )
                 for r in rows
-            ],
-            update_conflicts=True,
-            unique_fields=["grading_pass", "student", "question"],
-            update_fields=["score", "max_points", "detail"],
-            batch_size=2000,
+            ),
         )
+        # The grades' foreign keys are checked now, before the pass row is locked below, so
+        # two chunks queue on the pass row only for its counter, not for each other's checks.
+        connection.check_constraints(table_names=[Grade._meta.db_table])
+        grading_pass = GradingPass.objects.select_for_update(no_key=True).get(pk=pass_id)
+        if not grading_pass.in_progress:  # ended (failed, superseded) while this chunk graded
+            transaction.set_rollback(True)
+            return 0
         chunk.status = PassChunk.Status.DONE
         chunk.attempts = F("attempts") + 1
         chunk.finished_at = timezone.now()
         chunk.save(update_fields=["status", "attempts", "finished_at"])
-        GradingPass.objects.filter(pk=pass_id).update(
-            chunks_done=F("chunks_done") + 1,
-            done=F("done") + len(rows),
-            heartbeat_at=timezone.now(),
-        )
-        grading_pass = GradingPass.objects.select_for_update().get(pk=pass_id)
-        if grading_pass.chunks_done == grading_pass.chunks_total and grading_pass.in_progress:
+        grading_pass.chunks_done += 1
+        grading_pass.done += len(rows)
+        grading_pass.heartbeat_at = timezone.now()
+        grading_pass.save(update_fields=["chunks_done", "done", "heartbeat_at"])
+        if grading_pass.chunks_done == grading_pass.chunks_total:
             _finish(grading_pass)
     return len(rows)
 

@@ -11,13 +11,14 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.utils import timezone
 
 from apps.autograder import rules, written
 from apps.autograder.models import Answer, Instance, Question, QuestionSet
+from apps.core import bulk
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.perfcalc.calc import units
@@ -190,30 +191,37 @@ def _parse(question: Question, part: int, raw: str | None) -> rules.Parsed:
 
 
 def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str) -> int:
-    """Store many answers at once: (question, student_id, part, raw). One statement per 5,000."""
-    objs = []
-    for q, student_id, part, raw in rows:
-        p = _parse(q, part, raw)
-        objs.append(
-            Answer(
-                question=q,
-                student_id=student_id,
-                part=part,
-                raw=p.raw[:500],
-                text=(raw or "").strip() if q.kind == Question.Kind.WRITTEN else "",
-                value=p.value,
-                status=p.status,
-                source=source,
+    """Store many answers at once: (question, student_id, part, raw), at most one row per
+    (question, student, part). Streamed into the table in one set-based upsert
+    (`apps.core.bulk`); each distinct (question, part, text) is parsed once."""
+    now = timezone.now()
+    parsed: dict[tuple[int, int, str], rules.Parsed] = {}
+
+    def records() -> Iterable[tuple[Any, ...]]:
+        for q, student_id, part, raw in rows:
+            text = raw or ""
+            p = parsed.get((q.pk, part, text))
+            if p is None:
+                p = parsed[(q.pk, part, text)] = _parse(q, part, text)
+            yield (
+                q.pk,
+                student_id,
+                part,
+                p.raw[:500],
+                text.strip() if q.kind == Question.Kind.WRITTEN else "",
+                p.value,
+                p.status,
+                source,
+                now,
             )
-        )
-    Answer.objects.bulk_create(
-        objs,
-        update_conflicts=True,
-        unique_fields=["question", "student", "part"],
-        update_fields=["raw", "text", "value", "status", "source", "submitted_at"],
-        batch_size=5000,
+
+    return bulk.upsert(
+        Answer,
+        ["question", "student", "part", "raw", "text", "value", "status", "source", "submitted_at"],
+        records(),
+        unique=["question", "student", "part"],
+        update=["raw", "text", "value", "status", "source", "submitted_at"],
     )
-    return len(objs)
 
 
 def _store(question: Question, student: User, answers: dict[int, str], source: str) -> list[Answer]:
@@ -258,12 +266,22 @@ def traps_hit(q: Question, values: list[float], credits: list[float]) -> str:
     return ""
 
 
+class Given(NamedTuple):
+    """What grading reads of a stored answer (a tuple, not a model: a chunk reads thousands)."""
+
+    raw: str
+    value: float | None
+    status: str
+
+
 def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[dict[str, Any]]:
     """Pure-ish core: every (student, question) score for these students (3 queries + instances)."""
     questions = list(question_set.questions.order_by("position"))
-    answers: dict[tuple[int, int], dict[int, Answer]] = defaultdict(dict)
-    for a in Answer.objects.filter(question__question_set=question_set, student_id__in=student_ids):
-        answers[(a.question_id, a.student_id)][a.part] = a
+    answers: dict[tuple[int, int], dict[int, Given]] = defaultdict(dict)
+    for q_id, s_id, part, raw, value, status in Answer.objects.filter(
+        question__question_set=question_set, student_id__in=student_ids
+    ).values_list("question_id", "student_id", "part", "raw", "value", "status"):
+        answers[(q_id, s_id)][part] = Given(raw, value, status)
     out: list[dict[str, Any]] = []
     for q in questions:
         if q.kind == Question.Kind.WRITTEN:

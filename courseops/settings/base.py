@@ -328,10 +328,14 @@ if os.environ.get("LTI_ROSTER_SYNC_EVERY_S"):
         "task": "lti.sync_rosters",
         "schedule": float(os.environ["LTI_ROSTER_SYNC_EVERY_S"]),
     }
-# A grading chunk (500 students) takes seconds; its time limit bounds a stuck one and its lease
+# A grading chunk takes about a second; its time limit bounds a stuck one and its lease
 # (time limit + a margin) is how long a dead worker's chunk waits before another worker takes it.
 AUTOGRADER_CHUNK_TIME_LIMIT_S = int(os.environ.get("AUTOGRADER_CHUNK_TIME_LIMIT_S", "60"))
 AUTOGRADER_CHUNK_LEASE_S = AUTOGRADER_CHUNK_TIME_LIMIT_S + 15
+# A grading pass is cut into a multiple of GRADING_WORKERS chunks (the Celery processes that take
+# grading work) of at most AUTOGRADER_CHUNK_MAX students (~1 s of work each on one core).
+GRADING_WORKERS = int(os.environ.get("GRADING_WORKERS", "2"))
+AUTOGRADER_CHUNK_MAX = int(os.environ.get("AUTOGRADER_CHUNK_MAX", "2500"))
 # Reading a 50 MB answers file takes under a minute; the lease leaves room for a slow worker.
 AUTOGRADER_UPLOAD_LEASE_S = int(os.environ.get("AUTOGRADER_UPLOAD_LEASE_S", "600"))
 JOB_TAKEOVERS_MAX = 3  # a job taken over this many times ends as failed, with the reason
@@ -349,6 +353,9 @@ if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Scribe assignments for up to this many students are solved inside the request (well under a
 # second); larger courses are solved by a worker (2,000 students: about 20 s).
+# Group suggestions for more people than this are computed by a worker (about 2 s for 40 in the
+# request; 2,000 take about 35 s on a worker, in blocks, with progress on the page).
+SUGGEST_INLINE_MAX = int(os.environ.get("SUGGEST_INLINE_MAX", "40"))
 SCRIBING_INLINE_MAX_STUDENTS = int(os.environ.get("SCRIBING_INLINE_MAX_STUDENTS", "300"))
 # A course's calendar (assignments, milestones, lectures, events, recess) is read on almost every
 # page and changes a few times a term: kept in the cache this many seconds, dropped on every
