@@ -6,7 +6,12 @@ class OnboardingConfig(AppConfig):
     verbose_name = "Onboarding questionnaire"
 
     def ready(self) -> None:
+        from apps.core.jobs import register_jobs, register_sweeper
         from apps.core.registry import NavItem, register_nav
+        from apps.onboarding import jobs, tasks  # noqa: F401 - registers the tasks by name
+
+        register_sweeper("onboarding", jobs.sweep)
+        register_jobs("onboarding", jobs.listed)
 
         register_nav(
             NavItem(

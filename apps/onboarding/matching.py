@@ -12,7 +12,12 @@ The method, in the order it decides things:
    the pairs placed together, weighted: a mutual wish that could not be made a unit 50, a
    one-sided wish 10, and one point per shared research interest (for each person's five
    most similar others, so the model stays small).
-3. One search worker, the seed and a deterministic time budget make the same input give the same
+3. A pool larger than `BLOCK` people (a whole course of 2,000) is first cut into blocks of about
+   `BLOCK` people that keep units whole and keep together the units joined by the most weight
+   (each block grown from one unit by the heaviest ties to it), and each block is placed
+   exactly as below; wishes across blocks are lost, which the stats then show. A progress
+   callback hears each block as it is done.
+4. One search worker, the seed and a deterministic time budget make the same input give the same
    groups on any machine. A large pool that finds nothing within the budget searches again from
    a greedy feasible start (units largest first into the emptiest group), which is the answer if
    time runs out again: a valid split is never reported as impossible. No partition possible
@@ -21,13 +26,16 @@ The method, in the order it decides things:
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
 MUTUAL, ONE_SIDED, TOP_K = 50, 10, 5
+BLOCK = 200  # people placed by one exact model; a larger pool is cut into blocks of this size
+Progress = Callable[[int, int], None]  # (blocks done, blocks in all)
 
 
 @dataclass(frozen=True)
@@ -151,6 +159,91 @@ def _greedy(units: list[list[int]], lo: int, hi: int, max_groups: int) -> list[i
     return where if min(sizes) >= lo else None
 
 
+def _blocks(
+    units: list[list[int]], weights: Mapping[tuple[int, int], int], size: int
+) -> list[list[int]]:
+    """Unit indexes cut into blocks of at least `size` people (the last block takes a short
+    remainder): each block starts from the first unit left and grows by the unit with the most
+    weight to the block so far (ties: the lower index), else the next unit left."""
+    unit_of = {x: i for i, u in enumerate(units) for x in u}
+    ties: dict[int, dict[int, int]] = {i: {} for i in range(len(units))}
+    for (a, b), w in weights.items():
+        ua, ub = unit_of[a], unit_of[b]
+        if ua != ub:
+            ties[ua][ub] = ties[ua].get(ub, 0) + w
+            ties[ub][ua] = ties[ub].get(ua, 0) + w
+    left = set(range(len(units)))
+    order = iter(range(len(units)))
+    blocks: list[list[int]] = []
+    while left:
+        block: list[int] = []
+        people = 0
+        gain: dict[int, int] = {}
+        heap: list[tuple[int, int]] = []
+        while left and people < size:
+            u = -1
+            while heap:
+                g, cand = heapq.heappop(heap)
+                if cand in left and gain.get(cand) == -g:
+                    u = cand
+                    break
+            if u < 0:
+                u = next(i for i in order if i in left)
+            left.discard(u)
+            block.append(u)
+            people += len(units[u])
+            for v, w in ties[u].items():
+                if v in left:
+                    gain[v] = gain.get(v, 0) + w
+                    heapq.heappush(heap, (-gain[v], v))
+        blocks.append(block)
+    if len(blocks) > 1 and sum(len(units[u]) for u in blocks[-1]) < size // 2:
+        tail = blocks.pop()
+        blocks[-1] += tail
+    return blocks
+
+
+def _place_blocks(
+    p: MatchingProblem, units: list[list[int]], progress: Progress | None
+) -> tuple[cp_model.CpSolverStatus, list[list[int]] | None, bool]:
+    """`_place` for a pool of any size: one exact model per block of about `BLOCK` people. A
+    block that does not split on its own is joined to the next one."""
+    if len(p.people) <= BLOCK:
+        out = _place(p, units)
+        if progress is not None:
+            progress(1, 1)
+        return out
+    blocks = _blocks(units, _weights(p), BLOCK)
+    groups: list[list[int]] = []
+    optimal = True
+    carry: list[int] = []
+    for i, block in enumerate(blocks):
+        mine = carry + block
+        sub_units = [units[u] for u in mine]
+        sub = MatchingProblem(
+            people=[x for u in sub_units for x in u],
+            wishes=p.wishes,
+            interests=p.interests,
+            together=(),
+            min_size=p.min_size,
+            max_size=p.max_size,
+            seed=p.seed,
+            deterministic_seconds=p.deterministic_seconds,
+        )
+        status, found, proven = _place(sub, sorted(sub_units))
+        if found is None:
+            if i + 1 < len(blocks):  # sizes that do not split here: try it with the next block
+                carry = mine
+                continue
+            return status, None, False
+        carry = []
+        groups += [g for g in found if g]
+        optimal = optimal and proven
+        if progress is not None:
+            progress(i + 1, len(blocks))
+    return cp_model.FEASIBLE, groups, False if len(blocks) > 1 else optimal
+
+
 def _place(
     p: MatchingProblem, units: list[list[int]]
 ) -> tuple[cp_model.CpSolverStatus, list[list[int]] | None, bool]:
@@ -220,7 +313,7 @@ def _place(
     return status, None, False
 
 
-def suggest(p: MatchingProblem) -> MatchingResult:
+def suggest(p: MatchingProblem, progress: Progress | None = None) -> MatchingResult:
     n = len(p.people)
     lo, hi = p.min_size, p.max_size
     if n == 0:
@@ -233,14 +326,14 @@ def suggest(p: MatchingProblem) -> MatchingResult:
         )
     units, possible = _units(p)
     pairs = mutual_pairs(p)
-    status, groups, optimal = _place(p, units)
+    status, groups, optimal = _place_blocks(p, units, progress)
     sizes_split_units = True
     if status == cp_model.INFEASIBLE and possible:
         # The mutual units themselves do not split (13 people in units of 5 and 5 cannot make
         # 4 + 4 + 5): keep only existing groups whole and let the objective keep mutual pairs.
         sizes_split_units = False
         units, possible = _units(p, mutual=False)
-        status, groups, optimal = _place(p, units)
+        status, groups, optimal = _place_blocks(p, units, progress)
     if groups is None and status == cp_model.INFEASIBLE:
         big = [u for u in units if len(u) > 1]
         kept = f", keeping {len(big)} set(s) of people together" if big else ""

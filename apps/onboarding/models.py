@@ -108,20 +108,46 @@ class EnrollmentDecision(models.Model):
 
 class GroupSuggestion(models.Model):
     """Groups proposed by the matcher, which staff may edit and then accept (only then do groups
-    change)."""
+    change). A large pool is computed by a worker: the row exists from the request on, queued,
+    then running with its progress, then done (or failed with the reason)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        RUNNING = "running", "Computing"
+        DONE = "done", "Ready"
+        FAILED = "failed", "Failed"
+
+    IN_PROGRESS = (Status.QUEUED, Status.RUNNING)
 
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     seed = models.IntegerField(default=0)
     groups = models.JSONField(default=list, help_text="[[user id, …], …]")
     stats = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent computed.")
+    note = models.TextField(blank=True, help_text="Why it failed, in words.")
+    pool_key = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Hash of who waited for a group (and with whom) when it was computed; a "
+        "different hash now means someone's group changed since.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
     accepted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at",)
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="one_suggestion_in_progress_per_course",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"suggestion #{self.pk} ({len(self.groups)} groups)"

@@ -6,10 +6,13 @@ is one transaction with an audit row."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -17,6 +20,7 @@ from apps.calendar.models import Lecture, Milestone
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, is_student
+from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
 from apps.groups import services as groups
@@ -31,8 +35,6 @@ from apps.onboarding.models import (
     Questionnaire,
     QuestionnaireResponse,
 )
-
-MAX_POOL = 300  # people a suggestion is computed for in the request
 
 
 class AnswerProblems(DomainError):
@@ -374,23 +376,92 @@ def suggestion_inputs(
     return wishes, interests
 
 
+def pool_key(people: list[int], together: list[frozenset[int]]) -> str:
+    """A fingerprint of who waits for a group and who is kept together: it changes when anyone
+    joins, leaves or changes a group, which makes a suggestion stale."""
+    spec = [sorted(people), sorted(sorted(t) for t in together)]
+    return hashlib.sha256(json.dumps(spec).encode()).hexdigest()
+
+
 def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSuggestion:
-    """Compute suggested groups (nothing changes until they are accepted). Raises Conflict with
-    the reason when no split into groups of the allowed size exists."""
+    """Suggest groups (nothing changes until they are accepted). A pool of at most
+    `SUGGEST_INLINE_MAX` people is computed here; a larger one (any size, the whole course) is
+    queued for a worker and returned queued — its page shows the progress. Raises Conflict with
+    the reason when no split into groups of the allowed size exists (inline only; a worker's
+    suggestion ends failed with it)."""
     _require_staff(actor, course)
     people, together = suggestion_pool(course)
-    if len(people) > MAX_POOL:
-        raise Conflict(
-            f"{len(people)} people wait for a group; suggestions are made for at most {MAX_POOL} "
-            "at a time."
+    if len(people) <= settings.SUGGEST_INLINE_MAX:
+        result, stats = _suggestion_compute(course, people, together, seed, None)
+        if not result.ok:
+            raise Conflict(result.reason)
+        with transaction.atomic():
+            s = GroupSuggestion.objects.create(
+                course=course,
+                seed=seed,
+                groups=result.groups,
+                stats=stats,
+                created_by=actor,
+                progress=100,
+                pool_key=pool_key(people, together),
+            )
+            audit_record(actor=actor, action="groups.suggested", course=course, obj=s, after=stats)
+        return s
+    with transaction.atomic():
+        running = GroupSuggestion.objects.filter(
+            course=course, status__in=GroupSuggestion.IN_PROGRESS
+        ).first()
+        if running is not None:  # one at a time per course; asking again shows that one
+            return running
+        try:
+            with transaction.atomic():
+                s = GroupSuggestion.objects.create(
+                    course=course,
+                    seed=seed,
+                    status=GroupSuggestion.Status.QUEUED,
+                    stats={"people": len(people)},
+                    created_by=actor,
+                )
+        except IntegrityError:  # another request queued one a moment ago: that one it is
+            return GroupSuggestion.objects.get(
+                course=course, status__in=GroupSuggestion.IN_PROGRESS
+            )
+        audit_record(
+            actor=actor,
+            action="groups.suggestion_queued",
+            course=course,
+            obj=s,
+            after={"people": len(people), "seed": seed},
         )
+        suggestion_id = s.pk
+
+        def unqueued(_exc: BaseException) -> None:
+            GroupSuggestion.objects.filter(pk=suggestion_id).update(
+                status=GroupSuggestion.Status.FAILED,
+                note="The task queue did not answer; nothing was computed. Suggest again.",
+            )
+
+        enqueue_on_commit(
+            lambda: task_named("onboarding.suggest").delay(suggestion_id),
+            what="the group suggestion",
+            critical=True,
+            on_failure=unqueued,
+        )
+    return s
+
+
+def _suggestion_compute(
+    course: Course,
+    people: list[int],
+    together: list[frozenset[int]],
+    seed: int,
+    progress: matching.Progress | None,
+) -> tuple[matching.MatchingResult, dict[str, Any]]:
     wishes, interests = suggestion_inputs(course, people)
     p = matching.MatchingProblem(
         people, wishes, interests, together, course.group_min_size, course.group_max_size, seed
     )
-    result = matching.suggest(p)
-    if not result.ok:
-        raise Conflict(result.reason)
+    result = matching.suggest(p, progress)
     stats = {
         "people": len(people),
         "mutual_pairs": result.mutual_pairs,
@@ -402,12 +473,60 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
         "mutual_units_split": result.mutual_units_split,
         "answered": len(set(wishes) | set(interests)),
     }
-    with transaction.atomic():
-        s = GroupSuggestion.objects.create(
-            course=course, seed=seed, groups=result.groups, stats=stats, created_by=actor
+    return result, stats
+
+
+def suggestion_run(suggestion_id: int) -> str:
+    """The worker's part: compute a queued suggestion for the pool as it is now, reporting
+    progress per block, and end it done (or failed with the reason). A second delivery of the
+    same task finds it no longer queued and does nothing."""
+    claimed = GroupSuggestion.objects.filter(
+        pk=suggestion_id, status=GroupSuggestion.Status.QUEUED
+    ).update(status=GroupSuggestion.Status.RUNNING, progress=0, updated_at=timezone.now())
+    if not claimed:
+        return "not queued"
+    s = GroupSuggestion.objects.select_related("course").get(pk=suggestion_id)
+    people, together = suggestion_pool(s.course)
+
+    def progress(done: int, total: int) -> None:
+        GroupSuggestion.objects.filter(pk=suggestion_id, status="running").update(
+            progress=min(99, 100 * done // max(1, total)), updated_at=timezone.now()
         )
-        audit_record(actor=actor, action="groups.suggested", course=course, obj=s, after=stats)
-    return s
+
+    result, stats = _suggestion_compute(s.course, people, together, s.seed, progress)
+    with transaction.atomic():
+        live = GroupSuggestion.objects.select_for_update().filter(
+            pk=suggestion_id, status=GroupSuggestion.Status.RUNNING
+        )
+        if not live.exists():  # ended by the sweeper meanwhile
+            return "ended elsewhere"
+        if not result.ok:
+            live.update(
+                status=GroupSuggestion.Status.FAILED, note=result.reason, stats=stats, progress=0
+            )
+            return "failed"
+        live.update(
+            status=GroupSuggestion.Status.DONE,
+            groups=result.groups,
+            stats=stats,
+            progress=100,
+            pool_key=pool_key(people, together),
+        )
+        audit_record(
+            actor=s.created_by,
+            action="groups.suggested",
+            course=s.course,
+            obj=s,
+            after=stats,
+        )
+    return "done"
+
+
+def suggestion_stale(course: Course, s: GroupSuggestion) -> bool:
+    """A finished, unaccepted suggestion whose pool has changed since it was computed."""
+    if s.status != GroupSuggestion.Status.DONE or s.accepted_at is not None or not s.pool_key:
+        return False
+    return pool_key(*suggestion_pool(course)) != s.pool_key
 
 
 def suggestion_get(course: Course, suggestion_id: int | None = None) -> GroupSuggestion | None:
@@ -422,6 +541,8 @@ def _open_suggestion(course: Course, suggestion_id: int) -> GroupSuggestion:
         raise NotFound("No such suggestion.")
     if s.accepted_at is not None:
         raise Conflict("This suggestion was already accepted.")
+    if s.status != GroupSuggestion.Status.DONE:
+        raise Conflict(f"This suggestion is {s.get_status_display().lower()}, not ready yet.")
     return s
 
 
@@ -463,6 +584,11 @@ def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> lis
     with transaction.atomic():
         s = _open_suggestion(course, suggestion_id)
         people, together = suggestion_pool(course)
+        if s.pool_key and pool_key(people, together) != s.pool_key:
+            raise Conflict(
+                "Someone's group changed since this suggestion was made (a student joined, "
+                "left or changed group); make a new one."
+            )
         p = matching.MatchingProblem(
             people, {}, {}, together, course.group_min_size, course.group_max_size
         )

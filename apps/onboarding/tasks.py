@@ -60,3 +60,11 @@ def email_reminders(course_id: int, student_ids: list[int]) -> int:
         for email in User.objects.filter(pk__in=student_ids).values_list("email", flat=True)
     ]
     return send_mass_mail(messages)
+
+
+@shared_task(name="onboarding.suggest")
+def suggest(suggestion_id: int) -> str:
+    """A large pool's group suggestion, off the web request (services.suggestion_run)."""
+    from apps.onboarding.services import suggestion_run
+
+    return suggestion_run(suggestion_id)

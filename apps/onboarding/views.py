@@ -8,6 +8,7 @@ import datetime as dt
 from collections import Counter
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -33,7 +34,13 @@ from apps.core.views_helpers import (
 )
 from apps.core.views_helpers import int_or_none as _int
 from apps.onboarding import charts, services
-from apps.onboarding.models import DECISIONS, KINDS, EnrollmentDecision, QuestionnaireResponse
+from apps.onboarding.models import (
+    DECISIONS,
+    KINDS,
+    EnrollmentDecision,
+    GroupSuggestion,
+    QuestionnaireResponse,
+)
 
 PAGE = 50
 
@@ -314,12 +321,19 @@ def suggestion_make(request: AuthedRequest, course: Course) -> HttpResponseBase:
         made = services.suggestion_make(
             actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
         )
-        messages.success(
-            request,
-            f"{len(made.groups)} groups suggested. Nothing changes until you accept them."
-            if made.groups
-            else "Nobody is waiting for a group: every student is in one.",
-        )
+        if made.status in GroupSuggestion.IN_PROGRESS:
+            messages.success(
+                request,
+                f"Suggesting groups for {made.stats.get('people', 0):,} people on a worker; "
+                "this page shows the progress. Nothing changes until you accept them.",
+            )
+        else:
+            messages.success(
+                request,
+                f"{len(made.groups)} groups suggested. Nothing changes until you accept them."
+                if made.groups
+                else "Nobody is waiting for a group: every student is in one.",
+            )
     return _to_suggestions(course)
 
 
@@ -360,7 +374,7 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
     people_, together = services.suggestion_pool(course)
     s = services.suggestion_get(course)
     groups_: list[list[dict[str, Any]]] = []
-    if s is not None and s.accepted_at is None:
+    if s is not None and s.accepted_at is None and s.status == GroupSuggestion.Status.DONE:
         ids = [u for g in s.groups for u in g]
         users = {u.pk: u for u in User.objects.filter(pk__in=ids)}
         wishes, interests = services.suggestion_inputs(course, ids)
@@ -392,6 +406,9 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
             "pool": len(people_),
             "small_groups": len(together),
             "s": s,
+            "in_progress": s is not None and s.status in GroupSuggestion.IN_PROGRESS,
+            "stale": s is not None and services.suggestion_stale(course, s),
+            "inline_max": settings.SUGGEST_INLINE_MAX,
             "groups": groups_,
             "lo": course.group_min_size,
             "hi": course.group_max_size,

@@ -241,7 +241,17 @@ class DecisionView(APIView):
 class GroupSuggestionSerializer(serializers.ModelSerializer):
     class Meta:
         model = GroupSuggestion
-        fields = ("id", "seed", "groups", "stats", "created_at", "accepted_at")
+        fields = (
+            "id",
+            "seed",
+            "status",
+            "progress",
+            "note",
+            "groups",
+            "stats",
+            "created_at",
+            "accepted_at",
+        )
 
 
 class SuggestInSerializer(serializers.Serializer):
@@ -264,19 +274,19 @@ class SuggestionsView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="Suggest groups of the allowed size from wishes and interests (staff; changes "
-        "nothing)",
+        "nothing). 201 with the groups for a small pool; 202 with status `queued` for a large "
+        "one, computed by a worker: GET this URL for its progress and, when `done`, its groups",
         request=SuggestInSerializer,
-        responses={201: GroupSuggestionSerializer, **E},
+        responses={201: GroupSuggestionSerializer, 202: GroupSuggestionSerializer, **E},
     )
     def post(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code, staff=True)
         s = SuggestInSerializer(data=request.data)
         s.is_valid(raise_exception=True)
+        made = services.suggestion_make(actor=user, course=course, **s.validated_data)
         return Response(
-            GroupSuggestionSerializer(
-                services.suggestion_make(actor=user, course=course, **s.validated_data)
-            ).data,
-            status=201,
+            GroupSuggestionSerializer(made).data,
+            status=202 if made.status in GroupSuggestion.IN_PROGRESS else 201,
         )
 
 
