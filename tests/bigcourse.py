@@ -4,9 +4,11 @@ the page benchmark (bench/bench_pages.py builds 2,000 students in 400 groups wit
 from __future__ import annotations
 
 from django.contrib.auth.hashers import make_password
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 
 from apps.calendar.models import Milestone
+from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
@@ -29,6 +31,12 @@ def build_big_course(
     Membership.objects.bulk_create(
         [Membership(user=u, course=course, role=Role.STUDENT) for u in users], batch_size=2000
     )
+    with transaction.atomic():  # as a roster import enrols them: slack accounts open now
+        publish(
+            StudentsEnrolled(
+                course=course, actor=None, at=timezone.now(), user_ids=tuple(u.pk for u in users)
+            )
+        )
     staff = {}
     for role in (Role.TA, Role.INSTRUCTOR):
         u = User.objects.create(

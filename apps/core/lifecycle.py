@@ -70,6 +70,14 @@ class MemberLeft(LifecycleEvent):
 
 
 @dataclass(frozen=True)
+class StudentsEnrolled(LifecycleEvent):
+    """Students became active in the course (roster import, LMS launch, the demo): apps open
+    what each student holds from the first day (a slack account), so the deadline hour finds it."""
+
+    user_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class StudentDropped(LifecycleEvent):
     """A student is no longer active in the course (roster import, admin)."""
 

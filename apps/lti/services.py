@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from apps.core.errors import Conflict, DomainError, NotAllowed
+from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
 from apps.lti.models import LtiIdentity, LtiLink, LtiNonce, LtiSeat
@@ -162,6 +164,12 @@ def person_for(launch: Launch, course: Course) -> User:
             if not membership.is_active:
                 membership.is_active = True
                 membership.save(update_fields=["is_active", "updated_at"])
+            if membership.role == Role.STUDENT:
+                publish(
+                    StudentsEnrolled(
+                        course=course, actor=None, at=timezone.now(), user_ids=(user.pk,)
+                    )
+                )
             audit_record(
                 actor=None,
                 action="lti.member_added" if made else "lti.member_reactivated",

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, NotAllowed, NotFound
-from apps.core.lifecycle import StudentDropped, publish
+from apps.core.lifecycle import StudentDropped, StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -201,6 +201,15 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
             at = timezone.now()  # groups, scribing … react to each drop (they end group places)
             for user_id in User.objects.filter(email__in=gone).values_list("pk", flat=True):
                 publish(StudentDropped(course=course, actor=actor, at=at, user_id=user_id))
+        enrolled = tuple(
+            users[c.email].pk
+            for c in [*preview.added, *preview.updated]
+            if by_email[c.email].role == Role.STUDENT
+        )
+        if enrolled:  # slack days and the like open their per-student state now
+            publish(
+                StudentsEnrolled(course=course, actor=actor, at=timezone.now(), user_ids=enrolled)
+            )
         record.committed_at = timezone.now()
         record.committed_by = actor
         record.summary = preview.summary()

@@ -23,6 +23,7 @@ from apps.calendar.models import Assignment, Milestone
 from apps.checkoffs import services as checkoffs
 from apps.checkoffs.models import CheckoffSet
 from apps.compute.formation import allocate_at_formation
+from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record
 from apps.gradebook import services as gradebook
@@ -339,6 +340,11 @@ def demo_load(*, course: Course) -> list[DemoLogin]:
                     Permission.objects.filter(content_type__app_label__in=COURSE_APPS)
                 )
 
+        publish(
+            StudentsEnrolled(
+                course=course, actor=None, at=timezone.now(), user_ids=tuple(s.pk for s in students)
+            )
+        )
         # A group is keyed by its first student, not its name: once that student has been in
         # any group of the course (the demo ran before; people renamed, left, merged since),
         # the loader leaves that group alone instead of fighting what users did.

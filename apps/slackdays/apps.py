@@ -7,6 +7,10 @@ class SlackdaysConfig(AppConfig):
     verbose_name = "Slack days and exceptions"
 
     def ready(self) -> None:
+        from apps.core.lifecycle import StudentsEnrolled, subscribe
+        from apps.slackdays.services import on_students_enrolled
+
+        subscribe(StudentsEnrolled, on_students_enrolled)
         from apps.core.invariants import register_check
         from apps.slackdays.invariants import effective_not_before_base, ledger_balances
 

@@ -13,13 +13,15 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.calendar.models import Assignment
 from apps.core.compiled import compiled_query
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
+from apps.core.lifecycle import StudentsEnrolled
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, is_student
 from apps.core.services import audit_record
@@ -51,19 +53,66 @@ def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
     )
 
 
-def _lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
+def on_students_enrolled(event: StudentsEnrolled) -> None:
+    """Open each newly enrolled student's account with the course's allowance (existing accounts
+    untouched), in the enrolment's transaction: the first spend then locks, never creates."""
+    _ensure_accounts(event.course, [User(pk=pk) for pk in event.user_ids])
+
+
+def _accounts_with_spends(
+    course_id: int, assignment_id: int, *student_ids: int
+) -> QuerySet[SlackAccount]:
+    """These students' accounts, locked in student order, each with `spends_here`: its live
+    spends on the assignment (one statement)."""
+    who = Q()
+    for pk in student_ids:
+        who |= Q(student_id=pk)
+    return (
+        SlackAccount.objects.select_for_update(of=("self",))
+        .filter(who, course_id=course_id)
+        .annotate(
+            spends_here=Coalesce(
+                Subquery(
+                    ActiveSpend.objects.filter(account=OuterRef("pk"), assignment_id=assignment_id)
+                    .values("account")
+                    .annotate(n=Count("id"))
+                    .values("n")
+                ),
+                0,
+            )
+        )
+        .order_by("student_id")
+    )
+
+
+def _lock_accounts(
+    course: Course, students: list[User], *, spends_on: Assignment | None = None
+) -> dict[int, SlackAccount]:
     """The students' accounts, locked in student order; a missing one is opened first (after the
-    first spend of the term every account exists, so the common case is one statement)."""
+    first spend of the term every account exists, so the common case is one statement). With
+    `spends_on`, each account also carries `spends_here`: its live spends on that assignment,
+    read in the same statement."""
+
+    ids = sorted({s.pk for s in students})
 
     def lock() -> list[SlackAccount]:
-        return list(
-            SlackAccount.objects.select_for_update()
-            .filter(course=course, student__in=students)
-            .order_by("student_id")
+        if spends_on is None:
+            return list(
+                SlackAccount.objects.select_for_update()
+                .filter(course=course, student__in=students)
+                .order_by("student_id")
+            )
+        # The hot path of the deadline hour: its SQL is built once per group size and process.
+        return compiled_query(
+            f"slack.lock_with_spends.{len(ids)}",
+            _accounts_with_spends,
+            course.pk,
+            spends_on.pk,
+            *ids,
         )
 
     accounts = lock()
-    if len(accounts) < len({s.pk for s in students}):
+    if len(accounts) < len(ids):
         _ensure_accounts(course, students)  # ON CONFLICT DO NOTHING waits for a racing opener
         accounts = lock()
     by_id = {s.pk: s for s in students}
@@ -188,9 +237,21 @@ def _spend_all(
     actor: User,
     reason: str,
 ) -> list[LedgerEntry]:
-    """One day from each (locked) account in three statements: balances and sequence numbers,
-    ledger entries, spend slots. The CHECK and unique constraints hold it as `_append` would."""
+    """One day from each (locked) account: balances and sequence numbers, ledger entries, spend
+    slots — one statement on PostgreSQL (`_spend_all_sql`), three elsewhere. The CHECK and
+    unique constraints hold it as `_append` would."""
     batch = uuid.uuid4()
+    if connection.vendor == "postgresql":
+        return _spend_all_sql(
+            members,
+            accounts,
+            active,
+            assignment=assignment,
+            group=group,
+            actor=actor,
+            reason=reason[:300],
+            batch=batch,
+        )
     changed = []
     for s in members:
         a = accounts[s.pk]
@@ -228,6 +289,69 @@ def _spend_all(
     return entries
 
 
+def _spend_all_sql(
+    members: list[User],
+    accounts: dict[int, SlackAccount],
+    active: dict[int, int],
+    *,
+    assignment: Assignment,
+    group: Group | None,
+    actor: User,
+    reason: str,
+    batch: uuid.UUID,
+) -> list[LedgerEntry]:
+    """`_spend_all` in one round trip (the write spike of the deadline hour is round trips):
+    the UPDATE of the accounts, the INSERT of their ledger entries and the INSERT of their spend
+    slots as data-modifying CTEs of one statement, returning the entries."""
+    now = timezone.now()
+    ids = [accounts[s.pk].pk for s in members]
+    slots = [active[s.pk] + 1 for s in members]
+    account_t, ledger_t, spend_t = (
+        connection.ops.quote_name(m._meta.db_table)
+        for m in (SlackAccount, LedgerEntry, ActiveSpend)
+    )
+    sql = (
+        f"WITH moved AS (UPDATE {account_t} SET balance = balance - 1, last_seq = last_seq + 1 "  # noqa: S608 - table names from the models; every value a parameter
+        "WHERE id = ANY(%s) RETURNING id, balance, last_seq), "
+        f"entries AS (INSERT INTO {ledger_t} (account_id, seq, kind, delta, balance_after, "
+        "assignment_id, group_id, batch, reverses_id, actor_id, reason, created_at) "
+        "SELECT id, last_seq, 'spend', -1, balance, %s, %s, %s, NULL, %s, %s, %s FROM moved "
+        "RETURNING id, account_id, seq, balance_after), "
+        f"slots AS (INSERT INTO {spend_t} (account_id, assignment_id, slot, entry_id) "
+        "SELECT e.account_id, %s, s.slot, e.id FROM entries e JOIN "
+        "unnest(%s::bigint[], %s::int[]) AS s(account_id, slot) ON s.account_id = e.account_id) "
+        "SELECT id, account_id, seq, balance_after FROM entries"
+    )
+    params: list[Any] = [ids, assignment.pk, group.pk if group else None, batch, actor.pk, reason]
+    params.append(now)
+    params += [assignment.pk, ids, slots]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = {account_id: (pk, seq, after) for pk, account_id, seq, after in cursor.fetchall()}
+    entries = []
+    for s in members:
+        a = accounts[s.pk]
+        pk, seq, after = rows[a.pk]
+        a.balance, a.last_seq = after, seq
+        e = LedgerEntry(
+            pk=pk,
+            account=a,
+            seq=seq,
+            kind="spend",
+            delta=-1,
+            balance_after=after,
+            assignment=assignment,
+            group=group,
+            batch=batch,
+            actor=actor,
+            reason=reason,
+            created_at=now,
+        )
+        e._state.adding = False
+        entries.append(e)
+    return entries
+
+
 def _group_of(course_id: int, user_id: int) -> QuerySet[GroupMembership]:
     return GroupMembership.objects.filter(
         course_id=course_id,
@@ -259,15 +383,32 @@ def slack_apply(
     rows = compiled_query("slack.apply.members", _group_of, course.pk, actor.pk)
     group = rows[0].group if rows else None
     members = sorted((m.user for m in rows), key=lambda u: u.pk) or [actor]
-    with transaction.atomic():
-        accounts = _lock_accounts(course, members)
-        counted = dict(
-            ActiveSpend.objects.filter(account__in=accounts.values(), assignment=assignment)
-            .values("account__student_id")
-            .annotate(n=Count("id"))
-            .values_list("account__student_id", "n")
+    try:
+        return _apply_locked(
+            course, assignment, actor, members, group, charged_by=charged_by, reason=reason
         )
-        active: dict[int, int] = {s.pk: counted.get(s.pk, 0) for s in members}
+    except IntegrityError:  # a racing request of the same group took the slot first
+        raise Conflict(
+            f"A slack day on {assignment.code} was just applied; reload to see it."
+        ) from None
+
+
+def _apply_locked(
+    course: Course,
+    assignment: Assignment,
+    actor: User,
+    members: list[User],
+    group: Group | None,
+    *,
+    charged_by: User | None,
+    reason: str,
+) -> list[LedgerEntry]:
+    """slack_apply's transaction: the accounts locked with their spends on the assignment read
+    in the same statement, the checks, then the spend. An IntegrityError leaves it rolled back
+    (no savepoint: the caller turns it into the Conflict)."""
+    with transaction.atomic():
+        accounts = _lock_accounts(course, members, spends_on=assignment)
+        active: dict[int, int] = {s.pk: getattr(accounts[s.pk], "spends_here", 0) for s in members}
         if charged_by is None:
             limit = rules.add_calendar_days(
                 deadline_without_slack(course, assignment, actor, group=group),
@@ -290,21 +431,15 @@ def slack_apply(
                 out.append(f"{s.get_full_name()} {why}")
         if out:
             raise Conflict("Nothing was charged: " + "; ".join(out) + ".")
-        try:
-            with transaction.atomic():
-                entries = _spend_all(
-                    members,
-                    accounts,
-                    active,
-                    assignment=assignment,
-                    group=group,
-                    actor=charged_by or actor,
-                    reason=reason or "applied by the group",
-                )
-        except IntegrityError:
-            raise Conflict(
-                f"A slack day on {assignment.code} was just applied; reload to see it."
-            ) from None
+        entries = _spend_all(
+            members,
+            accounts,
+            active,
+            assignment=assignment,
+            group=group,
+            actor=charged_by or actor,
+            reason=reason or "applied by the group",
+        )
         audit_record(
             actor=charged_by or actor,
             action="slack.spent",

@@ -161,3 +161,20 @@ def test_the_command_previews_then_commits(tmp_path: Path) -> None:
         call_command(
             "import_roster", "cs-test", str(path), "--commit", stdout=StringIO(), stderr=StringIO()
         )
+
+
+def test_enrolled_students_have_their_slack_days_from_the_first_day() -> None:
+    """The roster import publishes StudentsEnrolled: each student's slack account opens with the
+    course's allowance in the import's transaction (a TA gets none), so the deadline hour's
+    first spend only locks rows."""
+    from apps.slackdays.models import SlackAccount
+
+    course = CourseFactory(slack_days_allowance=3)
+    staff = member(course, Role.INSTRUCTOR)
+    upload_and_commit(course, staff, GOOD)
+    opened = dict(
+        SlackAccount.objects.filter(course=course).values_list("student__email", "balance")
+    )
+    assert opened == {"ada@uni.edu": 3, "bo@uni.edu": 3}
+    upload_and_commit(course, staff, GOOD)  # importing again leaves the accounts as they are
+    assert SlackAccount.objects.filter(course=course).count() == 2
