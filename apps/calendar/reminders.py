@@ -6,8 +6,9 @@ deadline, the one reminder that fits now (`rules.reminder_offset_due`). `reminde
 them in sets — one `INSERT … ON CONFLICT DO NOTHING RETURNING` per batch of `BATCH` rows, the
 unique row per person, item, offset and deadline deciding — and sends only what it claimed, so a
 second run, a late run or a second worker sends nothing twice. Each distinct (item, deadline,
-offset) is rendered once with a placeholder for the name and substituted per person; a batch
-goes out over one SMTP connection and is marked sent with one UPDATE.
+offset) is rendered once with a placeholder for the name and substituted per person, built as
+MIME once and copied per person (`apps.core.mailbulk`); a batch goes out over one SMTP
+connection and is marked sent with one UPDATE.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import get_connection
 from django.db import connection, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -27,6 +28,7 @@ from django.utils.html import escape
 from apps.calendar.models import CalendarSettings, Reminder
 from apps.calendar.registry import Event, reminder_sources
 from apps.calendar.rules import reminder_horizon, reminder_offset_due
+from apps.core import mailbulk
 from apps.core.models import Course, User
 from apps.core.timefmt import format_instant
 
@@ -123,14 +125,6 @@ def _rendered(course: Course, r: DueReminder) -> tuple[str, str, str]:
     return subject, text, html
 
 
-def _message(parts: tuple[str, str, str], user: User) -> EmailMultiAlternatives:
-    subject, text, html = parts
-    name = user.get_full_name() or user.email
-    msg = EmailMultiAlternatives(subject, text.replace(NAME, name), None, [user.email])
-    msg.attach_alternative(html.replace(NAME, escape(name)), "text/html")
-    return msg
-
-
 def reminders_send(
     *, course: Course, now: dt.datetime | None = None, times: SendTimes | None = None
 ) -> int:
@@ -159,7 +153,8 @@ def reminders_send(
             if not claimed:
                 continue
             t = time.perf_counter()
-            messages, ids = [], []
+            copies: dict[tuple[str, dt.datetime, int], list[mailbulk.Copy]] = {}
+            ids = []
             for r in batch:
                 pk = claimed.get((r.user_id, r.event.uid, r.offset_hours))
                 if pk is None:
@@ -167,14 +162,22 @@ def reminders_send(
                 key = (r.event.uid, r.event.start, r.offset_hours)
                 if key not in rendered:
                     rendered[key] = _rendered(course, r)
-                messages.append(_message(rendered[key], users[r.user_id]))
+                user = users[r.user_id]
+                name = user.get_full_name() or user.email
+                copies.setdefault(key, []).append(mailbulk.Copy(user.email, name, escape(name)))
                 ids.append(pk)
             times.render += time.perf_counter() - t
             t = time.perf_counter()
             try:
-                mailer.send_messages(messages)
+                mailbulk.send_all(
+                    mailer,
+                    [
+                        mailbulk.Personal(*rendered[key], name_token=NAME, copies=same)
+                        for key, same in copies.items()
+                    ],
+                )
             except Exception:  # an SMTP failure: the rows stay claimed (at most once), logged
-                log.exception("a batch of %d reminders could not be sent", len(messages))
+                log.exception("a batch of %d reminders could not be sent", len(ids))
                 times.send += time.perf_counter() - t
                 continue
             Reminder.objects.filter(pk__in=ids).update(sent_at=timezone.now())

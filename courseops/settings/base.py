@@ -353,6 +353,8 @@ if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # Scribe assignments for up to this many students are solved inside the request (well under a
 # second); larger courses are solved by a worker (2,000 students: about 20 s).
+# Reminders and other bulk mail go out over this many SMTP connections at once (one thread each).
+SMTP_SEND_CONNECTIONS = int(os.environ.get("SMTP_SEND_CONNECTIONS", "3"))
 # Group suggestions for more people than this are computed by a worker (about 2 s for 40 in the
 # request; 2,000 take about 35 s on a worker, in blocks, with progress on the page).
 SUGGEST_INLINE_MAX = int(os.environ.get("SUGGEST_INLINE_MAX", "40"))
