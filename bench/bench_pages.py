@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import port_answers  # noqa: E402
+from bench.common import course_pages, port_answers  # noqa: E402
 
 if port_answers(5432):
     subprocess.run(
@@ -60,24 +60,7 @@ print(
     f"built 2,000 students in 400 groups in {time.perf_counter() - t0:.1f} s ({connection.vendor})"
 )
 
-C, A = f"/c/{course.code}/", f"/api/v1/courses/{course.code}/"
-PAGES = {
-    "ta": [
-        ("staff groups board", C + "groups/"),
-        ("staff slack page", C + "slack/staff/"),
-        ("roster", C + "roster/"),
-        ("API groups (staff)", A + "groups/"),
-        ("API slack balances", A + "slack/balances/"),
-        ("API exceptions (staff)", A + "slack/exceptions/"),
-    ],
-    "student": [
-        ("student dashboard", C),
-        ("student slack page", C + "slack/"),
-        ("student node page", C + "node/"),
-        ("API slack/me", A + "slack/me/"),
-        ("API groups (student)", A + "groups/"),
-    ],
-}
+PAGES = course_pages(course.code)
 print(f"{'page':<26}{'median ms':>10}{'KB':>9}{'queries':>9}")
 for who, pages in PAGES.items():
     client = Client()

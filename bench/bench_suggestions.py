@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,17 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import port_answers, start_worker  # noqa: E402
+from bench.common import fresh_database, port_answers, start_worker  # noqa: E402
 
 if not (port_answers(5432) and port_answers(6379)):
     print("skipped: needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379")
     sys.exit(0)
 DB = "courseops_bench_suggestions"
-pg = ["-h", "127.0.0.1", "-U", "postgres"]
-subprocess.run(["dropdb", *pg, "--if-exists", DB], check=False, capture_output=True)
-subprocess.run(["createdb", *pg, DB], check=False, capture_output=True)
+DB_URL = fresh_database(DB)
 ENV = {
-    "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
+    "DATABASE_URL": DB_URL,
     "REDIS_URL": "redis://127.0.0.1:6379/12",
     "DJANGO_SETTINGS_MODULE": "courseops.settings.dev",
     "DEBUG": "false",

@@ -11,6 +11,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def fresh_database(name: str) -> str:
+    """Drop and create a throwaway PostgreSQL database on 127.0.0.1; its URL."""
+    pg = ["-h", "127.0.0.1", "-U", "postgres"]
+    subprocess.run(["dropdb", *pg, "--if-exists", name], check=False, capture_output=True)
+    subprocess.run(["createdb", *pg, name], check=False, capture_output=True)
+    return f"postgres://postgres@127.0.0.1:5432/{name}"
+
+
 def port_answers(port: int, host: str = "127.0.0.1") -> bool:
     """Whether something listens on host:port (PostgreSQL, Redis, the server under load)."""
     try:

@@ -141,16 +141,21 @@ def lockout_response(
     return response
 
 
-def locked_accounts(*, course_member_emails: list[str]) -> dict[str, dt.datetime]:
-    """Which of these emails are locked out of logging in right now, and until when."""
+def locked_accounts(*, course_member_emails: list[str] | None = None) -> dict[str, dt.datetime]:
+    """Which of these emails (None: any account) are locked out of logging in right now, and
+    until when. Only recent attempts are read, so asking for any account is cheap; a course page
+    then keeps its own members among them (a list of every member's e-mail would read the whole
+    user table once many courses share the database)."""
     cool_off = settings.AXES_COOLOFF_TIME
     since = timezone.now() - cool_off
-    emails = [e.lower() for e in course_member_emails]
+    attempts = AccessAttempt.objects.filter(attempt_time__gte=since)
+    if course_member_emails is not None:
+        attempts = attempts.filter(username__in=[e.lower() for e in course_member_emails])
     failures: dict[str, int] = {}
     last: dict[str, dt.datetime] = {}
-    for username, count, attempt_time in AccessAttempt.objects.filter(
-        username__in=emails, attempt_time__gte=since
-    ).values_list("username", "failures_since_start", "attempt_time"):
+    for username, count, attempt_time in attempts.values_list(
+        "username", "failures_since_start", "attempt_time"
+    ):
         failures[username] = failures.get(username, 0) + count
         last[username] = max(last.get(username, attempt_time), attempt_time)
     return {u: last[u] + cool_off for u, n in failures.items() if n >= settings.AXES_FAILURE_LIMIT}

@@ -62,6 +62,8 @@ class GroupMembership(models.Model):
 
     class Meta:
         ordering = ("group_id", "joined_at")
+        # The staff board's newest changes of one course, read without the other courses.
+        indexes = [models.Index(fields=["course", "-joined_at"], name="groupmember_course_recent")]
         constraints = [
             models.UniqueConstraint(
                 fields=["course", "user"],

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.groups.models import Group, GroupMembership
-
-CURRENT = Q(memberships__left_at__isnull=True)
 
 
 def current_members_prefetch() -> Prefetch:
@@ -28,9 +27,18 @@ def current_members_prefetch() -> Prefetch:
 
 
 def group_list_with_sizes(*, course: Course) -> QuerySet[Group]:
+    # Each group's size counted by its own rows (index on group): a join to every membership
+    # row would make PostgreSQL scan all courses' memberships once a department shares it.
+    size = (
+        GroupMembership.objects.filter(group=OuterRef("pk"), left_at__isnull=True)
+        .order_by()
+        .values("group")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     return (
         Group.objects.filter(course=course, dissolved_at__isnull=True)
-        .annotate(size=Count("memberships", filter=CURRENT))
+        .annotate(size=Coalesce(Subquery(size), 0))
         .order_by("name")
     )
 
@@ -95,15 +103,15 @@ def group_visible_in_full(*, user: User, group: Group) -> bool:
 
 
 def students_without_group(*, course: Course) -> QuerySet[User]:
+    # The subtraction is done on the course's memberships, so PostgreSQL reads only this
+    # course's people (a filter on the user table would scan every course's users).
     grouped = GroupMembership.objects.filter(course=course, left_at__isnull=True).values("user_id")
-    student_ids = Membership.objects.filter(
-        course=course, role=Role.STUDENT, is_active=True
-    ).values("user_id")
-    return (
-        User.objects.filter(id__in=student_ids)
-        .exclude(id__in=grouped)
-        .order_by("full_name", "email")
+    alone = (
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)
+        .exclude(user_id__in=grouped)
+        .values("user_id")
     )
+    return User.objects.filter(id__in=alone).order_by("full_name", "email")
 
 
 def membership_history(*, course: Course, limit: int = 50) -> QuerySet[GroupMembership]:

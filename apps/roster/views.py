@@ -79,11 +79,7 @@ def page(request: AuthedRequest, code: str) -> HttpResponse:
     except ValueError:
         page_no = 1
     total = members.count()
-    locked = locked_accounts(
-        course_member_emails=list(
-            Membership.objects.filter(course=course).values_list("user__email", flat=True)
-        )
-    )
+    locked = locked_accounts()  # any account; this course's members are kept just below
     locked_people = (
         [
             (m, locked[m.user.email.lower()])
