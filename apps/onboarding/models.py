@@ -109,15 +109,19 @@ class EnrollmentDecision(models.Model):
 class GroupSuggestion(models.Model):
     """Groups proposed by the matcher, which staff may edit and then accept (only then do groups
     change). A large pool is computed by a worker: the row exists from the request on, queued,
-    then running with its progress, then done (or failed with the reason)."""
+    then running with its progress, then done (or failed with the reason). Accepting a large
+    one is a worker's job too: accepting, then done with `accepted_at` (or done again with the
+    reason in `note`, nothing changed)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Waiting for a worker"
         RUNNING = "running", "Computing"
         DONE = "done", "Ready"
         FAILED = "failed", "Failed"
+        ACCEPTING = "accepting", "Being accepted"
 
-    IN_PROGRESS = (Status.QUEUED, Status.RUNNING)
+    IN_PROGRESS = (Status.QUEUED, Status.RUNNING)  # being computed
+    BUSY = (Status.QUEUED, Status.RUNNING, Status.ACCEPTING)  # a worker has it
 
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
     seed = models.IntegerField(default=0)
@@ -125,7 +129,9 @@ class GroupSuggestion(models.Model):
     stats = models.JSONField(default=dict)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent computed.")
-    note = models.TextField(blank=True, help_text="Why it failed, in words.")
+    note = models.TextField(
+        blank=True, help_text="Why computing it failed, or why accepting it did not happen."
+    )
     pool_key = models.CharField(
         max_length=64,
         blank=True,

@@ -278,9 +278,7 @@ def decision_set(
             before=before,
             after={"decision": decision, "student": student.email},
         )
-        from apps.onboarding.tasks import email_decision
-
-        transaction.on_commit(lambda: email_decision.delay(row.pk))
+        transaction.on_commit(lambda: task_named("onboarding.email_decision").delay(row.pk))
     return row
 
 
@@ -315,9 +313,9 @@ def remind_unanswered(*, actor: User, course: Course) -> int:
             obj=q,
             after={"students": len(ids)},
         )
-        from apps.onboarding.tasks import email_reminders
-
-        transaction.on_commit(lambda: email_reminders.delay(course.pk, ids))
+        transaction.on_commit(
+            lambda: task_named("onboarding.email_reminders").delay(course.pk, ids)
+        )
     return len(ids)
 
 
@@ -390,6 +388,13 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
     the reason when no split into groups of the allowed size exists (inline only; a worker's
     suggestion ends failed with it)."""
     _require_staff(actor, course)
+    if GroupSuggestion.objects.filter(
+        course=course, status=GroupSuggestion.Status.ACCEPTING
+    ).exists():
+        raise Conflict(
+            "The last suggestion is being accepted by a worker; suggest again once its groups "
+            "exist."
+        )
     people, together = suggestion_pool(course)
     if len(people) <= settings.SUGGEST_INLINE_MAX:
         result, stats = _suggestion_compute(course, people, together, seed, None)
@@ -541,6 +546,8 @@ def _open_suggestion(course: Course, suggestion_id: int) -> GroupSuggestion:
         raise NotFound("No such suggestion.")
     if s.accepted_at is not None:
         raise Conflict("This suggestion was already accepted.")
+    if s.status == GroupSuggestion.Status.ACCEPTING:
+        raise Conflict("This suggestion is being accepted already; its page shows when it is done.")
     if s.status != GroupSuggestion.Status.DONE:
         raise Conflict(f"This suggestion is {s.get_status_display().lower()}, not ready yet.")
     return s
@@ -576,57 +583,130 @@ def suggestion_move(
     return s
 
 
-def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> list[Group]:
+def suggestion_accept(*, actor: User, course: Course, suggestion_id: int) -> list[Group] | None:
     """Make the suggested groups real, all or nothing: each suggested group that holds members of
     an existing small group grows that group; the others become new groups ("Group N"). Refused
-    if sizes are off or anyone's group changed since the suggestion was made."""
+    if sizes are off or anyone's group changed since the suggestion was made. A suggestion of at
+    most `SUGGEST_INLINE_MAX` people is accepted here and its groups returned; a larger one is
+    checked here, marked accepting and handed to a worker (None), which makes the groups in one
+    transaction (`suggestion_accept_run`) while its page waits."""
     _require_staff(actor, course)
     with transaction.atomic():
         s = _open_suggestion(course, suggestion_id)
-        people, together = suggestion_pool(course)
-        if s.pool_key and pool_key(people, together) != s.pool_key:
-            raise Conflict(
-                "Someone's group changed since this suggestion was made (a student joined, "
-                "left or changed group); make a new one."
-            )
-        p = matching.MatchingProblem(
-            people, {}, {}, together, course.group_min_size, course.group_max_size
-        )
-        problems = matching.check(p, s.groups)
-        if problems:
-            raise Conflict(
-                "The suggestion no longer fits: " + "; ".join(problems) + ". Make a new one."
-            )
-        current = dict(
-            GroupMembership.objects.filter(
-                course=course, left_at__isnull=True, user_id__in=people
-            ).values_list("user_id", "group_id")
-        )
-        made: list[Group] = []
-        taken = set(Group.objects.filter(course=course).values_list("name", flat=True))
-        n = 1
-        for members in s.groups:
-            existing = sorted({current[u] for u in members if u in current})
-            if existing:
-                target = Group.objects.get(pk=existing[0])
-            else:
-                while f"Group {n}" in taken:
-                    n += 1
-                taken.add(f"Group {n}")
-                target = groups.group_staff_create(actor=actor, course=course, name=f"Group {n}")
-            for u in members:
-                if current.get(u) != target.pk:
-                    groups.member_move(actor=actor, course=course, user_id=u, group_id=target.pk)
-            made.append(target)
-        s.accepted_at = timezone.now()
-        s.save(update_fields=["accepted_at"])
+        _acceptable(course, s)
+        if sum(len(g) for g in s.groups) <= settings.SUGGEST_INLINE_MAX:
+            return _accept(actor, course, s)
+        s.status = GroupSuggestion.Status.ACCEPTING
+        s.note = ""
+        s.save(update_fields=["status", "note", "updated_at"])
         audit_record(
             actor=actor,
-            action="groups.suggestion_accepted",
+            action="groups.suggestion_accept_queued",
             course=course,
             obj=s,
-            after={"groups": [g.name for g in made]},
+            after={"groups": len(s.groups), "people": sum(len(g) for g in s.groups)},
         )
+        actor_id = actor.pk
+
+        def unqueued(_exc: BaseException) -> None:
+            GroupSuggestion.objects.filter(
+                pk=suggestion_id, status=GroupSuggestion.Status.ACCEPTING
+            ).update(
+                status=GroupSuggestion.Status.DONE,
+                note="The task queue did not answer; no group was made. Accept again.",
+            )
+
+        enqueue_on_commit(
+            lambda: task_named("onboarding.accept").delay(suggestion_id, actor_id),
+            what="accepting the suggested groups",
+            critical=True,
+            on_failure=unqueued,
+        )
+    return None
+
+
+def suggestion_accept_run(suggestion_id: int, actor_id: int) -> str:
+    """The worker's part of accepting a large suggestion: the same checks again (someone's group
+    may have changed while it waited), then every group made in this one transaction, or nothing
+    and the reason in the suggestion's note. A second delivery finds it no longer accepting."""
+    with transaction.atomic():
+        s = (
+            GroupSuggestion.objects.select_for_update()
+            .select_related("course")
+            .filter(pk=suggestion_id, status=GroupSuggestion.Status.ACCEPTING)
+            .first()
+        )
+        if s is None:
+            return "not accepting"
+        actor = User.objects.filter(pk=actor_id).first()
+        try:
+            with transaction.atomic():
+                if actor is None:
+                    raise NotAllowed("The person who accepted it no longer has an account.")
+                _require_staff(actor, s.course)
+                _acceptable(s.course, s)
+                made = _accept(actor, s.course, s)
+        except DomainError as e:
+            s.status = GroupSuggestion.Status.DONE
+            s.note = f"Accepting did not happen, no group was made: {e.message}"
+            s.save(update_fields=["status", "note", "updated_at"])
+            return "refused"
+        return f"{len(made)} groups"
+
+
+def _acceptable(course: Course, s: GroupSuggestion) -> None:
+    """Raise Conflict unless the suggestion still fits the pool as it is now."""
+    people, together = suggestion_pool(course)
+    if s.pool_key and pool_key(people, together) != s.pool_key:
+        raise Conflict(
+            "Someone's group changed since this suggestion was made (a student joined, "
+            "left or changed group); make a new one."
+        )
+    p = matching.MatchingProblem(
+        people, {}, {}, together, course.group_min_size, course.group_max_size
+    )
+    problems = matching.check(p, s.groups)
+    if problems:
+        raise Conflict(
+            "The suggestion no longer fits: " + "; ".join(problems) + ". Make a new one."
+        )
+
+
+def _accept(actor: User, course: Course, s: GroupSuggestion) -> list[Group]:
+    """Make the groups of a checked suggestion (inside the caller's transaction)."""
+    people = [u for g in s.groups for u in g]
+    current = dict(
+        GroupMembership.objects.filter(
+            course=course, left_at__isnull=True, user_id__in=people
+        ).values_list("user_id", "group_id")
+    )
+    made: list[Group] = []
+    taken = set(Group.objects.filter(course=course).values_list("name", flat=True))
+    n = 1
+    for members in s.groups:
+        existing = sorted({current[u] for u in members if u in current})
+        if existing:
+            target = Group.objects.get(pk=existing[0])
+        else:
+            while f"Group {n}" in taken:
+                n += 1
+            taken.add(f"Group {n}")
+            target = groups.group_staff_create(actor=actor, course=course, name=f"Group {n}")
+        for u in members:
+            if current.get(u) != target.pk:
+                groups.member_move(actor=actor, course=course, user_id=u, group_id=target.pk)
+        made.append(target)
+    s.status = GroupSuggestion.Status.DONE
+    s.note = ""
+    s.accepted_at = timezone.now()
+    s.save(update_fields=["status", "note", "accepted_at", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="groups.suggestion_accepted",
+        course=course,
+        obj=s,
+        after={"groups": [g.name for g in made]},
+    )
     return made
 
 

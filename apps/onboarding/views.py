@@ -356,13 +356,21 @@ def suggestion_move(request: AuthedRequest, course: Course, suggestion_id: int) 
 def suggestion_accept(
     request: AuthedRequest, course: Course, suggestion_id: int
 ) -> HttpResponseBase:
-    """Staff accept the suggestion after confirming: the groups are created."""
+    """Staff accept the suggestion after confirming: the groups are created (by a worker for a
+    large suggestion, while the page waits)."""
     with errors_as_messages(request):
         made = services.suggestion_accept(
             actor=request.user, course=course, suggestion_id=suggestion_id
         )
-        names = ", ".join(g.name for g in made)
-        messages.success(request, f"{len(made)} groups now exist: {names}.")
+        if made is None:
+            messages.success(
+                request,
+                "Checked: the suggestion fits. A worker is creating the groups now; this page "
+                "shows when they exist.",
+            )
+        else:
+            names = ", ".join(g.name for g in made)
+            messages.success(request, f"{len(made)} groups now exist: {names}.")
     return _to_suggestions(course)
 
 
@@ -407,6 +415,7 @@ def suggestions(request: AuthedRequest, code: str) -> HttpResponseBase:
             "small_groups": len(together),
             "s": s,
             "in_progress": s is not None and s.status in GroupSuggestion.IN_PROGRESS,
+            "accepting": s is not None and s.status == GroupSuggestion.Status.ACCEPTING,
             "stale": s is not None and services.suggestion_stale(course, s),
             "inline_max": settings.SUGGEST_INLINE_MAX,
             "groups": groups_,

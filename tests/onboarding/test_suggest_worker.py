@@ -66,7 +66,24 @@ def test_sixty_people_are_suggested_on_a_worker_and_accepted_from_the_page(
     assert "Accept: create these groups" in page
     assert len(re.findall(r"<h3>Group \d+", page)) == len(s.groups)
 
-    web.post(base + f"{s.pk}/accept/")
+    t = time.perf_counter()
+    answer = web.post(base + f"{s.pk}/accept/", follow=True)
+    page = answer.content.decode()
+    assert "A worker is creating the groups now" in page
+    assert time.perf_counter() - t < 5
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        s.refresh_from_db()
+        if s.accepted_at is not None or s.note:
+            break
+        assert f"Creating {len(s.groups)} groups for 60 people" in page
+        assert 'http-equiv="refresh"' in page
+        time.sleep(0.3)
+        page = web.get(base).content.decode()
+    assert s.accepted_at is not None, s.note
+    page = web.get(base).content.decode()
+    assert "The last suggestion was accepted" in page
+    assert 'http-equiv="refresh"' not in page
     placed = GroupMembership.objects.filter(course=course, left_at__isnull=True)
     assert placed.count() == 60
     sizes = sorted(placed.values("group_id").annotate(n=Count("id")).values_list("n", flat=True))
@@ -166,3 +183,72 @@ def test_a_pool_larger_than_a_block_keeps_every_rule_and_reports_each_block() ->
     assert heard[-1][0] == heard[-1][1] > 1
     assert [d for d, _ in heard] == list(range(1, heard[-1][1] + 1))
     assert result.mutual_kept == result.mutual_possible
+
+
+@pytest.mark.django_db
+def test_a_large_acceptance_waits_for_a_worker_which_rechecks_and_makes_nothing_if_refused(
+    ee290, settings, celery_eager, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SUGGEST_INLINE_MAX = 10
+    staff = member(ee290, Role.TA)
+    students = _students(ee290, 24)
+    with django_capture_on_commit_callbacks(execute=True):
+        s = services.suggestion_make(actor=staff, course=ee290, seed=0)
+    s.refresh_from_db()
+    assert s.status == "done"
+    api = APIClient()
+    api.force_authenticate(staff)
+    url = f"/api/v1/courses/{ee290.code}/questionnaire/suggestions/{s.pk}/accept/"
+
+    # While it waits for the worker, someone joins a group: the worker refuses, nothing is made.
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        answer = api.post(url)
+    assert answer.status_code == 202, answer.content
+    assert answer.json()["status"] == "accepting"
+    assert answer.json()["accepted_at"] is None
+    web = Client()
+    web.force_login(staff)
+    page = web.get(f"/c/{ee290.code}/questionnaire/suggestions/").content.decode()
+    assert f"Creating {len(s.groups)} groups for 24 people" in page
+    assert "Accept: create these groups" not in page
+    assert api.post(url).status_code == 409  # a second click: being accepted already
+    g = groups.group_staff_create(actor=staff, course=ee290, name="Early birds")
+    groups.member_move(actor=staff, course=ee290, user_id=students[0].pk, group_id=g.pk)
+    for callback in queued:
+        callback()
+    s.refresh_from_db()
+    assert s.status == "done"
+    assert s.accepted_at is None
+    assert "no group was made: Someone's group changed" in s.note
+    assert GroupMembership.objects.filter(course=ee290, left_at__isnull=True).count() == 1
+    page = web.get(f"/c/{ee290.code}/questionnaire/suggestions/").content.decode()
+    assert "no group was made: Someone&#x27;s group changed" in page
+
+    # A fresh suggestion, accepted with nobody interfering: every group made by the worker.
+    with django_capture_on_commit_callbacks(execute=True):
+        fresh = services.suggestion_make(actor=staff, course=ee290, seed=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(url.replace(f"/{s.pk}/", f"/{fresh.pk}/"))
+    assert answer.status_code == 202
+    fresh.refresh_from_db()
+    assert fresh.accepted_at is not None
+    assert fresh.note == ""
+    assert GroupMembership.objects.filter(course=ee290, left_at__isnull=True).count() == 24
+
+
+@pytest.mark.django_db
+def test_an_acceptance_whose_worker_is_gone_is_ready_to_accept_again(ee290) -> None:
+    staff = member(ee290, Role.TA)
+    s = GroupSuggestion.objects.create(
+        course=ee290, status="accepting", groups=[[1, 2, 3, 4]], stats={"people": 900}
+    )
+    assert [j.status for j in jobs.listed(ee290.pk)] == ["accepting"]
+    with pytest.raises(Conflict, match="being accepted by a worker"):
+        services.suggestion_make(actor=staff, course=ee290)
+    assert jobs.sweep(timezone.now()) == []
+    later = timezone.now() + dt.timedelta(minutes=6)
+    assert jobs.sweep(later) == ["1 group acceptance(s) reset: worker gone"]
+    s.refresh_from_db()
+    assert s.status == "done"
+    assert s.accepted_at is None
+    assert "No worker accepted this suggestion" in s.note

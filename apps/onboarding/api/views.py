@@ -293,13 +293,16 @@ class SuggestionsView(APIView):
 class AcceptView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="Create the suggested groups, all or nothing (staff)",
+        summary="Create the suggested groups, all or nothing (staff). 200 once they exist; 202 "
+        "with status `accepting` for a large suggestion, which a worker creates: GET the "
+        "suggestion until `accepted_at` is set (or `note` says why nothing was made)",
         request=None,
-        responses={200: GroupSuggestionSerializer, **E},
+        responses={200: GroupSuggestionSerializer, 202: GroupSuggestionSerializer, **E},
     )
     def post(self, request: Request, code: str, suggestion_id: int) -> Response:
         user, course = api_course(request, code, staff=True)
-        services.suggestion_accept(actor=user, course=course, suggestion_id=suggestion_id)
+        made = services.suggestion_accept(actor=user, course=course, suggestion_id=suggestion_id)
         return Response(
-            GroupSuggestionSerializer(services.suggestion_get(course, suggestion_id)).data
+            GroupSuggestionSerializer(services.suggestion_get(course, suggestion_id)).data,
+            status=202 if made is None else 200,
         )
