@@ -5,7 +5,8 @@ reminder), a few hundred accommodations and extensions. Prints the time to compu
 reminder that fits now (`reminders_due`: what the beat task does before sending), then the time
 to claim, render and send them all over SMTP to a local sink (bench/smtp_sink.py, aiosmtpd in its
 own process, or Postfix's smtp-sink when installed; each phase apart, every recipient and subject
-counted there), then a second run (nothing to send).
+counted there), then a second run (nothing to send), then the same reminders as beat sends them:
+the beat task on one of 2 Celery worker processes, its batches handed to both.
 Never passes or fails. Uses a throwaway PostgreSQL database when 127.0.0.1:5432 answers.
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import port_answers  # noqa: E402
+from bench.common import port_answers, start_worker  # noqa: E402
 
 DB = "courseops_bench_reminders"
 if port_answers(5432):
@@ -37,6 +38,8 @@ else:
     os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
 os.environ["DJANGO_SETTINGS_MODULE"] = "courseops.settings.dev"
 os.environ["DEBUG"] = "false"
+if port_answers(6379):  # the last phase runs the beat task on Celery workers
+    os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/13"
 
 import django  # noqa: E402
 
@@ -47,8 +50,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from apps.calendar.models import Assignment, Milestone  # noqa: E402
+from apps.calendar.models import Assignment, Milestone, Reminder  # noqa: E402
 from apps.calendar.reminders import SendTimes, reminders_due, reminders_send  # noqa: E402
+from apps.calendar.tasks import send_reminders  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
 from apps.setup.course_loader import course_load  # noqa: E402
 from tests.bigcourse import build_big_course  # noqa: E402
@@ -151,6 +155,47 @@ assert len(set(got)) == sent, "no reminder twice"
 t = time.perf_counter()
 again = reminders_send(course=course)
 print(f"second run in the same minute: {again} e-mails in {time.perf_counter() - t:.2f} s")
+
+if port_answers(6379):
+    # The same reminders once more (claims cleared, the sink emptied), now as beat runs them: the
+    # beat task on one of 2 Celery worker processes claims and renders every batch, sends the
+    # first and hands the others to whichever worker is free.
+    from courseops.celery import app
+
+    Reminder.objects.filter(course=course).delete()
+    for f in sink_dir.iterdir():
+        f.unlink()
+    app.control.purge()
+    env = {
+        **os.environ,
+        "EMAIL_HOST": "127.0.0.1",
+        "EMAIL_PORT": str(SINK_PORT),
+        "EMAIL_USE_TLS": "false",
+    }
+    workers = [start_worker(env, f"bench-reminders-{i}") for i in range(2)]
+    try:
+        deadline = time.monotonic() + 60
+        while len(app.control.ping(timeout=0.5)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        t = time.perf_counter()
+        handed = send_reminders.delay().get(timeout=600)
+        t_beat = time.perf_counter() - t
+        deadline = time.monotonic() + 600
+        while len(received()) < handed and time.monotonic() < deadline:
+            time.sleep(0.1)
+        total = time.perf_counter() - t
+        got = received()
+        print(
+            f"the beat task on 2 worker processes: {len(got):,} e-mails at the sink in "
+            f"{total:.1f} s from the task's start (the beat task itself {t_beat:.1f} s: claim, "
+            f"render, the first batch, {-(-handed // settings.REMINDER_BATCH) - 1} batches handed on); "
+            f"{len(set(got)):,} distinct"
+        )
+        assert len(got) == len(set(got)) == sent, "each reminder once"
+    finally:
+        for w in workers:
+            w.terminate()
+            w.wait(20)
 sink.terminate()
 sink.wait(10)
 connection.close()

@@ -1,14 +1,16 @@
 """Reminder e-mails before each person's own deadlines.
 
-`reminders_due(course, now)` asks every registered reminder source for the deadlines due within
-the largest offset (a few queries per source for the whole course) and keeps, per person and
-deadline, the one reminder that fits now (`rules.reminder_offset_due`). `reminders_send` claims
-them in sets — one `INSERT … ON CONFLICT DO NOTHING RETURNING` per batch of `BATCH` rows, the
-unique row per person, item, offset and deadline deciding — and sends only what it claimed, so a
-second run, a late run or a second worker sends nothing twice. Each distinct (item, deadline,
-offset) is rendered once with a placeholder for the name and substituted per person, built as
-MIME once and copied per person (`apps.core.mailbulk`); a batch goes out over one SMTP
-connection and is marked sent with one UPDATE.
+`reminders_due(course, now)` asks every registered reminder source for the deadlines due within the
+largest offset (a few queries per source for the whole course) and keeps, per person and deadline,
+the one reminder that fits now (`rules.reminder_offset_due`). `reminders_send` claims them in sets —
+one `INSERT … ON CONFLICT DO NOTHING RETURNING` per batch of `REMINDER_BATCH` rows, the unique row
+per person, item, offset and deadline deciding — and sends only what it claimed, so a second run, a
+late run or a second worker sends nothing twice. Each distinct (item, deadline, offset) is rendered
+once with a placeholder for the name and substituted per person, built as MIME once and copied per
+person (`apps.core.mailbulk`); a batch is marked sent with one UPDATE and goes out over
+`SMTP_SEND_CONNECTIONS` connections. The beat task sends the first batch itself and hands each later
+one to the workers (`calendar.send_reminder_batch`), so a course's 31,000 reminders go out from
+every worker at once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import datetime as dt
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import get_connection
@@ -30,6 +33,7 @@ from apps.calendar.registry import Event, reminder_sources
 from apps.calendar.rules import reminder_horizon, reminder_offset_due
 from apps.core import mailbulk
 from apps.core.models import Course, User
+from apps.core.queue import broker_errors, task_named
 from apps.core.timefmt import format_instant
 
 log = logging.getLogger(__name__)
@@ -66,7 +70,6 @@ def reminders_due(*, course: Course, now: dt.datetime) -> list[DueReminder]:
     return out
 
 
-BATCH = 1000
 NAME = "\u2063NAME\u2063"  # stands for the person's name in a once-rendered message
 
 
@@ -126,9 +129,16 @@ def _rendered(course: Course, r: DueReminder) -> tuple[str, str, str]:
 
 
 def reminders_send(
-    *, course: Course, now: dt.datetime | None = None, times: SendTimes | None = None
+    *,
+    course: Course,
+    now: dt.datetime | None = None,
+    times: SendTimes | None = None,
+    spread: bool = False,
 ) -> int:
-    """Send the course's reminders that fit now and were not sent before. Returns how many."""
+    """Send the course's reminders that fit now and were not sent before. With `spread` (the
+    beat task) the first batch is sent here and every later one is handed to the workers as a
+    task of its own (sent here after all if the queue does not answer). Returns how many were
+    sent here or handed on."""
     now = now or timezone.now()
     times = times if times is not None else SendTimes()
     due = reminders_due(course=course, now=now)
@@ -143,44 +153,81 @@ def reminders_send(
     due = [r for r in due if r.user_id in users]
     rendered: dict[tuple[str, dt.datetime, int], tuple[str, str, str]] = {}
     sent = 0
-    with get_connection() as mailer:
-        for i in range(0, len(due), BATCH):
-            batch = due[i : i + BATCH]
-            t = time.perf_counter()
-            with transaction.atomic():
-                claimed = _claim_batch(course, batch)
-            times.claim += time.perf_counter() - t
-            if not claimed:
-                continue
-            t = time.perf_counter()
-            copies: dict[tuple[str, dt.datetime, int], list[mailbulk.Copy]] = {}
-            ids = []
-            for r in batch:
-                pk = claimed.get((r.user_id, r.event.uid, r.offset_hours))
-                if pk is None:
-                    continue  # another run has it
-                key = (r.event.uid, r.event.start, r.offset_hours)
-                if key not in rendered:
-                    rendered[key] = _rendered(course, r)
-                user = users[r.user_id]
-                name = user.get_full_name() or user.email
-                copies.setdefault(key, []).append(mailbulk.Copy(user.email, name, escape(name)))
-                ids.append(pk)
-            times.render += time.perf_counter() - t
-            t = time.perf_counter()
-            try:
-                mailbulk.send_all(
-                    mailer,
-                    [
-                        mailbulk.Personal(*rendered[key], name_token=NAME, copies=same)
-                        for key, same in copies.items()
-                    ],
-                )
-            except Exception:  # an SMTP failure: the rows stay claimed (at most once), logged
-                log.exception("a batch of %d reminders could not be sent", len(ids))
-                times.send += time.perf_counter() - t
-                continue
-            Reminder.objects.filter(pk__in=ids).update(sent_at=timezone.now())
-            times.send += time.perf_counter() - t
-            sent += len(ids)
+    here = True  # the first batch with anything claimed is sent by this run itself
+    size = max(1, settings.REMINDER_BATCH)
+    for i in range(0, len(due), size):
+        batch = due[i : i + size]
+        t = time.perf_counter()
+        with transaction.atomic():
+            claimed = _claim_batch(course, batch)
+        times.claim += time.perf_counter() - t
+        if not claimed:
+            continue
+        t = time.perf_counter()
+        copies: dict[tuple[str, dt.datetime, int], list[list[Any]]] = {}
+        for r in batch:
+            pk = claimed.get((r.user_id, r.event.uid, r.offset_hours))
+            if pk is None:
+                continue  # another run has it
+            key = (r.event.uid, r.event.start, r.offset_hours)
+            if key not in rendered:
+                rendered[key] = _rendered(course, r)
+            user = users[r.user_id]
+            name = user.get_full_name() or user.email
+            copies.setdefault(key, []).append([user.email, name, escape(name), pk])
+        messages: Batch = [[*rendered[key], same] for key, same in copies.items()]
+        times.render += time.perf_counter() - t
+        if not here and spread and _hand_off(messages):
+            sent += len(claimed)
+            continue
+        here = False
+        t = time.perf_counter()
+        sent += batch_send(messages)
+        times.send += time.perf_counter() - t
     return sent
+
+
+# A batch as it travels to a worker (JSON): [[subject, text, html, [[to, name, html name,
+# reminder id], …]], …] — each message rendered once, the name left as `NAME`.
+Batch = list[list[Any]]
+
+
+def _hand_off(messages: Batch) -> bool:
+    """Queue a batch for any worker; False if the queue did not answer."""
+    try:
+        task_named("calendar.send_reminder_batch").delay(messages)
+    except broker_errors() as exc:
+        log.warning("reminder batch sent here, the queue did not answer: %s", exc)
+        return False
+    return True
+
+
+def batch_send(messages: Batch) -> int:
+    """Send one batch: first mark its reminders sent, those not marked before (a batch delivered
+    twice, after its worker died, finds them marked and sends nothing again), then send them over
+    SMTP. Should the server refuse, they are unmarked and logged: claimed and never sent, at most
+    once. Returns how many were sent."""
+    ids = [c[3] for m in messages for c in m[3]]
+    with transaction.atomic():
+        mine = set(
+            Reminder.objects.select_for_update()
+            .filter(pk__in=ids, sent_at__isnull=True)
+            .values_list("pk", flat=True)
+        )
+        Reminder.objects.filter(pk__in=mine).update(sent_at=timezone.now())
+    if not mine:
+        return 0
+    personal = []
+    for subject, text, html, copies in messages:
+        kept = [
+            mailbulk.Copy(to, name, html_name) for to, name, html_name, pk in copies if pk in mine
+        ]
+        if kept:
+            personal.append(mailbulk.Personal(subject, text, html, name_token=NAME, copies=kept))
+    try:
+        mailbulk.send_all(get_connection(), personal)  # it opens the connections it uses
+    except Exception:  # an SMTP failure: the rows stay claimed (at most once), logged
+        log.exception("a batch of %d reminders could not be sent", len(mine))
+        Reminder.objects.filter(pk__in=mine).update(sent_at=None)
+        return 0
+    return len(mine)

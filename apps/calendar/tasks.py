@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.core.mail import get_connection, send_mail
 
-from apps.calendar.reminders import reminders_send
+from apps.calendar.reminders import Batch, batch_send, reminders_send
 from apps.core.models import Course, User
 from apps.core.timefmt import format_instant
 
@@ -18,9 +18,15 @@ def send_reminders() -> int:
     """Every course's reminders that fit now (beat runs it every few minutes). Safe to run
     twice or on two workers at once: each reminder is claimed by a unique row before sending."""
     return sum(
-        reminders_send(course=course)
+        reminders_send(course=course, spread=True)
         for course in Course.objects.exclude(reminder_hours=[]).order_by("pk")
     )
+
+
+@shared_task(name="calendar.send_reminder_batch")
+def send_reminder_batch(messages: Batch) -> int:
+    """One batch of claimed reminders, handed on by `send_reminders` (reminders.batch_send)."""
+    return batch_send(messages)
 
 
 @shared_task(name="calendar.email_deadline_moved")

@@ -351,13 +351,17 @@ CACHES = {
 # restart logs nobody out); without Redis, from the database.
 if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-# Scribe assignments for up to this many students are solved inside the request (well under a
-# second); larger courses are solved by a worker (2,000 students: about 20 s).
 # Reminders and other bulk mail go out over this many SMTP connections at once (one thread each).
 SMTP_SEND_CONNECTIONS = int(os.environ.get("SMTP_SEND_CONNECTIONS", "3"))
-# Group suggestions for more people than this are computed by a worker (about 2 s for 40 in the
-# request; 2,000 take about 35 s on a worker, in blocks, with progress on the page).
+# A reminder run claims, renders and sends in batches of this many e-mails; the beat task sends
+# the first batch itself and hands the others to the workers (each a task of its own).
+REMINDER_BATCH = int(os.environ.get("REMINDER_BATCH", "1000"))
+# Group suggestions for more people than this are computed, and accepted, by a worker (about
+# 2 s for 40 in the request; 2,000 take about 35 s on a worker, in blocks, with progress on the
+# page, and about 10 s to accept).
 SUGGEST_INLINE_MAX = int(os.environ.get("SUGGEST_INLINE_MAX", "40"))
+# Scribe assignments for up to this many students are solved inside the request (well under a
+# second); larger courses are solved by a worker (2,000 students: about 20 s).
 SCRIBING_INLINE_MAX_STUDENTS = int(os.environ.get("SCRIBING_INLINE_MAX_STUDENTS", "300"))
 # A course's calendar (assignments, milestones, lectures, events, recess) is read on almost every
 # page and changes a few times a term: kept in the cache this many seconds, dropped on every

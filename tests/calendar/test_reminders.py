@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 import zoneinfo
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 import time_machine
 from django.core import mail
 
+from apps.calendar import reminders
 from apps.calendar.models import Reminder
 from apps.calendar.reminders import reminders_due, reminders_send
 from apps.calendar.services import reminders_set
@@ -166,18 +168,87 @@ def test_two_workers_running_the_task_at_once_send_each_email_once(
     )
     for _ in range(30):
         member(course)
-    env = {"TEST_EMAIL_DIR": str(tmp_path)}
+    env = {"TEST_EMAIL_DIR": str(tmp_path), "REMINDER_BATCH": "7"}  # 5 batches, 4 handed on
     celery_worker_process(concurrency=2, **env)
     celery_worker_process(concurrency=2, **env)
     results = [send_reminders.delay() for _ in range(6)]
     sent = [r.get(timeout=60) for r in results]
-    assert sum(sent) == 30
+    assert sum(sent) == 30  # sent by the beat task or handed to another worker, once
+
+    def subjects() -> list[str]:
+        return [
+            line
+            for f in tmp_path.iterdir()
+            for line in f.read_text().splitlines()
+            if line.startswith("Subject:")
+        ]
+
+    deadline = time.monotonic() + 60
+    while len(subjects()) < 30 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)  # nothing more arrives
+    assert len(subjects()) == 30
     assert Reminder.objects.filter(course=course, sent_at__isnull=False).count() == 30
-    subjects = [
-        line
-        for f in tmp_path.iterdir()
-        for line in f.read_text().splitlines()
-        if line.startswith("Subject:")
-    ]
-    assert len(subjects) == 30
-    assert all("A9 Soon" in s for s in subjects)
+    assert all("A9 Soon" in s for s in subjects())
+
+
+@pytest.mark.django_db
+def test_later_batches_go_to_the_workers_and_a_batch_delivered_twice_sends_nothing_again(
+    settings, celery_eager, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    settings.REMINDER_BATCH = 4
+    due = dt.datetime(2026, 2, 25, 7, 59, tzinfo=dt.UTC)
+    course, _, group = course_with_a_deadline(due, students=10)
+    handed: list[reminders.Batch] = []
+    real = reminders._hand_off
+
+    def hand_off(messages: reminders.Batch) -> bool:
+        handed.append(messages)
+        return real(messages)  # eager: the "worker" runs it here
+
+    monkeypatch.setattr(reminders, "_hand_off", hand_off)
+    with time_machine.travel(due - dt.timedelta(hours=5), tick=False):
+        assert reminders_send(course=course, spread=True) == 10
+    assert len(handed) == 2  # batches 2 and 3 (4 + 4 + 2); the first was sent here
+    assert sorted(m.to[0] for m in mail.outbox) == sorted(
+        m.user.email for m in group.memberships.all()
+    )
+    assert all("Pre-Training" in m.subject for m in mail.outbox)
+    assert Reminder.objects.filter(course=course, sent_at__isnull=True).count() == 0
+    assert reminders.batch_send(handed[0]) == 0  # redelivered after its worker died
+    assert len(mail.outbox) == 10
+
+
+@pytest.mark.django_db
+def test_with_the_queue_down_every_batch_is_sent_by_the_run_itself(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from redis.exceptions import ConnectionError as RedisDown
+
+    settings.REMINDER_BATCH = 3
+    due = dt.datetime(2026, 2, 25, 7, 59, tzinfo=dt.UTC)
+    course, _, _ = course_with_a_deadline(due, students=7)
+
+    def down(*_args: object, **_kw: object) -> None:
+        raise RedisDown("Connection refused")
+
+    monkeypatch.setattr(reminders.task_named("calendar.send_reminder_batch"), "delay", down)
+    with time_machine.travel(due - dt.timedelta(hours=5), tick=False):
+        assert reminders_send(course=course, spread=True) == 7
+    assert len(mail.outbox) == 7
+    assert Reminder.objects.filter(course=course, sent_at__isnull=False).count() == 7
+
+
+@pytest.mark.django_db
+def test_a_refusing_smtp_server_leaves_the_batch_claimed_and_unsent(monkeypatch) -> None:
+    due = dt.datetime(2026, 2, 25, 7, 59, tzinfo=dt.UTC)
+    course, _, _ = course_with_a_deadline(due, students=4)
+
+    def refuse(*_args: object, **_kw: object) -> int:
+        raise OSError("SMTP server refused")
+
+    monkeypatch.setattr(reminders.mailbulk, "send_all", refuse)
+    with time_machine.travel(due - dt.timedelta(hours=5), tick=False):
+        assert reminders_send(course=course) == 0
+        monkeypatch.undo()
+        assert reminders_send(course=course) == 0  # claimed: at most once, never twice
+    assert mail.outbox == []
+    assert Reminder.objects.filter(course=course, sent_at__isnull=True).count() == 4
