@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import socket
 import subprocess
 import sys
@@ -51,8 +53,12 @@ def course_pages(code: str) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-def start_worker(env: Mapping[str, str], name: str) -> subprocess.Popen[bytes]:
-    """One Celery worker process (one pool process) on the bench's database and Redis."""
+def start_worker(
+    env: Mapping[str, str], name: str, logfile: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """One Celery worker process (one pool process) on the bench's database and Redis; with
+    `logfile`, every task's end is logged there (`worker_task_ends`)."""
+    log = ["--loglevel=INFO", f"--logfile={logfile}"] if logfile else ["--loglevel=WARNING"]
     return subprocess.Popen(
         [
             sys.executable,
@@ -62,7 +68,7 @@ def start_worker(env: Mapping[str, str], name: str) -> subprocess.Popen[bytes]:
             "courseops",
             "worker",
             "--concurrency=1",
-            "--loglevel=WARNING",
+            *log,
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
@@ -73,3 +79,17 @@ def start_worker(env: Mapping[str, str], name: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def worker_task_ends(logfile: Path, task: str) -> list[dt.datetime]:
+    """When each run of `task` ended, from a worker's INFO log ("… Task <name>[id] succeeded")."""
+    if not logfile.exists():
+        return []
+    stamp = re.compile(
+        r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}):.*Task " + re.escape(task) + r"\["
+    )
+    return [
+        dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+        for line in logfile.read_text(encoding="utf-8").splitlines()
+        if (m := stamp.match(line)) and "succeeded" in line
+    ]
