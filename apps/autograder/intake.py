@@ -124,7 +124,9 @@ def answers_import(
     by_email = {email: (pk, email) for pk, email, _sid in members}
     by_sid = {sid: (pk, email) for pk, email, sid in members if sid}
     index = {h: i for i, h in enumerate(headers)}
-    pending: list[tuple[Question, int, int, str]] = []
+    columns = [(index[h], q, q.pk, part) for h, (q, part) in mapped.items()]
+    # the later row of a repeated student wins: one value per (question, student, part)
+    latest: dict[tuple[int, int, int], tuple[Question, int, int, str]] = {}
     with transaction.atomic():
         seen: set[int] = set()
         for n, rec in table.rows:
@@ -153,11 +155,14 @@ def answers_import(
                     f"row {n}: {student_email} appears again; the later row wins"
                 )
             seen.add(student_id)
-            for h, (q, part) in mapped.items():
-                i = index[h]
-                pending.append((q, student_id, part, rec[i] if i < len(rec) else ""))
-        # the later row of a repeated student wins: keep the last value per key
-        latest = {(q.pk, s, p): (q, s, p, raw) for q, s, p, raw in pending}
+            width = len(rec)
+            for i, q, q_pk, part in columns:
+                latest[(q_pk, student_id, part)] = (
+                    q,
+                    student_id,
+                    part,
+                    rec[i] if i < width else "",
+                )
         report.answers = answers_bulk_upsert(list(latest.values()), "csv")
         report.students = len(seen)
         if not commit:

@@ -131,7 +131,11 @@ class Answer(models.Model):
         BLANK = "blank", "No answer"
         UNPARSEABLE = "unparseable", "Unparseable"
 
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    # No index of its own: the unique (question, student, part) index leads with it, and every
+    # index less is one less to write for each of a term's hundreds of thousands of answers.
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="answers", db_index=False
+    )
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
@@ -326,8 +330,10 @@ class PassChunk(models.Model):
 
 class Grade(models.Model):
     run = models.ForeignKey(GradingRun, on_delete=models.CASCADE, related_name="grades")
+    # No index of its own: (grading_pass, question) and the unique (grading_pass, student,
+    # question) lead with it.
     grading_pass = models.ForeignKey(
-        GradingPass, on_delete=models.CASCADE, related_name="grades", null=True
+        GradingPass, on_delete=models.CASCADE, related_name="grades", null=True, db_index=False
     )
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"

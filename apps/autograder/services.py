@@ -197,18 +197,21 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
     now = timezone.now()
     parsed: dict[tuple[int, int, str], rules.Parsed] = {}
 
+    written = {q.pk for q, *_ in rows if q.kind == Question.Kind.WRITTEN}
+
     def records() -> Iterable[tuple[Any, ...]]:
         for q, student_id, part, raw in rows:
             text = raw or ""
-            p = parsed.get((q.pk, part, text))
+            q_pk = q.pk
+            p = parsed.get((q_pk, part, text))
             if p is None:
-                p = parsed[(q.pk, part, text)] = _parse(q, part, text)
+                p = parsed[(q_pk, part, text)] = _parse(q, part, text)
             yield (
-                q.pk,
+                q_pk,
                 student_id,
                 part,
                 p.raw[:500],
-                text.strip() if q.kind == Question.Kind.WRITTEN else "",
+                text.strip() if q_pk in written else "",
                 p.value,
                 p.status,
                 source,
