@@ -654,6 +654,23 @@ def suggestion_accept_run(suggestion_id: int, actor_id: int) -> str:
         return f"{len(made)} groups"
 
 
+def suggestion_crashed(suggestion_id: int, error: str) -> None:
+    """A worker's computation or acceptance stopped on an unexpected error: a computation ends
+    failed, an acceptance (rolled back, so nothing was made) is ready to accept again; either
+    way the page names the error."""
+    GroupSuggestion.objects.filter(pk=suggestion_id, status__in=GroupSuggestion.IN_PROGRESS).update(
+        status=GroupSuggestion.Status.FAILED,
+        note=f"The worker stopped with an error ({error[:300]}); suggest again.",
+    )
+    GroupSuggestion.objects.filter(
+        pk=suggestion_id, status=GroupSuggestion.Status.ACCEPTING
+    ).update(
+        status=GroupSuggestion.Status.DONE,
+        note=f"Accepting did not happen, no group was made: the worker stopped with an error "
+        f"({error[:300]}). Accept again.",
+    )
+
+
 def _acceptable(course: Course, s: GroupSuggestion) -> None:
     """Raise Conflict unless the suggestion still fits the pool as it is now."""
     people, together = suggestion_pool(course)

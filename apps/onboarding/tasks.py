@@ -10,7 +10,7 @@ from django.core.mail import send_mail, send_mass_mail
 from apps.core.models import Course, User
 from apps.core.timefmt import format_instant
 from apps.onboarding.models import EnrollmentDecision, Questionnaire
-from apps.onboarding.services import suggestion_accept_run, suggestion_run
+from apps.onboarding.services import suggestion_accept_run, suggestion_crashed, suggestion_run
 
 TEXT = {
     "admitted": "You are admitted to {course}. Welcome! Group formation closes with the course's "
@@ -66,10 +66,18 @@ def email_reminders(course_id: int, student_ids: list[int]) -> int:
 @shared_task(name="onboarding.suggest")
 def suggest(suggestion_id: int) -> str:
     """A large pool's group suggestion, off the web request (services.suggestion_run)."""
-    return suggestion_run(suggestion_id)
+    try:
+        return suggestion_run(suggestion_id)
+    except Exception as exc:  # ended now with the error, not by the sweeper minutes later
+        suggestion_crashed(suggestion_id, f"{type(exc).__name__}: {exc}")
+        raise
 
 
 @shared_task(name="onboarding.accept")
 def accept(suggestion_id: int, actor_id: int) -> str:
     """A large suggestion's groups, made off the web request (services.suggestion_accept_run)."""
-    return suggestion_accept_run(suggestion_id, actor_id)
+    try:
+        return suggestion_accept_run(suggestion_id, actor_id)
+    except Exception as exc:
+        suggestion_crashed(suggestion_id, f"{type(exc).__name__}: {exc}")
+        raise

@@ -252,3 +252,41 @@ def test_an_acceptance_whose_worker_is_gone_is_ready_to_accept_again(ee290) -> N
     assert s.status == "done"
     assert s.accepted_at is None
     assert "No worker accepted this suggestion" in s.note
+
+
+@pytest.mark.django_db
+def test_a_worker_error_ends_the_job_at_once_with_the_error_named(
+    ee290, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from apps.onboarding import tasks
+
+    settings.SUGGEST_INLINE_MAX = 10
+    staff = member(ee290, Role.TA)
+    _students(ee290, 24)
+    s = GroupSuggestion.objects.create(
+        course=ee290, status="queued", stats={"people": 24}, created_by=staff
+    )
+
+    def broken(*_args: object, **_kw: object) -> None:
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(matching, "suggest", broken)
+    with pytest.raises(RuntimeError):
+        tasks.suggest(s.pk)
+    s.refresh_from_db()
+    assert s.status == "failed"
+    assert "RuntimeError: solver exploded" in s.note
+    monkeypatch.undo()
+
+    settings.SUGGEST_INLINE_MAX = 40  # computed here; accepted by the "worker" below
+    done = services.suggestion_make(actor=staff, course=ee290, seed=0)
+    settings.SUGGEST_INLINE_MAX = 10
+    assert services.suggestion_accept(actor=staff, course=ee290, suggestion_id=done.pk) is None
+    monkeypatch.setattr(groups, "member_move", broken)
+    with pytest.raises(RuntimeError):
+        tasks.accept(done.pk, staff.pk)
+    done.refresh_from_db()
+    assert done.status == "done"
+    assert done.accepted_at is None
+    assert "no group was made: the worker stopped with an error (RuntimeError" in done.note
+    assert GroupMembership.objects.filter(course=ee290, left_at__isnull=True).count() == 0
