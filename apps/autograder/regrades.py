@@ -75,17 +75,17 @@ def request_create(
                 reason=reason[:2000],
                 old_points=grade.score,
             )
+            audit_record(
+                actor=actor,
+                action="grading.regrade_requested",
+                course=qs.course,
+                obj=r,
+                after={"question": question.key, "part": part, "points": grade.score},
+            )
     except IntegrityError:
         raise Conflict(
             "You already have an open request on this question; staff will answer it."
         ) from None
-    audit_record(
-        actor=actor,
-        action="grading.regrade_requested",
-        course=qs.course,
-        obj=r,
-        after={"question": question.key, "part": part, "points": grade.score},
-    )
     return r
 
 

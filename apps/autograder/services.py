@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
+from django.db import transaction
 from django.utils import timezone
 
 from apps.autograder import rules, written
@@ -218,13 +219,24 @@ def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str)
                 now,
             )
 
-    return bulk.upsert(
-        Answer,
-        ["question", "student", "part", "raw", "text", "value", "status", "source", "submitted_at"],
-        records(),
-        unique=["question", "student", "part"],
-        update=["raw", "text", "value", "status", "source", "submitted_at"],
-    )
+    with transaction.atomic():  # its own, or a savepoint in the caller's (the intake's)
+        return bulk.upsert(
+            Answer,
+            [
+                "question",
+                "student",
+                "part",
+                "raw",
+                "text",
+                "value",
+                "status",
+                "source",
+                "submitted_at",
+            ],
+            records(),
+            unique=["question", "student", "part"],
+            update=["raw", "text", "value", "status", "source", "submitted_at"],
+        )
 
 
 def _store(question: Question, student: User, answers: dict[int, str], source: str) -> list[Answer]:

@@ -13,7 +13,9 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, models
+
+from apps.core.transactions import require_own_transaction
 
 SQLITE_ROWS = 400  # SQLite allows 32,766 parameters per statement; rows × columns stays under it
 
@@ -56,8 +58,7 @@ def _multirow(
 
 
 def _in_transaction(what: str) -> None:
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError(f"bulk.{what} runs inside the caller's transaction")
+    require_own_transaction(f"bulk.{what} runs inside the caller's transaction")
 
 
 def insert(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:

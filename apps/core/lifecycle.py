@@ -16,9 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.db import transaction
-
 from apps.core.models import Course, User
+from apps.core.transactions import require_own_transaction
 
 
 @dataclass(frozen=True)
@@ -98,8 +97,7 @@ def subscribe(kind: type[E], handler: Callable[[E], None]) -> None:
 
 def publish(event: LifecycleEvent) -> None:
     """Tell every subscriber, in registration order, inside the caller's transaction."""
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError(f"{event.name} must be published inside the change's transaction.")
+    require_own_transaction(f"{event.name} must be published inside the change's transaction.")
     for handler in list(_SUBSCRIBERS.get(type(event), [])):
         handler(event)
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import models, transaction
 
 from apps.core.models import AuditEvent, Course, User
+from apps.core.transactions import require_own_transaction
 
 
 def audit_record(
@@ -25,8 +26,7 @@ def audit_record(
     Raises `RuntimeError` when called outside a transaction: an audit row that can survive a
     rolled-back change would describe something that never happened.
     """
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("audit_record must run inside the service's transaction.atomic().")
+    require_own_transaction("audit_record must run inside the service's transaction.atomic().")
     return AuditEvent.objects.create(
         actor=actor if actor is not None and actor.is_authenticated else None,
         course=course,
