@@ -7,7 +7,12 @@ class CheckoffsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.calendar.registry import register_events, register_reminders
-        from apps.checkoffs import lifecycle, panels, sources
+        from apps.checkoffs import (
+            lifecycle,
+            panels,
+            sources,
+            tasks,  # noqa: F401  (queued by name: register it in every process)
+        )
         from apps.core.invariants import register_check
         from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
 

@@ -7,7 +7,11 @@ class CoreConfig(AppConfig):
     verbose_name = "Core: people, courses, roles, audit"
 
     def ready(self) -> None:
-        from apps.core import panels
+        from apps.core import (
+            checks,  # noqa: F401  (registers the start-up checks)
+            panels,
+            tasks,  # noqa: F401  (queued by name: register it in every process)
+        )
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
         register_nav(NavItem("Today", "core:dashboard", order=0, section="today"))

@@ -8,7 +8,10 @@ class PeerReviewConfig(AppConfig):
     def ready(self) -> None:
         from apps.core.invariants import register_check
         from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
-        from apps.peerreview import lifecycle
+        from apps.peerreview import (
+            lifecycle,
+            tasks,  # noqa: F401  (queued by name: register it in every process)
+        )
 
         subscribe(GroupDissolved, lifecycle.on_group_dissolved)
         subscribe(GroupMerged, lifecycle.on_group_merged)
