@@ -29,6 +29,7 @@ check-python:
 
 ## make run: install on first use, migrate, load the EE 290 demo course, serve http://$(HOST):$(PORT)
 run: $(STAMP)
+	$(PY) manage.py check
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_course $(COURSE_FILE)
 	$(PY) manage.py load_demo ee290-sp26

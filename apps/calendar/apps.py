@@ -7,9 +7,19 @@ class CalendarConfig(AppConfig):
     verbose_name = "Calendar: lectures, assignments, milestones"
 
     def ready(self) -> None:
-        from apps.calendar import cache, panels, sources
+        from apps.calendar import (
+            cache,
+            panels,
+            sources,
+            tasks,  # noqa: F401  (queued by name: register it in every process)
+        )
 
         cache.connect()
+        from apps.calendar import jobs
+        from apps.core.jobs import register_jobs, register_sweeper
+
+        register_sweeper("reminders", jobs.sweep)
+        register_jobs("reminders", jobs.listed)
         from apps.calendar.registry import register_events
         from apps.core.registry import NavItem, Panel, register_nav, register_panel
 

@@ -116,6 +116,11 @@ class Course(models.Model):
     )
     title = models.CharField(max_length=200)
     term = models.CharField(max_length=40, help_text="e.g. Spring 2026.")
+    calendar_shift_days = models.IntegerField(
+        default=0,
+        help_text="Days the demo moved this course's calendar from its file's dates (0 for a "
+        "real course). Reloading the file keeps the shift, so a used demo keeps its term.",
+    )
     timezone = models.CharField(
         max_length=64,
         default="America/Los_Angeles",

@@ -12,6 +12,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.db import models, transaction
 
@@ -23,6 +24,7 @@ from apps.core.services import audit_record
 from apps.labs.labfile import shipped as shipped_labs
 from apps.labs.models import CourseLab
 from apps.milestones.models import GroupMilestone
+from apps.setup.liveterm import moved
 
 
 @dataclass
@@ -87,13 +89,25 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
     """
     with transaction.atomic():
         m, p = cf.course, cf.policy
+        # A demo database moved its calendar (apps.setup.liveterm): the file's dates are read in
+        # that frame, so reloading an unchanged file changes nothing and a changed date moves by
+        # what the file changed, never back to the real term under the demo's people.
+        shift = (
+            Course.objects.filter(code=m.code).values_list("calendar_shift_days", flat=True).first()
+            or 0
+        )
+        tz = ZoneInfo(m.timezone)
+
+        def at(instant: dt.datetime) -> dt.datetime:
+            return moved(instant, shift, tz)
+
         course, outcome = _upsert(
             Course,
             {"code": m.code},
             {
                 "number": m.number,
                 "title": m.title,
-                "term": m.term,
+                "term": f"{m.term} (demo dates)"[:40] if shift else m.term,
                 "timezone": m.timezone,
                 "location": m.location,
                 "lecture_start": m.lecture_time.start,
@@ -128,8 +142,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 {"course": course, "number": lec.number},
                 {
                     "title": lec.title,
-                    "starts_at": starts,
-                    "ends_at": ends,
+                    "starts_at": at(starts),
+                    "ends_at": at(ends),
                     "is_guest": lec.guest,
                     "part": lec.part,
                     "notes": lec.notes,
@@ -137,7 +151,11 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
             )
             report.tally("lectures", o)
         for r in cf.recess:
-            _, o = _upsert(RecessDay, {"course": course, "date": r.date}, {"note": r.note})
+            _, o = _upsert(
+                RecessDay,
+                {"course": course, "date": r.date + dt.timedelta(days=shift)},
+                {"note": r.note},
+            )
             report.tally("recess days", o)
         for a in cf.assignments:
             _, o = _upsert(
@@ -145,8 +163,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 {"course": course, "code": a.code},
                 {
                     "title": a.title,
-                    "release_at": cf.instant(a.release, release=True),
-                    "due_at": cf.instant(a.due),
+                    "release_at": at(cf.instant(a.release, release=True)),
+                    "due_at": at(cf.instant(a.due)),
                     "accepts_slack": a.accepts_slack,
                 },
             )
@@ -157,7 +175,7 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 {"course": course, "key": ms.key},
                 {
                     "name": ms.name,
-                    "due_at": cf.instant(ms.due),
+                    "due_at": at(cf.instant(ms.due)),
                     "notes": ms.notes,
                     "tracked": ms.tracked,
                 },
@@ -171,8 +189,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 {
                     "name": ev.name,
                     "kind": ev.kind,
-                    "starts_at": starts,
-                    "ends_at": ends,
+                    "starts_at": at(starts),
+                    "ends_at": at(ends),
                     "all_day": not isinstance(ev.start, dt.datetime),
                     "location": ev.location,
                     "notes": ev.notes,
@@ -186,8 +204,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 {
                     "name": f"Office hours{f' ({oh.who})' if oh.who else ''}",
                     "kind": "office-hours",
-                    "starts_at": starts,
-                    "ends_at": ends,
+                    "starts_at": at(starts),
+                    "ends_at": at(ends),
                     "all_day": False,
                     "location": oh.location,
                     "notes": "",
@@ -206,8 +224,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 CourseLab,
                 {"course": course, "lab_key": lab.key},
                 {
-                    "opens_at": cf.instant(lab.opens, release=True),
-                    "closes_at": cf.instant(lab.closes),
+                    "opens_at": at(cf.instant(lab.opens, release=True)),
+                    "closes_at": at(cf.instant(lab.closes)),
                 },
             )
             report.tally("labs", o)

@@ -40,11 +40,13 @@ def weeks_to_today(course: Course, *, today: dt.date | None = None, week: int = 
     return (target - monday).days // 7
 
 
-def _moved(instant: dt.datetime, days: int, course: Course) -> dt.datetime:
-    """The same wall-clock time in course time, `days` later."""
-    local = instant.astimezone(course.tz)
+def moved(instant: dt.datetime, days: int, tz: dt.tzinfo) -> dt.datetime:
+    """The same wall-clock time in the course's zone `tz`, `days` later."""
+    if not days:
+        return instant
+    local = instant.astimezone(tz)
     naive = local.replace(tzinfo=None) + dt.timedelta(days=days)
-    return naive.replace(tzinfo=course.tz).astimezone(dt.UTC)
+    return naive.replace(tzinfo=tz).astimezone(dt.UTC)
 
 
 def move_term(course: Course, weeks: int) -> int:
@@ -52,7 +54,7 @@ def move_term(course: Course, weeks: int) -> int:
     if weeks == 0:
         return 0
     days = weeks * 7
-    moved = 0
+    count = 0
     with transaction.atomic():
         tables: list[tuple[Any, tuple[str, ...]]] = [
             (Lecture, ("starts_at", "ends_at")),
@@ -67,15 +69,16 @@ def move_term(course: Course, weeks: int) -> int:
                 for f in fields:
                     value = getattr(row, f)
                     if value is not None:
-                        setattr(row, f, _moved(value, days, course))
+                        setattr(row, f, moved(value, days, course.tz))
             model.objects.bulk_update(rows, list(fields))
-            moved += len(rows)
+            count += len(rows)
         for r in RecessDay.objects.filter(course=course):
             r.date += dt.timedelta(days=days)
             r.save(update_fields=["date"])
-            moved += 1
+            count += 1
         if "(demo dates)" not in course.term:
             course.term = f"{course.term} (demo dates)"[:40]
-            course.save(update_fields=["term"])
+        course.calendar_shift_days += days
+        course.save(update_fields=["term", "calendar_shift_days"])
         forget(course.pk)
-    return moved
+    return count

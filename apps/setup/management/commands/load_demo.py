@@ -4,12 +4,18 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 from django.test.utils import override_settings
 
-from apps.core.models import Course
-from apps.setup.demo import DEMO_PASSWORD, demo_load
+from apps.core.models import AuditEvent, Course
+from apps.core.services import audit_record
+from apps.setup.demo import DEMO_PASSWORD, demo_load, demo_logins
 from apps.setup.demo_term import demo_activity
 from apps.setup.liveterm import WEEK, move_term, weeks_to_today
+
+# Written once the demo's people and their term have been played in: a later `load_demo` (the
+# second `make run`) then leaves the database as its users left it.
+PLAYED = "demo.played"
 
 
 class Command(BaseCommand):
@@ -43,19 +49,29 @@ class Command(BaseCommand):
         obj = Course.objects.filter(code=course).first()
         if obj is None:
             raise CommandError(f"No course {course!r}; run load_course with its file first.")
-        if not keep_dates:
-            weeks = weeks_to_today(obj)
-            if weeks:
-                move_term(obj, weeks)
-                self.stdout.write(
-                    f"Moved {obj.code}'s dates by {weeks} weeks so that today is in week "
-                    f"{WEEK} (the demo database only; the course file keeps its own dates)."
-                )
-        # The demo's activity e-mails its made-up people (scribe duties, review pairs): keep them
-        # out of the console, where they would bury the logins printed below.
-        with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
-            logins = demo_load(course=obj)
-            demo_activity(course=obj)
+        if AuditEvent.objects.filter(course=obj, action=PLAYED).exists():
+            # A used demo (a second `make run`): what people did since stays as it is.
+            self.stdout.write(
+                f"The demo of {obj.code} is already loaded; nothing changed (its dates, people "
+                "and everything done since stay as they are)."
+            )
+            logins = demo_logins(course=obj)
+        else:
+            if not keep_dates and obj.calendar_shift_days == 0:
+                weeks = weeks_to_today(obj)
+                if weeks:
+                    move_term(obj, weeks)
+                    self.stdout.write(
+                        f"Moved {obj.code}'s dates by {weeks} weeks so that today is in week "
+                        f"{WEEK} (the demo database only; the course file keeps its own dates)."
+                    )
+            # The demo's activity e-mails its made-up people (scribe duties, review pairs): keep
+            # them out of the console, where they would bury the logins printed below.
+            with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+                logins = demo_load(course=obj)
+                demo_activity(course=obj)
+            with transaction.atomic():
+                audit_record(actor=None, action=PLAYED, course=obj, obj=obj)
         by_role: dict[str, list[str]] = {}
         for login in logins:
             by_role.setdefault(login.role, []).append(login.email)

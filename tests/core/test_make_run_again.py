@@ -1,0 +1,111 @@
+"""`make run`, twice, on one database, as a newcomer does: each step in a fresh process on the
+SQLite file `make run` uses, Celery eager and e-mail to the console (the embedded default).
+
+Between the two starts the demo is used the ordinary way — a group renamed, a slack day spent,
+a group of the published peer-review round dissolved (its re-paired reviewers are e-mailed by a
+task queued by name, which a fresh process must have registered) — and the second start keeps
+all of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COURSE = "ee290-sp26"
+
+USE = """
+from apps.calendar.models import Assignment
+from apps.core.models import Course, User
+from apps.groups.models import Group
+from apps.groups.services import group_dissolve, group_rename
+from apps.peerreview.models import PeerAssignment, PeerRound
+from apps.slackdays.services import slack_apply
+from django.utils import timezone
+
+course = Course.objects.get(code="%(code)s")
+staff = User.objects.get(email="instructor@example.edu")
+student = User.objects.get(email="student01@example.edu")
+mine = Group.objects.get(course=course, memberships__user=student, memberships__left_at=None)
+group_rename(actor=staff, group=mine, name="Renamed Busters")
+a3 = Assignment.objects.get(course=course, code="A3")
+slack_apply(actor=student, course=course, assignment_id=a3.pk)
+published = PeerRound.objects.filter(course=course, published_at__isnull=False).first()
+reviewed = PeerAssignment.objects.filter(round=published).exclude(reviewee=mine).first().reviewee
+group_dissolve(actor=staff, course=course, group_id=reviewed.pk)
+print("DISSOLVED", reviewed.name)
+"""
+
+STATE = """
+from apps.core.models import Course
+from apps.groups.models import Group
+from apps.slackdays.models import LedgerEntry
+course = Course.objects.get(code="%(code)s")
+print("TERM", course.term, course.calendar_shift_days)
+print("GROUPS", sorted(Group.objects.filter(course=course, dissolved_at=None).values_list("name", flat=True)))
+print("SPENT", LedgerEntry.objects.filter(account__course=course).count())
+"""
+
+
+def _env(db: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "EMAIL_HOST", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(DATABASE_URL=f"sqlite:///{db}", DJANGO_SETTINGS_MODULE="courseops.settings.dev")
+    return env
+
+
+def _manage(db: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=_env(db),
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert done.returncode == 0, f"manage.py {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def _start(db: Path) -> str:
+    """What `make run` does before it serves."""
+    return "".join(
+        _manage(db, *step)
+        for step in (
+            ("check",),
+            ("migrate", "--no-input"),
+            ("load_course", "courses/ee290-sp26.yaml"),
+            ("load_demo", COURSE),
+        )
+    )
+
+
+@pytest.mark.timeout(900)
+def test_make_run_starts_again_on_a_used_demo_and_keeps_what_was_done(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    first = _start(db)
+    assert "Moved ee290-sp26's dates by" in first
+    used = _manage(db, "shell", "-c", USE % {"code": COURSE})
+    dissolved = used.split("DISSOLVED ", 1)[1].splitlines()[0]
+    assert "NotRegistered" not in used
+    assert "Subject: " in used
+    assert "peer review" in used.lower()
+    before = _manage(db, "shell", "-c", STATE % {"code": COURSE})
+    assert "Renamed Busters" in before
+    assert dissolved not in before
+
+    second = _start(db)
+    assert "already loaded; nothing changed" in second
+    assert "Moved" not in second
+    assert "Already up to date; nothing changed." in second  # the file, read in the demo's frame
+    assert "student01@example.edu" in second  # the logins are printed again
+    after = _manage(db, "shell", "-c", STATE % {"code": COURSE})
+    assert after == before
