@@ -190,6 +190,17 @@ class Reminder(models.Model):
     due_at = models.DateTimeField(help_text="The deadline the reminder was for.")
     claimed_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Database defaults: the claim is a raw multi-row INSERT that names only the claim's columns.
+    attempts = models.PositiveSmallIntegerField(
+        default=0, db_default=0, help_text="Sends the SMTP server refused or broke off."
+    )
+    retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="The job sweep sends it again from this moment."
+    )
+    failed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Given up after the last attempt; see last_error."
+    )
+    last_error = models.CharField(max_length=300, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [
@@ -197,7 +208,15 @@ class Reminder(models.Model):
                 fields=["user", "item_uid", "offset_hours", "due_at"], name="reminder_once"
             )
         ]
-        indexes = [models.Index(fields=["course", "due_at"])]
+        indexes = [
+            models.Index(fields=["course", "due_at"]),
+            # The sweep's question: claimed, not sent, not given up.
+            models.Index(
+                fields=["claimed_at"],
+                name="reminder_unsent",
+                condition=models.Q(sent_at__isnull=True, failed_at__isnull=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.item_uid} −{self.offset_hours} h for user {self.user_id}"

@@ -164,18 +164,12 @@ def reminders_send(
         if not claimed:
             continue
         t = time.perf_counter()
-        copies: dict[tuple[str, dt.datetime, int], list[list[Any]]] = {}
-        for r in batch:
-            pk = claimed.get((r.user_id, r.event.uid, r.offset_hours))
-            if pk is None:
-                continue  # another run has it
-            key = (r.event.uid, r.event.start, r.offset_hours)
-            if key not in rendered:
-                rendered[key] = _rendered(course, r)
-            user = users[r.user_id]
-            name = user.get_full_name() or user.email
-            copies.setdefault(key, []).append([user.email, name, escape(name), pk])
-        messages: Batch = [[*rendered[key], same] for key, same in copies.items()]
+        mine = [
+            (r, claimed[(r.user_id, r.event.uid, r.offset_hours)])
+            for r in batch
+            if (r.user_id, r.event.uid, r.offset_hours) in claimed  # the others: another run's
+        ]
+        messages = messages_for(course, mine, users, rendered)
         times.render += time.perf_counter() - t
         if not here and spread and _hand_off(messages):
             sent += len(claimed)
@@ -185,6 +179,25 @@ def reminders_send(
         sent += batch_send(messages)
         times.send += time.perf_counter() - t
     return sent
+
+
+def messages_for(
+    course: Course,
+    items: list[tuple[DueReminder, int]],
+    users: dict[int, User],
+    rendered: dict[tuple[str, dt.datetime, int], tuple[str, str, str]],
+) -> Batch:
+    """The batch for `items` (each reminder with its claimed row's id): one message per
+    (item, deadline, offset), rendered once into `rendered`, with a copy per person."""
+    copies: dict[tuple[str, dt.datetime, int], list[list[Any]]] = {}
+    for r, pk in items:
+        key = (r.event.uid, r.event.start, r.offset_hours)
+        if key not in rendered:
+            rendered[key] = _rendered(course, r)
+        user = users[r.user_id]
+        name = user.get_full_name() or user.email
+        copies.setdefault(key, []).append([user.email, name, escape(name), pk])
+    return [[*rendered[key], same] for key, same in copies.items()]
 
 
 # A batch as it travels to a worker (JSON): [[subject, text, html, [[to, name, html name,
@@ -205,13 +218,14 @@ def _hand_off(messages: Batch) -> bool:
 def batch_send(messages: Batch) -> int:
     """Send one batch: first mark its reminders sent, those not marked before (a batch delivered
     twice, after its worker died, finds them marked and sends nothing again), then send them over
-    SMTP. Should the server refuse, they are unmarked and logged: claimed and never sent, at most
-    once. Returns how many were sent."""
+    SMTP. Should the server refuse or go away half-way, the copies it had accepted stay sent and
+    every other one is unmarked with its attempt counted (`attempt_failed`): the job sweep sends
+    it again later, so each person gets it once. Returns how many the server accepted."""
     ids = [c[3] for m in messages for c in m[3]]
     with transaction.atomic():
         mine = set(
             Reminder.objects.select_for_update()
-            .filter(pk__in=ids, sent_at__isnull=True)
+            .filter(pk__in=ids, sent_at__isnull=True, failed_at__isnull=True)
             .values_list("pk", flat=True)
         )
         Reminder.objects.filter(pk__in=mine).update(sent_at=timezone.now())
@@ -220,14 +234,50 @@ def batch_send(messages: Batch) -> int:
     personal = []
     for subject, text, html, copies in messages:
         kept = [
-            mailbulk.Copy(to, name, html_name) for to, name, html_name, pk in copies if pk in mine
+            mailbulk.Copy(to, name, html_name, key=pk)
+            for to, name, html_name, pk in copies
+            if pk in mine
         ]
         if kept:
             personal.append(mailbulk.Personal(subject, text, html, name_token=NAME, copies=kept))
+    delivered: list[int] = []
     try:
-        mailbulk.send_all(get_connection(), personal)  # it opens the connections it uses
-    except Exception:  # an SMTP failure: the rows stay claimed (at most once), logged
-        log.exception("a batch of %d reminders could not be sent", len(mine))
-        Reminder.objects.filter(pk__in=mine).update(sent_at=None)
-        return 0
+        mailbulk.send_all(get_connection(), personal, delivered)  # it opens its connections
+    except Exception as exc:  # the SMTP server refused or went away: retry what it did not take
+        unsent = mine - set(delivered)
+        log.warning(
+            "%d of %d reminders not sent (%s: %s); the job sweep sends them again",
+            len(unsent),
+            len(mine),
+            type(exc).__name__,
+            exc,
+        )
+        attempt_failed(unsent, f"{type(exc).__name__}: {exc}")
+        return len(mine) - len(unsent)
     return len(mine)
+
+
+def retry_delay(attempts: int) -> dt.timedelta:
+    """How long after its `attempts`-th failed send a reminder is tried again (doubling, ≤ 1 h)."""
+    base = max(1, settings.REMINDER_RETRY_BASE_S)
+    return dt.timedelta(seconds=min(3600, base * 2 ** max(0, attempts - 1)))
+
+
+def attempt_failed(ids: set[int], reason: str) -> None:
+    """Unmark these reminders and count the attempt: the sweep sends each again after
+    `retry_delay`; the last allowed attempt gives it up (failed, with the reason)."""
+    if not ids:
+        return
+    now = timezone.now()
+    with transaction.atomic():
+        rows = Reminder.objects.select_for_update().filter(pk__in=ids)
+        for attempts in sorted(set(rows.values_list("attempts", flat=True))):
+            n = attempts + 1
+            given_up = n >= settings.REMINDER_MAX_ATTEMPTS
+            Reminder.objects.filter(pk__in=ids, attempts=attempts).update(
+                sent_at=None,
+                attempts=n,
+                last_error=reason[:300],
+                retry_at=None if given_up else now + retry_delay(n),
+                failed_at=now if given_up else None,
+            )

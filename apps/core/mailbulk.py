@@ -38,6 +38,7 @@ class Copy:
     to: str
     text_name: str  # what replaces `name_token` in the text part
     html_name: str  # … and in the HTML part (already escaped)
+    key: int = 0  # the caller's id for this copy, reported back in `delivered`
 
 
 def send_copies(
@@ -48,9 +49,12 @@ def send_copies(
     html: str,
     name_token: str,
     copies: Sequence[Copy],
+    delivered: list[int] | None = None,
 ) -> int:
     """Send `copies` of one message (text and HTML parts with `name_token` where the name
-    goes). Returns how many were accepted; raises what the SMTP server or the backend raises."""
+    goes). Returns how many were accepted; raises what the SMTP server or the backend raises.
+    Each copy the server accepted has its `key` appended to `delivered` as it is accepted, so a
+    caller whose send failed half-way knows exactly which people already have theirs."""
     if not copies:
         return 0
     if not isinstance(mailer, SmtpBackend) or not all(c.to.isascii() for c in copies):
@@ -59,7 +63,10 @@ def send_copies(
             m = EmailMultiAlternatives(subject, text.replace(name_token, c.text_name), None, [c.to])
             m.attach_alternative(html.replace(name_token, c.html_name), "text/html")
             messages.append(m)
-        return mailer.send_messages(messages)
+        sent = mailer.send_messages(messages)
+        if delivered is not None and sent == len(copies):
+            delivered.extend(c.key for c in copies)
+        return sent
     template = EmailMultiAlternatives(
         subject,
         text.replace(name_token, "\x00N\x00"),
@@ -85,6 +92,8 @@ def send_copies(
                 .replace(b"\x00H\x00", c.html_name.encode())
             )
             smtp.sendmail(sender, [c.to], body)
+            if delivered is not None:
+                delivered.append(c.key)
     finally:
         if new:
             mailer.close()
@@ -102,16 +111,24 @@ class Personal:
     copies: Sequence[Copy]
 
 
-def send_all(mailer: BaseEmailBackend, messages: Sequence[Personal]) -> int:
+def send_all(
+    mailer: BaseEmailBackend, messages: Sequence[Personal], delivered: list[int] | None = None
+) -> int:
     """Every copy of every message. Over SMTP the copies are dealt round-robin to
     `SMTP_SEND_CONNECTIONS` connections sending at once; any other backend sends them on
-    `mailer`. Returns how many were sent; raises the first error (the caller treats the whole
-    call as failed: copies are sent at most once, never twice)."""
+    `mailer`. Returns how many were sent; raises the first error once every connection has
+    stopped, with `delivered` holding the keys of the copies the server did accept."""
     n = max(1, settings.SMTP_SEND_CONNECTIONS)
 
     def send(on: BaseEmailBackend, m: Personal, copies: Sequence[Copy]) -> int:
         return send_copies(
-            on, subject=m.subject, text=m.text, html=m.html, name_token=m.name_token, copies=copies
+            on,
+            subject=m.subject,
+            text=m.text,
+            html=m.html,
+            name_token=m.name_token,
+            copies=copies,
+            delivered=delivered,
         )
 
     if not isinstance(mailer, SmtpBackend) or n == 1:

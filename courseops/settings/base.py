@@ -356,6 +356,13 @@ SMTP_SEND_CONNECTIONS = int(os.environ.get("SMTP_SEND_CONNECTIONS", "3"))
 # A reminder run claims, renders and sends in batches of this many e-mails; the beat task sends
 # the first batch itself and hands the others to the workers (each a task of its own).
 REMINDER_BATCH = int(os.environ.get("REMINDER_BATCH", "1000"))
+# A reminder the SMTP server refused or broke off is sent again by the job sweep (every minute)
+# after a back-off doubling from REMINDER_RETRY_BASE_S up to an hour; after REMINDER_MAX_ATTEMPTS
+# it is given up, with the reason on the Jobs page. One claimed but never tried (its worker died)
+# is taken over REMINDER_RETRY_GRACE_S after its claim.
+REMINDER_MAX_ATTEMPTS = int(os.environ.get("REMINDER_MAX_ATTEMPTS", "8"))
+REMINDER_RETRY_BASE_S = int(os.environ.get("REMINDER_RETRY_BASE_S", "60"))
+REMINDER_RETRY_GRACE_S = int(os.environ.get("REMINDER_RETRY_GRACE_S", "300"))
 # Group suggestions for more people than this are computed, and accepted, by a worker (about
 # 2 s for 40 in the request; 2,000 take about 35 s on a worker, in blocks, with progress on the
 # page, and about 10 s to accept).

@@ -238,7 +238,9 @@ def test_with_the_queue_down_every_batch_is_sent_by_the_run_itself(settings, mon
 
 
 @pytest.mark.django_db
-def test_a_refusing_smtp_server_leaves_the_batch_claimed_and_unsent(monkeypatch) -> None:
+def test_a_refusing_smtp_server_leaves_the_batch_claimed_for_the_sweep_to_send(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from apps.calendar import jobs
+
     due = dt.datetime(2026, 2, 25, 7, 59, tzinfo=dt.UTC)
     course, _, _ = course_with_a_deadline(due, students=4)
 
@@ -249,6 +251,13 @@ def test_a_refusing_smtp_server_leaves_the_batch_claimed_and_unsent(monkeypatch)
     with time_machine.travel(due - dt.timedelta(hours=5), tick=False):
         assert reminders_send(course=course) == 0
         monkeypatch.undo()
-        assert reminders_send(course=course) == 0  # claimed: at most once, never twice
+        assert reminders_send(course=course) == 0  # claimed: the beat task never sends it twice
     assert mail.outbox == []
-    assert Reminder.objects.filter(course=course, sent_at__isnull=True).count() == 4
+    waiting = Reminder.objects.filter(course=course, sent_at__isnull=True)
+    assert [(r.attempts, r.last_error) for r in waiting] == [
+        (1, "OSError: SMTP server refused")
+    ] * 4
+    with time_machine.travel(due - dt.timedelta(hours=5) + dt.timedelta(minutes=2), tick=False):
+        jobs.sweep(dt.datetime.now(dt.UTC))
+    assert len(mail.outbox) == 4
+    assert not Reminder.objects.filter(course=course, sent_at__isnull=True).exists()

@@ -5,7 +5,6 @@ same content the console or locmem backends get from ordinary messages."""
 from __future__ import annotations
 
 import email
-import socket
 from email.message import Message
 
 import pytest
@@ -14,6 +13,7 @@ from django.core import mail
 from django.core.mail import get_connection
 
 from apps.core import mailbulk
+from tests.peers.run import free_port
 
 NAME = "\u2063NAME\u2063"
 TEXT = f"Dear {NAME},\n\nA1 is due on Fri Nov 27, 12:47 AM PST.\n"
@@ -29,16 +29,10 @@ class Inbox:
         return "250 OK"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def smtp_server(settings):  # type: ignore[no-untyped-def]
     inbox = Inbox()
-    port = _free_port()
+    port = free_port()
     server = Controller(inbox, hostname="127.0.0.1", port=port)
     server.start()
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
