@@ -4,8 +4,12 @@ PostgreSQL, Redis, the broker, a worker and beat seen lately) as JSON for a load
 database and cache calls; plus courseops' jobs by kind and status, queue depth and how long the
 last grading passes took).
 
-`/metrics` answers loopback callers and, elsewhere, a `Bearer $METRICS_TOKEN`; the numbers it
-shows (jobs, queue depth) are not a course's data, but they are nobody else's business either.
+`/metrics` answers a `Bearer $METRICS_TOKEN`, whatever the address: behind a reverse proxy on the
+same host every outside request arrives from 127.0.0.1, so production never trusts the socket
+address (`METRICS_TRUST_LOOPBACK`, on only in development) and is off (404) without a token.
+`/readyz` tells anyone ready or not; which dependency failed, and its error text, only a caller
+with that token or a staff session. The numbers are not a course's data, but they are nobody
+else's business either.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -85,6 +89,13 @@ def _sweep_seen() -> str:
     return f"last sweep {int(age.total_seconds())} s ago"
 
 
+def _has_token(request: HttpRequest) -> bool:
+    """The request carries `Authorization: Bearer $METRICS_TOKEN` (and a token is set)."""
+    token = getattr(settings, "METRICS_TOKEN", "")
+    given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    return bool(token) and hmac.compare_digest(given, token)
+
+
 @never_cache
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
@@ -96,7 +107,10 @@ def readyz(request: HttpRequest) -> JsonResponse:
         "worker_and_beat": _timed(_sweep_seen),
     }
     ready = all(c["ok"] for c in checks.values())
-    response = JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)
+    user = getattr(request, "user", None)
+    detailed = _has_token(request) or bool(user is not None and user.is_staff)
+    body: dict[str, Any] = {"ready": ready, "checks": checks} if detailed else {"ready": ready}
+    response = JsonResponse(body, status=200 if ready else 503)
     if not ready:
         response["Retry-After"] = "10"
     return response
@@ -156,13 +170,17 @@ def register_collector() -> None:
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     token = getattr(settings, "METRICS_TOKEN", "")
-    given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-    loopback = request.META.get("REMOTE_ADDR", "") in LOOPBACK
-    if not loopback and not (token and hmac.compare_digest(given, token)):
-        return JsonResponse(
-            {"detail": "Metrics answer loopback, or a Bearer METRICS_TOKEN.", "code": "forbidden"},
-            status=403,
+    trust_loopback = getattr(settings, "METRICS_TRUST_LOOPBACK", False)
+    loopback = trust_loopback and request.META.get("REMOTE_ADDR", "") in LOOPBACK
+    if not token and not loopback:
+        raise Http404("Metrics are off: set METRICS_TOKEN to turn them on.")
+    if not loopback and not _has_token(request):
+        response = JsonResponse(
+            {"detail": "Metrics need Authorization: Bearer METRICS_TOKEN.", "code": "unauthorized"},
+            status=401,
         )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
     from django_prometheus.exports import ExportToDjangoView
 
     register_collector()

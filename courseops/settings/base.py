@@ -93,8 +93,10 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
-# /metrics (Prometheus): loopback callers, or `Authorization: Bearer $METRICS_TOKEN`.
+# /metrics (Prometheus): `Authorization: Bearer $METRICS_TOKEN`; off (404) without a token. Loopback
+# callers need none only where METRICS_TRUST_LOOPBACK is on (development: never behind a proxy).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_TRUST_LOOPBACK = env_bool("METRICS_TRUST_LOOPBACK", False)
 
 ROOT_URLCONF = "courseops.urls"
 WSGI_APPLICATION = "courseops.wsgi.application"

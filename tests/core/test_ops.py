@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.models import GradingPass, GradingRun
 from apps.core.models import Heartbeat, Role
-from tests.factories import CourseFactory, member
+from tests.factories import CourseFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db
 
@@ -55,11 +55,16 @@ def test_grade_again_on_a_stuck_pass_supersedes_it() -> None:
     assert run.passes.order_by("-number").first().number == 2
 
 
-def test_readyz_names_what_is_missing() -> None:
-    client = Client()
+def test_readyz_names_what_is_missing_only_to_staff_or_the_token(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.METRICS_TOKEN = "s3cret-token"
+    client = Client(HTTP_AUTHORIZATION="Bearer s3cret-token")
     body = client.get("/readyz").json()
     assert body["ready"] is False
     assert "no worker has run beat's sweep yet" in body["checks"]["worker_and_beat"]["detail"]
+    assert Client().get("/readyz").json() == {"ready": False}  # anonymous: ready or not, no more
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True))
+    assert "checks" in staff.get("/readyz").json()
     Heartbeat.objects.create(name="sweep", at=timezone.now())
     assert client.get("/readyz").json()["ready"] is True
     Heartbeat.objects.filter(name="sweep").update(at=timezone.now() - dt.timedelta(minutes=5))
@@ -68,7 +73,8 @@ def test_readyz_names_what_is_missing() -> None:
     )
 
 
-def test_metrics_speak_prometheus_to_loopback_or_a_token(settings) -> None:  # type: ignore[no-untyped-def]
+def test_metrics_speak_prometheus_to_loopback_in_development(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.METRICS_TRUST_LOOPBACK = True
     course = CourseFactory()
     _stuck_pass(course, minutes=30)
     local = Client(REMOTE_ADDR="127.0.0.1")
@@ -76,8 +82,19 @@ def test_metrics_speak_prometheus_to_loopback_or_a_token(settings) -> None:  # t
     body = local.get("/metrics").content.decode()
     assert 'courseops_jobs{kind="grading pass",status="stuck"} 1.0' in body
     assert "django_http_requests_total_by_view_transport_method_total" in body
-    outside = Client(REMOTE_ADDR="203.0.113.9")
-    assert outside.get("/metrics").status_code == 403
     settings.METRICS_TOKEN = "s3cret-token"
-    assert outside.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
-    assert outside.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
+    outside = Client(REMOTE_ADDR="203.0.113.9")
+    assert outside.get("/metrics").status_code == 401
+
+
+def test_in_production_metrics_need_the_token_whatever_the_address(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.METRICS_TRUST_LOOPBACK = False  # as courseops.settings.production has it
+    settings.METRICS_TOKEN = ""
+    proxied = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    assert proxied.get("/metrics").status_code == 404  # off without a token
+    settings.METRICS_TOKEN = "s3cret-token"
+    assert proxied.get("/metrics").status_code == 401
+    assert proxied.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    ok = proxied.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token")
+    assert ok.status_code == 200
+    assert "courseops_jobs" in ok.content.decode()

@@ -146,11 +146,14 @@ def test_a_log_out_while_redis_hangs_is_not_undone_when_it_returns(ee290_demo, o
     assert response.status_code == 302  # to the log-in page: the old session is gone
 
 
-def test_readyz_turns_unready_when_redis_stops_and_ready_when_it_returns(own_redis) -> None:  # type: ignore[no-untyped-def]
+def test_readyz_turns_unready_when_redis_stops_and_ready_when_it_returns(
+    own_redis, settings
+) -> None:  # type: ignore[no-untyped-def]
     from apps.core.models import Heartbeat
 
     Heartbeat.objects.create(name="sweep", at=timezone.now())
-    client = Client()
+    settings.METRICS_TOKEN = "ops-token"
+    client = Client(HTTP_AUTHORIZATION="Bearer ops-token")  # the details need the token
     assert client.get("/readyz").json()["ready"] is True
     own_redis.stop()
     started = time.monotonic()
