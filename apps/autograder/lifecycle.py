@@ -10,11 +10,11 @@ from apps.autograder.models import RegradeRequest
 from apps.core.lifecycle import StudentDropped
 from apps.core.models import Membership, Role
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 
 
+@in_callers_transaction
 def on_student_dropped(event: StudentDropped) -> None:
-    require_own_transaction("on_student_dropped runs inside the change's transaction.")
     open_ = RegradeRequest.objects.select_for_update().filter(
         question__question_set__course=event.course,
         student_id=event.user_id,

@@ -15,7 +15,7 @@ from apps.checkoffs.models import HOLDS, Booking, CheckoffSlot
 from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
 from apps.core.models import Course
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 
 
 def _future_holdings(event: LifecycleEvent, group_id: int) -> list[Booking]:
@@ -27,8 +27,8 @@ def _future_holdings(event: LifecycleEvent, group_id: int) -> list[Booking]:
     )
 
 
+@in_callers_transaction
 def _cancel(event: LifecycleEvent, booking: Booking, why: str) -> None:
-    require_own_transaction("_cancel runs inside the change's transaction.")
     list(CheckoffSlot.objects.select_for_update().filter(pk=booking.slot_id).values_list("pk"))
     booking.cancelled_at, booking.cancelled_by = event.at, event.actor
     booking.save(update_fields=["cancelled_at", "cancelled_by"])
@@ -48,8 +48,8 @@ def on_group_dissolved(event: GroupDissolved) -> None:
         _cancel(event, b, f"{event.group_name} was dissolved")
 
 
+@in_callers_transaction
 def on_group_merged(event: GroupMerged) -> None:
-    require_own_transaction("on_group_merged runs inside the change's transaction.")
     kept = {
         b.set_id
         for b in Booking.objects.select_for_update().filter(HOLDS, group_id=event.target_id)

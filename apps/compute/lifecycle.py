@@ -30,13 +30,13 @@ from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
 from apps.core.models import Course
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 
 OPEN = (SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED)
 
 
+@in_callers_transaction
 def _end(event: LifecycleEvent, alloc: Allocation, *, why: str) -> None:
-    require_own_transaction("_end runs inside the change's transaction.")
     alloc.ended_at = event.at
     alloc.save(update_fields=["ended_at"])
     StaticIP.objects.filter(pk=alloc.static_ip_id).update(status=StaticIP.Status.RESERVED)
@@ -60,9 +60,9 @@ def _active(group_id: int) -> Allocation | None:
     )
 
 
+@in_callers_transaction
 def _close_windows(event: LifecycleEvent, group_id: int, group_name: str) -> None:
     """Close every window the group requested or lends a node to that has not ended."""
-    require_own_transaction("_close_windows runs inside the change's transaction.")
     involved = (
         SharingWindow.objects.filter(course=event.course, status__in=OPEN, ends_at__gt=event.at)
         .filter(Q(requester_id=group_id) | Q(nodes__owner_id=group_id))
@@ -96,9 +96,9 @@ def _notify_closed(window_id: int, ended_group_id: int) -> None:
     )
 
 
+@in_callers_transaction
 def _decline_moves(event: LifecycleEvent, group_id: int, why: str) -> None:
     """A group that ended has no node to move: its open move request is declined."""
-    require_own_transaction("_decline_moves runs inside the change's transaction.")
     n = NodeMove.objects.filter(group_id=group_id, status=NodeMove.Status.REQUESTED).update(
         status=NodeMove.Status.DECLINED, note=why[:300], decided_at=event.at
     )
@@ -121,8 +121,8 @@ def on_group_dissolved(event: GroupDissolved) -> None:
     _decline_moves(event, event.group_id, f"{event.group_name} was dissolved")
 
 
+@in_callers_transaction
 def on_group_merged(event: GroupMerged) -> None:
-    require_own_transaction("on_group_merged runs inside the change's transaction.")
     source, target = _active(event.source_id), _active(event.target_id)
     if source is not None:
         _end(event, source, why=f"{event.source_name} was merged into {event.target_name}")

@@ -9,7 +9,14 @@ counts here.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
 from django.db import transaction
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def in_own_transaction(using: str | None = None) -> bool:
@@ -24,3 +31,18 @@ def require_own_transaction(message: str, using: str | None = None) -> None:
     """Raise `RuntimeError(message)` unless the caller runs inside its own `atomic()`."""
     if not in_own_transaction(using):
         raise RuntimeError(message)
+
+
+def in_callers_transaction(fn: Callable[P, R]) -> Callable[P, R]:
+    """Mark a helper that writes for its caller (a lifecycle reaction, a locked-row helper): it
+    refuses before writing anything unless the caller's own `atomic()` is open, so a direct call
+    from outside a service fails at once instead of leaving half a change in autocommit."""
+
+    @functools.wraps(fn)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        require_own_transaction(
+            f"{fn.__module__}.{fn.__qualname__} runs inside its caller's transaction."
+        )
+        return fn(*args, **kwargs)
+
+    return guarded

@@ -11,16 +11,16 @@ from collections.abc import Iterable
 from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent, MemberLeft
 from apps.core.models import Course
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.gradebook.models import ScoreEntry
 from apps.groups.models import Group
 
 
+@in_callers_transaction
 def carry_group_entries(
     event: LifecycleEvent, group_id: int, group_name: str, user_ids: Iterable[int]
 ) -> int:
     """Copy the group's entries to each of `user_ids` as student entries. Returns how many."""
-    require_own_transaction("carry_group_entries runs inside the change's transaction.")
     users = list(user_ids)
     entries = list(ScoreEntry.objects.filter(group_id=group_id).select_related("component"))
     if not users or not entries:

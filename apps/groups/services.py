@@ -22,7 +22,7 @@ from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff, role_in
 from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.groups import rules
 from apps.groups.models import Group, GroupMembership
 
@@ -211,10 +211,10 @@ def _publish_left(
     )
 
 
+@in_callers_transaction
 def on_student_dropped(event: StudentDropped) -> None:
     """A dropped student leaves their group at once; a group left empty ends (every app is told),
     as when its last member leaves on their own."""
-    require_own_transaction("on_student_dropped runs inside the change's transaction.")
     m = (
         GroupMembership.objects.select_for_update()
         .filter(course=event.course, user_id=event.user_id, left_at__isnull=True)

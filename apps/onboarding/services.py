@@ -23,7 +23,7 @@ from apps.core.permissions import is_staff, is_student
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.groups import services as groups
 from apps.groups.models import Group, GroupMembership
 from apps.onboarding import defaults, matching, rules
@@ -690,9 +690,9 @@ def _acceptable(course: Course, s: GroupSuggestion) -> None:
         )
 
 
+@in_callers_transaction
 def _accept(actor: User, course: Course, s: GroupSuggestion) -> list[Group]:
     """Make the groups of a checked suggestion (inside the caller's transaction)."""
-    require_own_transaction("_accept runs inside the change's transaction.")
     people = [u for g in s.groups for u in g]
     current = dict(
         GroupMembership.objects.filter(

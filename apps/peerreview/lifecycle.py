@@ -16,13 +16,13 @@ from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
 from apps.core.models import Course
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.peerreview.models import PeerAssignment, PeerExclusion, PeerRound
 from apps.peerreview.services import exclude_locked
 
 
+@in_callers_transaction
 def _leave_open_rounds(event: LifecycleEvent, group_id: int) -> None:
-    require_own_transaction("_leave_open_rounds runs inside the change's transaction.")
     rounds = PeerRound.objects.select_for_update().filter(course=event.course, due_at__gt=event.at)
     for r in rounds.order_by("pk"):
         if PeerExclusion.objects.filter(round=r, group_id=group_id).exists():

@@ -18,7 +18,7 @@ from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.models import Course, User
 from apps.core.queue import enqueue_on_commit
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
 from apps.peerreview import pairing
@@ -237,13 +237,13 @@ def exclude(*, actor: User, course: Course, round_id: int, group_id: int, reason
         )
 
 
+@in_callers_transaction
 def exclude_locked(
     *, actor: User | None, course: Course, r: PeerRound, group_id: int, after: dict[str, Any]
 ) -> int:
     """`exclude` on a round already locked by the caller (also the lifecycle reaction's path):
     records the exclusion, drops the group from the proposal or re-pairs a published round.
     Raises Conflict, changing nothing, when the rest cannot be re-paired."""
-    require_own_transaction("exclude_locked runs inside the change's transaction.")
     reason = str(after.get("reason") or after.get("event") or "")
     PeerExclusion.objects.get_or_create(
         round=r, group_id=group_id, defaults={"reason": reason[:200]}

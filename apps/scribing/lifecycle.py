@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from apps.core.lifecycle import StudentDropped
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction
 from apps.scribing.models import ScribeDuty, ScribePreference, ScribeSwap
 
 
+@in_callers_transaction
 def on_student_dropped(event: StudentDropped) -> None:
-    require_own_transaction("on_student_dropped runs inside the change's transaction.")
     ScribePreference.objects.filter(course=event.course, student_id=event.user_id).delete()
     duties = list(
         ScribeDuty.objects.select_for_update()

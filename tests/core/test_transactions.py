@@ -44,23 +44,18 @@ def _is_atomic(expr: ast.expr) -> bool:
     )
 
 
-def _starts_with_guard(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """The function's first statement (after its docstring) is `require_own_transaction(…)`."""
-    body = list(fn.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    first = body[0] if body else None
-    return (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Call)
-        and isinstance(first.value.func, ast.Name)
-        and first.value.func.id == "require_own_transaction"
+def _guarded(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function is `@transaction.atomic` or `@in_callers_transaction` (refuses to write
+    outside its caller's transaction)."""
+    return any(
+        _is_atomic(d) or (isinstance(d, ast.Name) and d.id == "in_callers_transaction")
+        for d in fn.decorator_list
     )
 
 
 def _late_audits(path: Path) -> list[str]:
     """Every `audit_record(…)` in the file that is neither inside a `with …atomic()` block nor in
-    a function that refuses to run outside its caller's transaction before it writes."""
+    a function marked `@in_callers_transaction` (it refuses to run outside one before it writes)."""
     found: list[str] = []
 
     def walk(node: ast.AST, covered: bool, where: str) -> None:
@@ -68,9 +63,7 @@ def _late_audits(path: Path) -> list[str]:
             inside, name = covered, where
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = child.name
-                inside = any(_is_atomic(d) for d in child.decorator_list) or _starts_with_guard(
-                    child
-                )
+                inside = _guarded(child)
             elif isinstance(child, ast.With | ast.AsyncWith) and any(
                 _is_atomic(item.context_expr) for item in child.items
             ):
@@ -127,3 +120,11 @@ def test_sixty_token_creations_at_once_leave_fifty_live() -> None:
     results = run_at_once([lambda i=i: token_create(user=user, name=f"c{i}") for i in range(60)])
     assert [r for r in results if isinstance(r, Exception)] == []
     assert ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() == MAX_LIVE
+
+
+@pytest.mark.django_db
+def test_a_helper_that_writes_for_its_caller_refuses_before_writing_outside_one() -> None:
+    from apps.gradebook.lifecycle import carry_group_entries
+
+    with pytest.raises(RuntimeError, match=r"carry_group_entries runs inside its caller's"):
+        carry_group_entries(None, 0, "", [])  # type: ignore[arg-type]
