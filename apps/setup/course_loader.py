@@ -24,7 +24,7 @@ from apps.core.services import audit_record
 from apps.labs.labfile import shipped as shipped_labs
 from apps.labs.models import CourseLab
 from apps.milestones.models import GroupMilestone
-from apps.setup.liveterm import moved
+from apps.setup.liveterm import moved, shift_found, term_label
 
 
 @dataclass
@@ -92,10 +92,12 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
         # A demo database moved its calendar (apps.setup.liveterm): the file's dates are read in
         # that frame, so reloading an unchanged file changes nothing and a changed date moves by
         # what the file changed, never back to the real term under the demo's people.
-        shift = (
-            Course.objects.filter(code=m.code).values_list("calendar_shift_days", flat=True).first()
-            or 0
-        )
+        existing = Course.objects.filter(code=m.code).first()
+        shift = 0
+        if existing is not None:
+            shift = existing.calendar_shift_days or shift_found(
+                existing, min((lec.date for lec in cf.lectures), default=None)
+            )
         tz = ZoneInfo(m.timezone)
 
         def at(instant: dt.datetime) -> dt.datetime:
@@ -107,7 +109,8 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
             {
                 "number": m.number,
                 "title": m.title,
-                "term": f"{m.term} (demo dates)"[:40] if shift else m.term,
+                "term": term_label(m.term, shift),
+                "calendar_shift_days": shift,
                 "timezone": m.timezone,
                 "location": m.location,
                 "lecture_start": m.lecture_time.start,

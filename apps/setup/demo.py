@@ -314,15 +314,13 @@ def _demo_questionnaire(course: Course, staff: User) -> None:
 
 def demo_logins(*, course: Course) -> list[DemoLogin]:
     """The course's demo accounts as they are now (instructors, TAs, students), to print again."""
-    rows = (
-        Membership.objects.filter(course=course, user__is_demo=True, is_active=True)
-        .select_related("user")
-        .order_by("role", "user__email")
-    )
     order = {Role.INSTRUCTOR: 0, Role.TA: 1, Role.STUDENT: 2}
+    rows = Membership.objects.filter(course=course, user__is_demo=True, is_active=True)
     return [
         DemoLogin(role=Role(m.role).label, email=m.user.email, name=m.user.full_name)
-        for m in sorted(rows, key=lambda m: (order.get(Role(m.role), 3), m.user.email))
+        for m in sorted(
+            rows.select_related("user"), key=lambda m: (order[Role(m.role)], m.user.email)
+        )
     ]
 
 

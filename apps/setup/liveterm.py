@@ -40,6 +40,26 @@ def weeks_to_today(course: Course, *, today: dt.date | None = None, week: int = 
     return (target - monday).days // 7
 
 
+DEMO_MARK = " (demo dates)"
+
+
+def term_label(term: str, shift_days: int) -> str:
+    """The course's term as the file names it, marked when the demo moved its dates."""
+    base = term.removesuffix(DEMO_MARK)
+    return f"{base}{DEMO_MARK}"[:40] if shift_days else base
+
+
+def shift_found(course: Course, first_lecture: dt.date | None) -> int:
+    """The days a demo moved `course`, for a database that moved them before the shift was
+    recorded (its term carries the mark): the first lecture's date now against the file's."""
+    if DEMO_MARK not in course.term or first_lecture is None:
+        return course.calendar_shift_days
+    first = Lecture.objects.filter(course=course).order_by("starts_at").first()
+    if first is None:
+        return 0
+    return (first.starts_at.astimezone(course.tz).date() - first_lecture).days
+
+
 def moved(instant: dt.datetime, days: int, tz: dt.tzinfo) -> dt.datetime:
     """The same wall-clock time in the course's zone `tz`, `days` later."""
     if not days:
@@ -76,9 +96,8 @@ def move_term(course: Course, weeks: int) -> int:
             r.date += dt.timedelta(days=days)
             r.save(update_fields=["date"])
             count += 1
-        if "(demo dates)" not in course.term:
-            course.term = f"{course.term} (demo dates)"[:40]
         course.calendar_shift_days += days
+        course.term = term_label(course.term, course.calendar_shift_days)
         course.save(update_fields=["term", "calendar_shift_days"])
         forget(course.pk)
     return count

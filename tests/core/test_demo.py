@@ -207,3 +207,31 @@ def test_the_live_demo_has_written_answers_for_the_tas_rubric(ee290_live) -> Non
     sizes = [int(n) for n in re.findall(r"<strong>(\d+) answers?</strong>", page)]
     assert sum(sizes) == 30
     assert len(sizes) == 3  # four phrasings, two of them the same answer
+
+
+def test_a_demo_moved_before_the_shift_was_recorded_reloads_without_a_fight(
+    ee290, course_file_text
+) -> None:  # type: ignore[no-untyped-def]
+    """A `make run` database from before `calendar_shift_days`: its dates moved, its term marked,
+    the shift not stored. Reloading the file finds the shift from the first lecture and keeps the
+    demo's term instead of putting the real dates (and a second set of recess days) back."""
+    from apps.calendar.models import Assignment, RecessDay
+    from apps.core.coursefile import parse_course_file
+    from apps.core.models import Course
+    from apps.setup.course_loader import course_load
+    from apps.setup.liveterm import move_term
+
+    move_term(ee290, 38)
+    Course.objects.filter(pk=ee290.pk).update(calendar_shift_days=0)  # as the old code left it
+    dues = sorted(Assignment.objects.filter(course=ee290).values_list("due_at", flat=True))
+    recess = sorted(RecessDay.objects.filter(course=ee290).values_list("date", flat=True))
+
+    report = course_load(cf=parse_course_file(course_file_text))
+
+    assert report.counts["course"]["updated"] == 1  # the shift, now recorded
+    assert not any(c["updated"] or c["created"] for k, c in report.counts.items() if k != "course")
+    assert sorted(Assignment.objects.filter(course=ee290).values_list("due_at", flat=True)) == dues
+    assert sorted(RecessDay.objects.filter(course=ee290).values_list("date", flat=True)) == recess
+    ee290.refresh_from_db()
+    assert ee290.calendar_shift_days == 38 * 7
+    assert ee290.term.endswith("(demo dates)")
