@@ -65,15 +65,19 @@ def resend(course: Course, rows: list[Reminder], now: dt.datetime) -> tuple[int,
         else:
             items.append((DueReminder(r.user_id, found, r.offset_hours), r.pk))
     _give_up(changed, "The deadline changed or went away before the reminder could be sent.", now)
+    # The same people `reminders_send` writes to: an account closed since is given up, not
+    # retried every minute for ever.
     users = {
         u.pk: u
-        for u in User.objects.filter(pk__in={r.user_id for r, _ in items}).only(
-            "pk", "email", "full_name", "is_active"
-        )
+        for u in User.objects.filter(pk__in={r.user_id for r, _ in items}, is_active=True)
+        .exclude(email="")
+        .only("pk", "email", "full_name", "is_active")
     }
+    closed = [pk for r, pk in items if r.user_id not in users]
+    _give_up(closed, "The person's account was closed before the reminder could be sent.", now)
     items = [(r, pk) for r, pk in items if r.user_id in users]
     sent = batch_send(messages_for(course, items, users, {})) if items else 0
-    return sent, len(gone) + len(changed)
+    return sent, len(gone) + len(changed) + len(closed)
 
 
 def sweep(now: dt.datetime) -> list[str]:

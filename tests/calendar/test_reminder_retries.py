@@ -138,3 +138,20 @@ def test_a_reminder_claimed_by_a_worker_that_died_is_sent_by_the_sweep(sink) -> 
     with time_machine.travel(start + dt.timedelta(minutes=6), tick=False):
         assert jobs.sweep(timezone.now()) == [f"{course.code}: 2 reminders sent again, 0 given up"]
     assert len(sink.got) == 2
+
+
+def test_a_reminder_for_an_account_closed_meanwhile_is_given_up_not_retried_for_ever(sink) -> None:  # type: ignore[no-untyped-def]
+    course, _, group = course_with_a_deadline(DUE, students=2)
+    start = DUE - dt.timedelta(hours=5)
+    with time_machine.travel(start, tick=False):
+        assert reminders_send(course=course) == 0  # the server is not up yet
+    leaver = group.memberships.first().user
+    leaver.is_active = False
+    leaver.save(update_fields=["is_active"])
+    sink.start()
+    with time_machine.travel(start + dt.timedelta(minutes=2), tick=False):
+        assert jobs.sweep(timezone.now()) == [f"{course.code}: 1 reminders sent again, 1 given up"]
+    closed = Reminder.objects.get(course=course, user=leaver)
+    assert closed.failed_at is not None
+    assert "account was closed" in closed.last_error
+    assert len(sink.got) == 1
