@@ -221,56 +221,23 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
         capture_output=True,
     )
     subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=False, capture_output=True)
-    logs = {name: open(work / f"{name}.log", "w+b") for name in ("web", "worker", "beat")}  # noqa: SIM115
+    commands = {
+        "web": f"gunicorn courseops.wsgi --bind 127.0.0.1:{web_port} --workers 2 --timeout 120"
+        " --log-level warning",
+        "worker": "celery -A courseops worker --concurrency=1 --without-gossip --without-mingle"
+        " --loglevel=WARNING",
+        "beat": f"celery -A courseops beat --schedule {work / 'beat-schedule'} --loglevel=WARNING",
+    }
+    logs = {name: open(work / f"{name}.log", "w+b") for name in commands}  # noqa: SIM115
     procs = {
-        "web": subprocess.Popen(
-            [
-                str(BIN / "gunicorn"),
-                "courseops.wsgi",
-                "--bind",
-                f"127.0.0.1:{web_port}",
-                "--workers",
-                "2",
-                "--timeout",
-                "120",
-                "--log-level",
-                "warning",
-            ],
+        name: subprocess.Popen(
+            [str(BIN / words[0]), *words[1:]],
             cwd=ROOT,
             env=env,
-            stderr=logs["web"],
-        ),
-        "worker": subprocess.Popen(
-            [
-                str(BIN / "celery"),
-                "-A",
-                "courseops",
-                "worker",
-                "--concurrency=1",
-                "--loglevel=WARNING",
-                "--without-gossip",
-                "--without-mingle",
-                "-n",
-                "crawl@%h",
-            ],
-            cwd=ROOT,
-            env=env,
-            stderr=logs["worker"],
-        ),
-        "beat": subprocess.Popen(
-            [
-                str(BIN / "celery"),
-                "-A",
-                "courseops",
-                "beat",
-                "--loglevel=WARNING",
-                "--schedule",
-                str(work / "beat-schedule"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stderr=logs["beat"],
-        ),
+            stderr=logs[name],
+        )
+        for name, line in commands.items()
+        for words in [line.split()]
     }
     try:
         _wait_for(web_port, procs["web"], "gunicorn")
