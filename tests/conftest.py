@@ -15,6 +15,8 @@ import pytest
 import redis
 from django.conf import settings
 
+from tests.peers.smtp import sink  # noqa: F401  (a fixture: an SMTP server a test can stop)
+
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_FILE = ROOT / "courses" / "ee290-sp26.yaml"
 CHROMIUM = "/usr/bin/chromium"

@@ -16,7 +16,6 @@ from collections import Counter
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Max
 
@@ -32,6 +31,7 @@ from apps.assessments.models import (
 )
 from apps.assessments.services import get, participant_for
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone
+from apps.core import outbox
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_student
@@ -170,9 +170,9 @@ def _warn(a: Assessment, when: dt.datetime, now: dt.datetime) -> bool:
             obj=a,
             after={"deletes_at": when.isoformat(), "told": len(to)},
         )
-    if to:
         local = when.astimezone(a.course.tz)
-        send_mail(
+        mail = outbox.Mail(
+            to,
             f"[{a.course.code}] {a.title}: raw study data is deleted on {local:%Y-%m-%d}",
             f"The course's retention rule ({a.course.study_retention_days} days after the course "
             f"ended) deletes the raw imported quiz files and the participant-ID map of "
@@ -180,9 +180,9 @@ def _warn(a: Assessment, when: dt.datetime, now: dt.datetime) -> bool:
             "De-identified responses, scores, demographics and the report stay. Download what "
             f"the study still needs before then:\n{settings.SITE_URL}/c/{a.course.code}/"
             f"assessments/{a.pk}/\n",
-            None,
-            to,
         )
+        # Recorded with the warned mark, sent once it commits: a refused send is retried.
+        outbox.post("assessments.retention_warned", [mail], course_id=a.course_id, run=f"{a.pk}")
     return True
 
 

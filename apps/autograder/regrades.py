@@ -12,13 +12,13 @@ import datetime as dt
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.autograder.models import Grade, Question, QuestionSet, RegradeRequest
 from apps.autograder.selectors import released_run, visible_grades
+from apps.core import outbox
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -183,11 +183,11 @@ def email_decision(request_id: int) -> None:
         if r.status == RegradeRequest.Status.RESCORED
         else f"declined: the {r.old_points:g} points stand"
     )
-    send_mail(
+    mail = outbox.Mail(
+        [r.student.email],
         f"[{course.code}] Your regrade request on {qs.title} {r.question.key}: {r.status}",
         f"Your request on {qs.title}, question {r.question.key}, was {outcome}.\n\n"
         f"Staff's comment: {r.comment}\n\n"
         f"{settings.SITE_URL.rstrip('/')}/c/{course.code}/questions/{qs.key}/",
-        None,
-        [r.student.email],
     )
+    outbox.post("autograder.email_regrade", [mail], course_id=course.pk)

@@ -6,9 +6,9 @@ import datetime as dt
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import get_connection, send_mail
 
 from apps.calendar.reminders import Batch, batch_send, reminders_send
+from apps.core import outbox
 from apps.core.models import Course, User
 from apps.core.timefmt import format_instant
 
@@ -40,24 +40,19 @@ def email_deadline_moved(
     users = User.objects.in_bulk([int(r[0]) for r in rows])  # type: ignore[call-overload]
     old = format_instant(dt.datetime.fromisoformat(old_due), course.timezone)
     url = settings.SITE_URL.rstrip("/") + path
-    sent = 0
-    with get_connection() as connection:
-        for user_id, new_iso, note in rows:
-            user = users.get(int(user_id))  # type: ignore[call-overload]
-            if user is None or not user.is_active:
-                continue
-            new = format_instant(dt.datetime.fromisoformat(str(new_iso)), course.timezone)
-            body = (
-                f"Hello {user.get_full_name() or user.email},\n\nThe deadline of {what} has moved. "
-                f"It was {old}.\nYour deadline is now "
-                f"{new}{f' ({note})' if note else ''}.\n\n{url}\n— courseops · {course.code}\n"
-            )
-            send_mail(
-                f"[{course.code}] {what}: deadline moved to {new}",
-                body,
-                None,
-                [user.email],
-                connection=connection,
-            )
-            sent += 1
-    return sent
+    mails = []
+    for user_id, new_iso, note in rows:
+        user = users.get(int(user_id))  # type: ignore[call-overload]
+        if user is None or not user.is_active:
+            continue
+        new = format_instant(dt.datetime.fromisoformat(str(new_iso)), course.timezone)
+        body = (
+            f"Hello {user.get_full_name() or user.email},\n\nThe deadline of {what} has moved. "
+            f"It was {old}.\nYour deadline is now "
+            f"{new}{f' ({note})' if note else ''}.\n\n{url}\n— courseops · {course.code}\n"
+        )
+        mails.append(
+            outbox.Mail([user.email], f"[{course.code}] {what}: deadline moved to {new}", body)
+        )
+    outbox.post("calendar.email_deadline_moved", mails, course_id=course.pk)
+    return len(mails)

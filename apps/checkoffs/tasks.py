@@ -8,12 +8,12 @@ from typing import Any
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection, send_mass_mail
 
 from apps.calendar.ical import feed_calendar
 from apps.checkoffs import rules
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.checkoffs.sources import booking_event
+from apps.core import outbox
 from apps.core.models import Course
 from apps.core.timefmt import format_instant
 from apps.groups.models import Group, GroupMembership
@@ -77,18 +77,14 @@ def email_booking(booking_id: int, kind: str) -> int:
         else b""
     )
     to = _emails([b.group_id]).get(b.group_id, [])
-    with get_connection() as connection:
-        for email in to:
-            msg = EmailMessage(
-                f"[{course.code}] {subject}",
-                f"{body}\n\n{url}\n",
-                None,
-                [email],
-                connection=connection,
-            )
-            if attach:
-                msg.attach("checkoff.ics", ics, "text/calendar; method=PUBLISH")
-            msg.send()
+    files = [outbox.Attachment("checkoff.ics", ics, "text/calendar; method=PUBLISH")]
+    mails = [
+        outbox.Mail(
+            [email], f"[{course.code}] {subject}", f"{body}\n\n{url}\n", files if attach else []
+        )
+        for email in to
+    ]
+    outbox.post("checkoffs.email_booking", mails, course_id=course.pk)
     return len(to)
 
 
@@ -102,9 +98,9 @@ def email_slot_removed(course_id: int, what: dict[str, Any]) -> int:
         f"Course staff removed {what['slot']} of {what['set']}, which your group had booked. "
         f"Please book another slot: {settings.SITE_URL}/c/{course.code}/checkoffs/"
     )
-    send_mass_mail(
-        [(f"[{course.code}] {what['set']}: your slot was removed", body, None, [e]) for e in emails]
-    )
+    subject = f"[{course.code}] {what['set']}: your slot was removed"
+    mails = [outbox.Mail([e], subject, body) for e in emails]
+    outbox.post("checkoffs.email_slot_removed", mails, course_id=course.pk)
     return len(emails)
 
 
@@ -117,16 +113,15 @@ def email_unbooked(set_id: int, group_ids: list[int]) -> int:
     names = dict(Group.objects.filter(pk__in=group_ids).values_list("pk", "name"))
     by = f" by {format_instant(s.book_by, course.timezone)}" if s.book_by else ""
     messages = [
-        (
+        outbox.Mail(
+            [email],
             f"[{course.code}] Book a slot: {s.title}",
             f"{names.get(gid, 'Your group')} has not booked a slot for {s.title} yet. Any member "
             f"can book one for the whole group{by}: "
             f"{settings.SITE_URL}/c/{course.code}/checkoffs/?set={s.pk}",
-            None,
-            [email],
         )
         for gid, emails in _emails(group_ids).items()
         for email in emails
     ]
-    send_mass_mail(messages)
+    outbox.post("checkoffs.email_unbooked", messages, course_id=course.pk)
     return len(messages)

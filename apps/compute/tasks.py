@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mail
 
 from apps.compute.models import Incident
+from apps.core import outbox
 from apps.core.models import STAFF_ROLES, Membership
 
 
@@ -54,12 +54,14 @@ def notify_staff_of_incident(incident_id: int) -> int:
         f"Logs: {len(incident.logs):,} characters attached in courseops.\n"
         f"{settings.SITE_URL}/c/{incident.course.code}/incidents/\n"
     )
-    send_mail(
+    subject = (
         f"[{incident.course.code}] Incident #{incident.pk} on {incident.node.name}: "
-        f"{incident.summary}",
-        body,
-        None,
-        to,
+        f"{incident.summary}"
+    )
+    outbox.post(
+        "compute.notify_staff_of_incident",
+        [outbox.Mail(to, subject, body)],
+        course_id=incident.course_id,
     )
     return len(to)
 
@@ -67,7 +69,8 @@ def notify_staff_of_incident(incident_id: int) -> int:
 @shared_task(name="compute.notify_window_closed")
 def notify_window_closed(window_id: int, ended_group_id: int) -> int:
     """E-mail the current members of every other group in a window that closed because a group
-    ended. Returns how many were e-mailed; safe to run twice (it only sends mail)."""
+    ended (or of every group in it, `ended_group_id` 0, when it moved to another node). Returns
+    how many were e-mailed; safe to run twice (it only sends mail)."""
     from apps.compute.models import SharingWindow
     from apps.groups.models import GroupMembership
 
@@ -88,14 +91,15 @@ def notify_window_closed(window_id: int, ended_group_id: int) -> int:
     if not to:
         return 0
     course = window.course
-    send_mail(
+    mail = outbox.Mail(
+        to,
         f"[{course.code}] Sharing window #{window.pk} is {window.get_status_display().lower()}",
         f"Window #{window.pk} ({window.purpose or 'multi-node run'}) is now "
         f"{window.get_status_display().lower()}: {window.note}\n"
-        f"Request a new one on your node page: {settings.SITE_URL}/c/{course.code}/node/\n",
-        None,
-        to,
+        + ("Its launch files are" if window.status == "approved" else "Request a new one")
+        + f" on your node page: {settings.SITE_URL}/c/{course.code}/node/\n",
     )
+    outbox.post("compute.notify_window_closed", [mail], course_id=course.pk)
     return len(to)
 
 
@@ -109,7 +113,7 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
     course = Course.objects.filter(pk=course_id).first()
     if course is None:
         return 0
-    sent = 0
+    mails: list[outbox.Mail] = []
     allocations = Allocation.objects.filter(pk__in=allocation_ids).select_related(
         "group", "node", "static_ip"
     )
@@ -117,7 +121,8 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
         to = _member_emails(a.group_id)
         if not to:
             continue
-        send_mail(
+        mail = outbox.Mail(
+            to,
             f"[{course.code}] {a.group.name}: your node is {a.node.name}",
             f"Group formation is done. {a.group.name} holds {a.node.name} "
             f"({a.node.gpu_count}× {a.node.gpu_model}, {a.node.zone}) with the static IP "
@@ -125,24 +130,22 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
             f"Log in with:\n    ssh YOUR_USERNAME@{a.static_ip.address}\n\n"
             f"SSH config, /etc/hosts block and launch files: "
             f"{settings.SITE_URL}/c/{course.code}/node/\n",
-            None,
-            to,
         )
-        sent += 1
+        mails.append(mail)
     staff = _staff_emails(course.pk)
     if staff:
         left = "\n".join(f"- {g}" for g in leftover) or "- none"
-        send_mail(
+        mail = outbox.Mail(
+            staff,
             f"[{course.code}] Formation allocation: {len(allocation_ids)} groups allocated, "
             f"{len(leftover)} left to you",
             f"{len(allocation_ids)} groups received a node and an IP.\n\n"
             f"Left to you (merge or fill them, or allocate with a reason on the compute board):\n"
             f"{left}\n\n{settings.SITE_URL}/c/{course.code}/compute/\n",
-            None,
-            staff,
         )
-        sent += 1
-    return sent
+        mails.append(mail)
+    outbox.post("compute.notify_formation", mails, course_id=course.pk)
+    return len(mails)
 
 
 @shared_task(name="compute.allocate_at_formation")
@@ -181,5 +184,6 @@ def notify_node_move(move_id: int) -> int:
         )
     else:
         body = f"The move off {move.from_node.name} was declined: {move.note}\n"
-    send_mail(f"[{course.code}] Node move: {move.get_status_display()}", body, None, to)
+    mail = outbox.Mail(to, f"[{course.code}] Node move: {move.get_status_display()}", body)
+    outbox.post("compute.notify_node_move", [mail], course_id=course.pk)
     return len(to)

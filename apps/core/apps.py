@@ -9,10 +9,18 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         from apps.core import (
             checks,  # noqa: F401  (registers the start-up checks)
+            outbox,
             panels,
             tasks,  # noqa: F401  (queued by name: register it in every process)
         )
+        from apps.core.accounts import one_account_per_email
+        from apps.core.invariants import register_check
+        from apps.core.jobs import register_jobs, register_sweeper
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
+
+        register_check("one account per e-mail (any spelling)", one_account_per_email)
+        register_sweeper("outbox", outbox.sweep)
+        register_jobs("outbox", outbox.listed)
 
         register_nav(NavItem("Today", "core:dashboard", order=0, section="today"))
         register_nav(NavItem("Checks", "core:check", roles=STAFF, order=98, section="setup"))

@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.core.emails import canonical_email
+
 
 class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
@@ -19,7 +21,7 @@ class UserManager(BaseUserManager["User"]):
     def _create_user(self, email: str, password: str | None, **extra: Any) -> User:
         if not email:
             raise ValueError("Every user needs an email address.")
-        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user = self.model(email=canonical_email(email), **extra)
         user.set_password(password)
         user.save(using=self._db)
         return user
@@ -35,8 +37,12 @@ class UserManager(BaseUserManager["User"]):
         return self._create_user(email, password, **extra)
 
     def get_by_natural_key(self, username: str | None) -> User:
-        # Emails are stored lower-case; log-in is case-insensitive.
-        return self.get(email__iexact=username)
+        # E-mails are stored in their canonical form; log-in accepts any spelling of one.
+        return self.get(email=canonical_email(username or ""))
+
+    def by_email(self, raw: str) -> models.QuerySet[User]:
+        """The account (0 or 1) whose e-mail is `raw` in any spelling of the same mailbox."""
+        return self.filter(email=canonical_email(raw))
 
 
 class User(AbstractBaseUser, PermissionsMixin):
@@ -47,7 +53,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     """
 
     email = models.EmailField(
-        "email address", unique=True, help_text="Used to log in; stored in lower case."
+        "email address",
+        unique=True,
+        help_text="Used to log in; stored in one spelling (trimmed, lower case, no trailing dot).",
     )
     full_name = models.CharField(max_length=200, blank=True, help_text="As shown to staff.")
     sid = models.CharField(
@@ -83,7 +91,13 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def clean(self) -> None:
         super().clean()
-        self.email = self.__class__.objects.normalize_email(self.email).lower()
+        self.email = canonical_email(self.email)
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every path that makes or changes an account (roster, LMS, sign-on, admin, demo) stores
+        # one spelling per mailbox, so the unique index on `email` holds for the person.
+        self.email = canonical_email(self.email)
+        super().save(*args, **kwargs)
 
     def get_full_name(self) -> str:
         return self.full_name or self.email
@@ -374,3 +388,45 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+class OutgoingMail(models.Model):
+    """One notification e-mail, kept until the SMTP server has taken it (`apps.core.outbox`).
+
+    `key` is unique per message of one task run, so a task that runs twice (a redelivered
+    Celery message, a retried job) records nothing twice and sends nothing twice. A message
+    the server refused or broke off is tried again by the job sweep with a growing back-off;
+    after `REMINDER_MAX_ATTEMPTS` it is given up (`failed_at`, with `last_error`), visible on
+    the Jobs page."""
+
+    key = models.CharField(max_length=64, unique=True)
+    course = models.ForeignKey(
+        Course, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=60, help_text="The task that wrote it.")
+    to = models.JSONField(help_text="Recipient addresses.")
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    attachments = models.JSONField(
+        default=list, blank=True, help_text="[{name, mimetype, content (base64)}]"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    retry_at = models.DateTimeField(null=True, blank=True)
+    failed_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ("created_at", "id")
+        indexes = [
+            models.Index(
+                fields=["retry_at", "claimed_at"],
+                condition=models.Q(sent_at__isnull=True, failed_at__isnull=True),
+                name="outgoing_mail_waiting",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.subject}"

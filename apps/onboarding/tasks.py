@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mail, send_mass_mail
 
+from apps.core import outbox
 from apps.core.models import Course, User
 from apps.core.timefmt import format_instant
 from apps.onboarding.models import EnrollmentDecision, Questionnaire
@@ -33,12 +33,11 @@ def email_decision(decision_id: int) -> int:
     body = TEXT[d.decision].format(course=f"{d.course.number or d.course.code} {d.course.title}")
     if d.note:
         body += f"\n\nA note from the course staff: {d.note}"
-    return send_mail(
-        f"[{d.course.code}] Enrollment: {d.get_decision_display().lower()}",
-        body,
-        None,
-        [d.student.email],
+    mail = outbox.Mail(
+        [d.student.email], f"[{d.course.code}] Enrollment: {d.get_decision_display().lower()}", body
     )
+    outbox.post("onboarding.email_decision", [mail], course_id=d.course_id)
+    return 1
 
 
 @shared_task(name="onboarding.email_reminders")
@@ -50,17 +49,17 @@ def email_reminders(course_id: int, student_ids: list[int]) -> int:
     url = f"{settings.SITE_URL}/c/{course.code}/questionnaire/"
     closes = format_instant(q.closes_at, course.timezone)
     messages = [
-        (
+        outbox.Mail(
+            [email],
             f"[{course.code}] Please answer the onboarding questionnaire",
             f"We have not had your answers to {q.title} yet. It takes five minutes and decides "
             "enrollment, compute and suggested project groups. Answer (and change) it until "
             f"{closes}: {url}",
-            None,
-            [email],
         )
         for email in User.objects.filter(pk__in=student_ids).values_list("email", flat=True)
     ]
-    return send_mass_mail(messages)
+    outbox.post("onboarding.email_reminders", messages, course_id=course.pk)
+    return len(messages)
 
 
 @shared_task(name="onboarding.suggest")

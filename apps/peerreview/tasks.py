@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mass_mail
 
+from apps.core import outbox
 from apps.groups.models import GroupMembership
 from apps.peerreview.models import PeerAssignment, PeerRound
 
@@ -27,14 +27,13 @@ def email_pairing(round_id: int, only_groups: list[int] | None = None) -> int:
     due = r.due_at.astimezone(r.course.tz).strftime("%a %b %d, %H:%M")
     changed = " (changed: a group left the course)" if only_groups is not None else ""
     messages = [
-        (
+        outbox.Mail(
+            [email],
             f"[{r.course.code}] {r.title}: whom your group reviews{changed}",
             f"Your group reviews {', '.join(targets[g])}. Reviews are due {due}; the drafts and "
             f"the form are at {settings.SITE_URL}/c/{r.course.code}/peer-review/",
-            None,
-            [email],
         )
         for g, email in members
     ]
-    send_mass_mail(messages)
+    outbox.post("peerreview.email_pairing", messages, course_id=r.course_id)
     return len(messages)

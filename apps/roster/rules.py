@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.core.csvfile import CsvRefused, Problem, read_csv
+from apps.core.emails import canonical_email
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 20_000
@@ -121,7 +122,7 @@ def parse_roster(data: bytes) -> ParsedRoster:
 
         name, email, sid, role_text = (
             cell("name"),
-            cell("email").lower(),
+            canonical_email(cell("email")),
             cell("sid"),
             cell("role"),
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mass_mail
 
+from apps.core import outbox
 from apps.core.models import Course
 from apps.scribing.models import ScribeDuty, ScribeSwap
 
@@ -40,7 +40,7 @@ def email_duties(course_id: int, student_ids: list[int]) -> int:
     mine: dict[int, list[ScribeDuty]] = {}
     for d in duties:
         mine.setdefault(d.student_id, []).append(d)
-    messages = []
+    messages: list[outbox.Mail] = []
     for ds in mine.values():
         lines = "\n".join(
             f"- L{d.lecture.number} {d.lecture.title} ({_when(d, course)}); notes due "
@@ -54,9 +54,9 @@ def email_duties(course_id: int, student_ids: list[int]) -> int:
             "a classmate on the same page."
         )
         messages.append(
-            (f"[{course.code}] Your scribe lectures", body, None, [ds[0].student.email])
+            outbox.Mail([ds[0].student.email], f"[{course.code}] Your scribe lectures", body)
         )
-    send_mass_mail(messages)
+    outbox.post("scribing.email_duties", messages, course_id=course.pk)
     return len(messages)
 
 
@@ -86,5 +86,6 @@ def email_swap(swap_id: int) -> int:
         ).values_list("user__email", flat=True)
     )
     to = [swap.proposer.email, swap.other.email, *staff]  # staff are told, and can revert it
-    send_mass_mail([(f"[{swap.course.code}] Scribe swap accepted", body, None, to)])
+    mail = outbox.Mail(to, f"[{swap.course.code}] Scribe swap accepted", body)
+    outbox.post("scribing.email_swap", [mail], course_id=swap.course_id)
     return len(to)
