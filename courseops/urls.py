@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from apps.core import ops, views_tokens
+from apps.sso import reset as sso_reset
 from apps.sso import views as sso_views
 
 urlpatterns = [
@@ -50,7 +51,7 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path("accounts/password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/", sso_reset.PasswordResetView.as_view(), name="password_reset"),
     path(
         "accounts/password/reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),
@@ -58,7 +59,7 @@ urlpatterns = [
     ),
     path(
         "accounts/password/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        sso_reset.PasswordResetConfirmView.as_view(),
         name="password_reset_confirm",
     ),
     path(
@@ -66,6 +67,7 @@ urlpatterns = [
         auth_views.PasswordResetCompleteView.as_view(),
         name="password_reset_complete",
     ),
+    path("admin/login/", sso_views.admin_login),  # a password door: shut with PASSWORD_LOGIN=off
     path("admin/", admin.site.urls),
     path("api/v1/", include("apps.core.api.urls")),
     path("api/v1/", include("apps.calendar.api.urls")),

@@ -93,6 +93,8 @@ EXPECTED: dict[str, str] = {
     "GET lti/launch/": "n/a",
     "GET lti/link/": "nobody",
     "POST lti/link/": "nobody",
+    "GET lti/account/": "nobody",  # without a launch waiting in the session
+    "POST lti/account/": "nobody",
     "GET lti/jwks/": "public",
     "POST lti/jwks/": "n/a",
     "GET lti/config.json": "public",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -23,6 +24,20 @@ def _user_by_pk(pk: int) -> QuerySet[User]:
 
 
 class ModelBackend(DjangoModelBackend):
+    def authenticate(
+        self,
+        request: Any,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> User | None:
+        """A password proves nothing when the deployment turned password log-in off
+        (`PASSWORD_LOGIN=off`): every door that checks one — the log-in page, the admin's,
+        the token endpoint — finds no account by it. Sessions made by sign-on still work."""
+        if not getattr(settings, "PASSWORD_LOGIN", True):
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
     def get_user(self, user_id: Any) -> User | None:
         try:
             pk = int(user_id)

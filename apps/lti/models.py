@@ -134,3 +134,39 @@ class LtiSeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sub} in {self.link_id}"
+
+
+class LtiAccount(models.Model):
+    """Which courseops account an LMS user is: the platform's registration (issuer + client),
+    the deployment and the platform's user id (`sub`), linked once. A launch signs in only the
+    account its identity is linked to; the e-mail it carries never picks an account by itself
+    (`apps.lti.services.person_for` says when the first link is made)."""
+
+    class How(models.TextChoices):
+        NEW = "new", "Account made by the launch"
+        FIRST_LAUNCH = "first-launch", "First launch of a learner only linked courses know"
+        CONFIRMED = "confirmed", "Confirmed by the person, signed in to courseops"
+
+    tool = models.ForeignKey(
+        "lti1p3_tool_config.LtiTool", on_delete=models.CASCADE, related_name="+"
+    )
+    deployment_id = models.CharField(max_length=255)
+    sub = models.CharField(max_length=255, help_text="The platform's id of the person.")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lti_accounts"
+    )
+    how = models.CharField(max_length=20, choices=How.choices)
+    linked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tool", "deployment_id", "sub"], name="lti_account_once"
+            ),
+            models.UniqueConstraint(
+                fields=["tool", "deployment_id", "user"], name="lti_account_one_per_person"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sub} → {self.user_id}"

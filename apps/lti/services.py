@@ -1,7 +1,14 @@
 """What a validated LTI launch does: find the linked course (or let an instructor link it once),
-find or make the person by the e-mail the LMS sends, give them the role the LMS says, log them
-in. A person already signed in (password or campus sign-on) with the same e-mail keeps the same
-account and session."""
+find the person by their LMS identity, give them the role the LMS says in that course only, log
+them in.
+
+An LMS identity is (registration, deployment, `sub`), linked once to one account (`LtiAccount`).
+The e-mail a launch carries is what the platform says, so it picks an account only where that
+can hurt nobody: no account has it yet (a new person), or its account is a learner known only to
+courses linked to this platform. Anyone else — a site administrator, course staff anywhere, a
+member of a course this platform is not linked to, an account linked to another LMS identity —
+signs in to courseops first (password or campus sign-on) and confirms "link this LMS account"
+once (`account_confirm`); until then a launch gives no session."""
 
 from __future__ import annotations
 
@@ -11,11 +18,12 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.core.emails import canonical_email
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.lifecycle import StudentsEnrolled, publish
-from apps.core.models import Course, Membership, Role, User
+from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
 from apps.core.services import audit_record
-from apps.lti.models import LtiIdentity, LtiLink, LtiNonce, LtiSeat
+from apps.lti.models import LtiAccount, LtiIdentity, LtiLink, LtiNonce, LtiSeat
 from apps.lti.roles import course_role
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -50,7 +58,7 @@ class Launch:
             deployment_id=str(data.get(CLAIM + "deployment_id", "")),
             context_id=str(context.get("id", "")),
             context_title=str(context.get("title") or context.get("label") or ""),
-            email=str(data.get("email") or "").strip(),
+            email=canonical_email(str(data.get("email") or "")),
             name=str(data.get("name") or "").strip(),
             role=course_role(data.get(CLAIM + "roles") or []),
             nonce=str(data.get("nonce", "")),
@@ -88,7 +96,7 @@ def remember(link: LtiLink, launch: Launch) -> None:
         LtiLink.objects.filter(pk=link.pk).update(**fields)
     if launch.sub and launch.email:
         LtiIdentity.objects.update_or_create(
-            tool_id=link.tool_id, sub=launch.sub, defaults={"email": launch.email.lower()}
+            tool_id=link.tool_id, sub=launch.sub, defaults={"email": launch.email}
         )
         LtiSeat.objects.get_or_create(link=link, sub=launch.sub)
 
@@ -124,39 +132,112 @@ def link_create(*, actor: User, tool_id: int, launch: Launch, course: Course) ->
     return link
 
 
-def instructor_for(launch: Launch) -> User | None:
-    """The existing account of an LMS instructor who may link a course: one that teaches some
-    courseops course (matched by e-mail, any case)."""
-    if not launch.email:
+class NeedsLink(DomainError):
+    """The launch's identity is not linked and its e-mail may not pick the account: the person
+    signs in to courseops and confirms the link (`account_confirm`)."""
+
+
+def account_for(tool_id: int, launch: Launch) -> User | None:
+    """The account this LMS identity is linked to, if any."""
+    if not launch.sub:
         return None
-    return (
-        User.objects.filter(
-            email__iexact=launch.email,
-            is_active=True,
-            memberships__role=Role.INSTRUCTOR,
-            memberships__is_active=True,
-        )
-        .distinct()
+    found = (
+        LtiAccount.objects.select_related("user")
+        .filter(tool_id=tool_id, deployment_id=launch.deployment_id, sub=launch.sub)
         .first()
     )
+    if found is not None and not found.user.is_active:
+        raise NotAllowed("Your courseops account is closed; ask the course staff.")
+    return found.user if found else None
 
 
-def person_for(launch: Launch, course: Course) -> User:
-    """The account with the launch's e-mail (any case), made when there is none: the linked LMS
-    course is a roster. The person gets the LMS role in the course unless they already have one
-    (a role set in courseops is never lowered by a launch); a dropped member who launches from
-    the linked course is active again (audited)."""
-    if not launch.email:
-        raise DomainError(
-            "The LMS did not send your e-mail address; ask its admin to share it with courseops "
-            "(the tool's privacy level must include e-mail)."
-        )
+def why_not_by_email(user: User, tool_id: int) -> str:
+    """Why a launch's e-mail may not sign in this existing account by itself ("" if it may)."""
+    if user.is_superuser or user.is_staff:
+        return "it is a site administrator's account"
+    if Membership.objects.filter(user=user, role__in=STAFF_ROLES).exists():
+        return "it belongs to course staff"
+    linked = LtiLink.objects.filter(tool_id=tool_id).values("course_id")
+    if Membership.objects.filter(user=user).exclude(course_id__in=linked).exists():
+        return "it belongs to a course this LMS is not linked to"
+    if LtiAccount.objects.filter(tool_id=tool_id, user=user).exists():
+        return "it is linked to another account of this LMS"
+    return ""
+
+
+def _new_account(tool_id: int, launch: Launch, user: User, how: str, actor: User | None) -> None:
+    try:
+        with transaction.atomic():
+            account = LtiAccount.objects.create(
+                tool_id=tool_id,
+                deployment_id=launch.deployment_id,
+                sub=launch.sub,
+                user=user,
+                how=how,
+            )
+            audit_record(
+                actor=actor,
+                action="lti.account_linked",
+                obj=account,
+                after={"issuer": launch.issuer, "sub": launch.sub, "how": how},
+            )
+    except IntegrityError:
+        raise Conflict(
+            "This LMS account, or your courseops account, is already linked to another one."
+        ) from None
+
+
+def _require_sub(launch: Launch) -> None:
+    if not launch.sub:
+        raise DomainError("The LMS did not send who you are (sub); launch again from the LMS.")
+
+
+def account_confirm(*, actor: User, tool_id: int, launch: Launch) -> User:
+    """The person signed in to courseops links the LMS identity they launched with, once."""
+    _require_sub(launch)
+    linked = account_for(tool_id, launch)
+    if linked is not None:
+        if linked.pk != actor.pk:
+            raise Conflict("This LMS account is already linked to another courseops account.")
+        return actor
+    if LtiAccount.objects.filter(
+        tool_id=tool_id, deployment_id=launch.deployment_id, user=actor
+    ).exists():
+        raise Conflict("Your courseops account is already linked to another account of this LMS.")
+    _new_account(tool_id, launch, actor, LtiAccount.How.CONFIRMED, actor)
+    return actor
+
+
+def person_for(launch: Launch, course: Course, tool_id: int) -> User:
+    """The account of a launch from a linked LMS course (see the module for whom an e-mail may
+    pick), made when nobody has the address yet. The person gets the LMS role in this course
+    unless they already have one (a role set in courseops is never lowered by a launch); a
+    dropped member who launches from the linked course is active again (audited). Raises
+    `NeedsLink` when the person must sign in and confirm first."""
+    _require_sub(launch)
     if launch.role is None:
         raise NotAllowed("Your role in the LMS course has no place in courseops.")
     with transaction.atomic():
-        user = User.objects.filter(email__iexact=launch.email).first()
-        if user is None:  # no password: they come in through the LMS or the campus sign-on
-            user = User.objects.create_user(email=launch.email, full_name=launch.name)
+        user = account_for(tool_id, launch)
+        if user is None:
+            if not launch.email:
+                raise DomainError(
+                    "The LMS did not send your e-mail address; ask its admin to share it with "
+                    "courseops (the tool's privacy level must include e-mail)."
+                )
+            user = User.objects.filter(email=launch.email).first()
+            if user is None:  # no password: they come in through the LMS or the campus sign-on
+                user = User.objects.create_user(email=launch.email, full_name=launch.name)
+                _new_account(tool_id, launch, user, LtiAccount.How.NEW, None)
+            else:
+                why = why_not_by_email(user, tool_id)
+                if why:
+                    raise NeedsLink(
+                        f"courseops has an account for {launch.email}, but {why}, so a launch "
+                        "alone does not sign it in. Sign in to courseops, then link this LMS "
+                        "account once."
+                    )
+                _new_account(tool_id, launch, user, LtiAccount.How.FIRST_LAUNCH, None)
         membership, made = Membership.objects.get_or_create(
             user=user, course=course, defaults={"role": launch.role}
         )

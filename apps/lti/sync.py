@@ -32,6 +32,7 @@ from pylti1p3.lineitem import LineItem
 from pylti1p3.names_roles import NamesRolesProvisioningService
 from pylti1p3.service_connector import ServiceConnector
 
+from apps.core.emails import canonical_email
 from apps.core.errors import Conflict, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -120,7 +121,7 @@ def roster_sync(*, actor: User, course: Course) -> tuple[RosterImport, Preview]:
         seated: set[str] = set()
         for m in members:
             role = course_role(m.get("roles") or [])
-            email = str(m.get("email") or "").strip().lower()
+            email = canonical_email(str(m.get("email") or ""))
             if m.get("status", "Active") != "Active" or role is None or not email:
                 continue
             kept += 1
@@ -317,8 +318,8 @@ def roster_sync_all() -> list[str]:
     (problems, or more than a fifth of the students dropped), or why it could not run. Runs as
     the instructor who linked the course."""
     from django.conf import settings
-    from django.core.mail import send_mail
 
+    from apps.core import outbox
     from apps.roster.services import roster_commit
 
     out = []
@@ -352,13 +353,13 @@ def roster_sync_all() -> list[str]:
                 ).values_list("user__email", flat=True)
             )
             if staff:
-                send_mail(
+                mail = outbox.Mail(
+                    staff,
                     f"[{course.code}] The LMS roster sync waits for you",
                     f"The scheduled roster sync found {plan.summary()}. Look at it and confirm: "
                     f"{settings.SITE_URL}/c/{course.code}/roster/imports/{record.pk}/\n",
-                    None,
-                    staff,
                 )
+                outbox.post("lti.roster_sync", [mail], course_id=course.pk, run=f"{record.pk}")
             continue
         if plan.changes:
             roster_commit(actor=actor, record=record)

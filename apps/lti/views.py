@@ -1,15 +1,18 @@
 """LTI 1.3 tool endpoints (pylti1p3 does the protocol: the OIDC login initiation, the id_token's
 signature against the platform's JWKS, its expiry, audience, deployment and message checks).
 
-`lti/login/` starts a launch, `lti/launch/` receives it, `lti/link/` lets the LMS course's
+`lti/login/` starts a launch, `lti/launch/` receives it, `lti/account/` lets a person signed in
+to courseops link the LMS account they launched with (once), `lti/link/` lets the LMS course's
 instructor link it to a courseops course once, `lti/jwks/` and `lti/config.json` are what Canvas
 needs to register the tool. A launch that does not verify gets a page saying why (400), never a
 500 and never a session."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -24,12 +27,14 @@ from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.exception import LtiException
 
 from apps.core.errors import DomainError
-from apps.core.models import Course, Role
+from apps.core.models import Course, Role, User
 from apps.core.services import audit_record
 from apps.lti import services
+from apps.lti.models import LtiLink
 from apps.lti.services import Launch
 
 PENDING = "lti_pending_link"  # session: the launch an instructor is about to link
+ACCOUNT = "lti_pending_account"  # session: the launch whose LMS account waits to be linked
 
 
 def _storage() -> DjangoCacheDataStorage:
@@ -73,34 +78,36 @@ def lti_launch(request: HttpRequest) -> HttpResponseBase:
     tool = LtiTool.objects.get(issuer=launch.issuer, client_id=launch.client_id)
     deep = message.is_deep_link_launch()
     link = None if deep else services.link_for(tool.pk, launch)
+    then = {"tool_id": tool.pk, **({"launch_id": message.get_launch_id()} if deep else {})}
     if link is None:
         # Not linked yet (or the LMS's instructor adds courseops by deep linking): only an
-        # instructor who already has a courseops account links it; nobody gets an account
-        # from an LMS course that is not linked to a courseops course.
+        # instructor whose LMS identity is linked to their courseops account links it; nobody
+        # gets an account from an LMS course that is not linked to a courseops course.
         if launch.role != Role.INSTRUCTOR:
             if deep:
                 return _refused(request, "Only the course's instructor adds courseops.", 403)
             return render(request, "lti/not_linked.html", {"launch": launch})
-        teacher = services.instructor_for(launch)
+        try:
+            teacher = services.account_for(tool.pk, launch)
+        except DomainError as exc:
+            return _refused(request, exc.message, status=403)
         if teacher is None:
-            return _refused(
-                request,
-                f"courseops has no instructor account for {launch.email or 'you'} yet: load "
-                "the course file (its instructors) or ask a courseops administrator, then "
-                "launch again.",
-                status=403,
-            )
+            return _ask_to_link(request, launch, then, "")
         login(request, teacher, backend="apps.core.backends.ModelBackend")
-        request.session[PENDING] = {
-            "tool_id": tool.pk,
-            **({"launch_id": message.get_launch_id()} if deep else {}),
-            **launch.__dict__,
-        }
+        request.session[PENDING] = {**then, **launch.__dict__}
         return redirect("lti:link")
     try:
-        user = services.person_for(launch, link.course)
+        user = services.person_for(launch, link.course, tool.pk)
+    except services.NeedsLink as exc:
+        return _ask_to_link(request, launch, then, exc.message)
     except DomainError as exc:
         return _refused(request, exc.message, status=403)
+    return _signed_in(request, user, link, launch)
+
+
+def _signed_in(request: HttpRequest, user: User, link: LtiLink, launch: Launch) -> HttpResponseBase:
+    if request.user.is_authenticated and request.user.pk != user.pk:
+        logout(request)  # another person's session in this browser ends here
     login(request, user, backend="apps.core.backends.ModelBackend")
     with transaction.atomic():
         services.remember(link, launch)
@@ -111,6 +118,58 @@ def lti_launch(request: HttpRequest) -> HttpResponseBase:
             after={"role": launch.role, "lms_course": launch.context_title},
         )
     return redirect("core:dashboard", code=link.course.code)
+
+
+def _ask_to_link(
+    request: HttpRequest, launch: Launch, then: dict[str, Any], why: str
+) -> HttpResponseBase:
+    """No session from this launch: the person signs in to courseops and confirms the link."""
+    with transaction.atomic():
+        audit_record(
+            actor=None,
+            action="lti.link_asked",
+            after={"issuer": launch.issuer, "sub": launch.sub, "why": why[:300]},
+        )
+    request.session[ACCOUNT] = {**then, "why": why, **launch.__dict__}
+    return redirect("lti:account")
+
+
+@require_http_methods(["GET", "POST"])
+def lti_account(request: HttpRequest) -> HttpResponseBase:
+    """Link the LMS account a launch came from to the courseops account signed in here, once."""
+    pending = request.session.get(ACCOUNT)
+    if not pending:
+        return _refused(request, "Launch from the LMS course first.", status=403)
+    pending = dict(pending)
+    tool_id = pending.pop("tool_id")
+    launch_id = pending.pop("launch_id", None)
+    why = pending.pop("why", "")
+    launch = Launch(**pending)
+    context = {"launch": launch, "why": why, "error": "", "issuer": launch.issuer}
+    if not request.user.is_authenticated:
+        context["login_url"] = f"{reverse('login')}?next={reverse('lti:account')}"
+        return render(request, "lti/account.html", context)
+    if request.method == "POST":
+        try:
+            user = services.account_confirm(actor=request.user, tool_id=tool_id, launch=launch)
+        except DomainError as exc:
+            context["error"] = exc.message
+            return render(request, "lti/account.html", context, status=409)
+        request.session.pop(ACCOUNT, None)
+        link = services.link_for(tool_id, launch)
+        if link is None:  # an instructor's launch from an LMS course not linked yet
+            request.session[PENDING] = {
+                "tool_id": tool_id,
+                **({"launch_id": launch_id} if launch_id else {}),
+                **launch.__dict__,
+            }
+            return redirect("lti:link")
+        try:
+            user = services.person_for(launch, link.course, tool_id)
+        except DomainError as exc:
+            return _refused(request, exc.message, status=403)
+        return _signed_in(request, user, link, launch)
+    return render(request, "lti/account.html", context)
 
 
 @require_http_methods(["GET", "POST"])

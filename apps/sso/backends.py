@@ -103,7 +103,7 @@ class CampusOIDCBackend(OIDCAuthenticationBackend):
 
     def filter_users_by_claims(self, claims: dict[str, Any]) -> QuerySet[User]:
         email = self._email(claims)
-        found = User.objects.filter(email__iexact=email, is_active=True).filter(on_roster())
+        found = User.objects.by_email(email).filter(is_active=True).filter(on_roster())
         found = found.distinct()
         if not found.exists():
             refuse(

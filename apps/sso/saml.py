@@ -5,11 +5,12 @@ an active roster entry; nobody gets an account from the IdP."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from djangosaml2.backends import Saml2Backend
 from djangosaml2.views import AssertionConsumerServiceView, LoginView, MetadataView
 
@@ -19,6 +20,34 @@ from apps.sso.backends import on_roster, refuse, signed_on
 
 def saml_enabled() -> bool:
     return bool(getattr(settings, "SAML_CONFIG", None))
+
+
+def xmlsec_missing() -> str:
+    """The xmlsec1 program pysaml2 signs and verifies with, when SAML is configured and it is
+    not there ("" when all is well): every SAML page then says so, never a 500."""
+    if not saml_enabled():
+        return ""
+    binary = str(settings.SAML_CONFIG.get("xmlsec_binary") or "/usr/bin/xmlsec1")
+    if os.path.isfile(binary) and os.access(binary, os.X_OK):
+        return ""
+    return binary
+
+
+def _unavailable(request: HttpRequest, binary: str) -> HttpResponse:
+    return render(
+        request,
+        "sso/saml_unavailable.html",
+        {"binary": binary, "contact": getattr(settings, "SSO_HELP_CONTACT", "")},
+        status=503,
+    )
+
+
+def _closed(request: HttpRequest) -> HttpResponse | None:
+    """404 where SAML is not configured, 503 naming xmlsec1 where it is missing, else None."""
+    if not saml_enabled():
+        raise Http404("SAML sign-on is not configured on this server.")
+    missing = xmlsec_missing()
+    return _unavailable(request, missing) if missing else None
 
 
 class CampusSaml2Backend(Saml2Backend):
@@ -58,7 +87,8 @@ class CampusSaml2Backend(Saml2Backend):
     ) -> tuple[User | None, bool]:
         email = self._email(attributes)
         user = (
-            User.objects.filter(email__iexact=email, is_active=True)
+            User.objects.by_email(email)
+            .filter(is_active=True)
             .filter(on_roster())
             .distinct()
             .first()
@@ -81,23 +111,17 @@ class SamlStart(LoginView):
     """Sends the browser to the campus IdP (404 where SAML is not configured)."""
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not saml_enabled():
-            raise Http404("SAML sign-on is not configured on this server.")
-        return super().get(request, *args, **kwargs)
+        return _closed(request) or super().get(request, *args, **kwargs)
 
 
 class SamlAcs(AssertionConsumerServiceView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not saml_enabled():
-            raise Http404("SAML sign-on is not configured on this server.")
-        return super().post(request, *args, **kwargs)
+        return _closed(request) or super().post(request, *args, **kwargs)
 
 
 class SamlMetadata(MetadataView):
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not saml_enabled():
-            raise Http404("SAML sign-on is not configured on this server.")
-        return super().get(request, *args, **kwargs)
+        return _closed(request) or super().get(request, *args, **kwargs)
 
 
 def acs_failure(request: HttpRequest, exception: Any = None, status: int = 403, **kw: Any) -> Any:

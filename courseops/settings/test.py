@@ -53,3 +53,8 @@ STORAGES = {
 if os.environ.get("TEST_EMAIL_DIR"):
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
     EMAIL_FILE_PATH = os.environ["TEST_EMAIL_DIR"]
+# … or hand them to an SMTP server on loopback (tests/peers/smtp.py), as production does.
+if os.environ.get("TEST_EMAIL_SMTP_PORT"):
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST, EMAIL_PORT = "127.0.0.1", int(os.environ["TEST_EMAIL_SMTP_PORT"])
+    EMAIL_USE_TLS = EMAIL_USE_SSL = False

@@ -1,13 +1,13 @@
 """Chromium launches courseops from the test LMS (its own process, signing with its own key):
-the instructor links the LMS course once and lands in it; a learner then lands with the student
-role."""
+the instructor, asked to sign in, links their LMS account and then the LMS course once and lands
+in it; a new learner then lands with the student role."""
 
 from __future__ import annotations
 
 import pytest
 
 from apps.core.models import Membership, Role
-from tests.factories import CourseFactory, MembershipFactory, UserFactory
+from tests.factories import PASSWORD, CourseFactory, MembershipFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -23,8 +23,15 @@ def test_chromium_launches_from_the_lms_as_instructor_then_learner(  # type: ign
             email="prof@campus.example.edu", role="Instructor", context="c-1", title="EE 290"
         )
     )
+    page.wait_for_url(f"{live_server.url}/lti/account/")
+    page.get_by_role("link", name="Sign in to courseops").click()
+    page.get_by_label("Email").fill("prof@campus.example.edu")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/lti/account/")
+    page.get_by_role("button", name="Link this LMS account").click()
     page.wait_for_url(f"{live_server.url}/lti/link/")
-    page.get_by_role("button", name="Link").click()
+    page.get_by_role("button", name="Link", exact=True).click()
     page.wait_for_url(f"{live_server.url}/c/{course.code}/")
     assert page.get_by_role("heading", name="Today", exact=True).is_visible()
     page.context.clear_cookies()

@@ -39,9 +39,41 @@ def course():  # type: ignore[no-untyped-def]
     return course
 
 
+def sign_in(live_server, s: requests.Session, email: str) -> None:  # type: ignore[no-untyped-def]
+    """Sign in by password through the log-in form, as a person would."""
+    page = s.get(f"{live_server.url}/accounts/login/", timeout=10)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    s.post(
+        page.url,
+        data={
+            "csrfmiddlewaretoken": token.group(1) if token else "",
+            "username": email,
+            "password": PASSWORD,
+        },
+        headers={"Referer": page.url},
+        timeout=10,
+    )
+    assert s.get(f"{live_server.url}/api/v1/me/", timeout=10).json()["email"] == email
+
+
+def confirm_link(s: requests.Session, page: requests.Response) -> requests.Response:
+    """Press "Link this LMS account" on the page a launch led to."""
+    assert "Link this LMS account" in page.text, page.text[:800]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    return s.post(
+        page.url,
+        data={"csrfmiddlewaretoken": token.group(1) if token else ""},
+        headers={"Referer": page.url},
+        timeout=20,
+    )
+
+
 def _link(live_server, lti_platform, course) -> None:  # type: ignore[no-untyped-def]
+    """The instructor, signed in to courseops, launches from the LMS course, links their LMS
+    account once, then links the LMS course to the courseops course."""
     s = requests.Session()
-    page = _launch(
+    sign_in(live_server, s, "prof@campus.example.edu")
+    asked = _launch(
         lti_platform,
         s,
         email="Prof@campus.example.edu",
@@ -49,6 +81,8 @@ def _link(live_server, lti_platform, course) -> None:  # type: ignore[no-untyped
         context="canvas-42",
         title="EE 290 (Canvas)",
     )
+    assert asked.url == f"{live_server.url}/lti/account/"
+    page = confirm_link(s, asked)
     assert page.url == f"{live_server.url}/lti/link/"
     assert "Link “EE 290 (Canvas)” to courseops" in page.text
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
@@ -117,12 +151,14 @@ def test_a_learner_of_an_unlinked_lms_course_is_told_to_wait(
     r = _launch(lti_platform, email="early@campus.example.edu", role="Learner", context="canvas-99")
     assert "This LMS course is not linked to courseops yet" in r.text
     assert not User.objects.filter(email="early@campus.example.edu").exists()  # no account
-    # An LMS instructor with no courseops instructor account cannot link it either.
+    # An LMS instructor unknown to courseops cannot link it either: no session, no account.
+    s = requests.Session()
     stranger = _launch(
-        lti_platform, email="visiting@campus.example.edu", role="Instructor", context="canvas-99"
+        lti_platform, s, email="visiting@campus.example.edu", role="Instructor", context="canvas-99"
     )
-    assert stranger.status_code == 403
-    assert "no instructor account for visiting@campus.example.edu" in stranger.text
+    assert stranger.url == f"{live_server.url}/lti/account/"
+    assert "Sign in to courseops" in stranger.text
+    assert s.get(f"{live_server.url}/api/v1/me/", timeout=10).status_code in (401, 403)
     assert not User.objects.filter(email="visiting@campus.example.edu").exists()
 
 
@@ -173,20 +209,7 @@ def test_someone_signed_in_who_launches_keeps_the_same_account_and_session(  # t
     ada = UserFactory(email="ada@campus.example.edu")
     MembershipFactory(user=ada, course=course, role=Role.STUDENT)
     s = requests.Session()
-    login = s.get(f"{live_server.url}/accounts/login/", timeout=10)
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
-    s.post(
-        login.url,
-        data={
-            "csrfmiddlewaretoken": token.group(1) if token else "",
-            "username": ada.email,
-            "password": PASSWORD,
-        },
-        headers={"Referer": login.url},
-        timeout=10,
-    )
-    me = s.get(f"{live_server.url}/api/v1/me/", timeout=10).json()
-    assert me["email"] == ada.email  # signed in before the launch
+    sign_in(live_server, s, ada.email)  # signed in before the launch
     r = _launch(
         lti_platform, s, email="ADA@campus.example.edu", role="Learner", context="canvas-42"
     )
@@ -209,7 +232,8 @@ def test_deep_linking_links_the_course_and_answers_the_lms_with_a_signed_resourc
     live_server, lti_platform, course
 ) -> None:
     s = requests.Session()
-    page = _launch(
+    sign_in(live_server, s, "prof@campus.example.edu")
+    asked = _launch(
         lti_platform,
         s,
         email="prof@campus.example.edu",
@@ -217,6 +241,7 @@ def test_deep_linking_links_the_course_and_answers_the_lms_with_a_signed_resourc
         context="dl-1",
         message="deep",
     )
+    page = confirm_link(s, asked)
     assert page.url == f"{live_server.url}/lti/link/"
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     answer = s.post(

@@ -17,7 +17,7 @@ from apps.gradebook.models import ScoreEntry
 from apps.lti.models import LtiLink, LtiSync
 from apps.roster.models import RosterImport
 from tests.factories import CourseFactory, MembershipFactory, UserFactory
-from tests.lti.test_launch import _launch
+from tests.lti.test_launch import _launch, confirm_link, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/membership"
@@ -35,6 +35,7 @@ def _member(n: int, role: str = "Learner", status: str = "Active") -> dict[str, 
 
 def _linked(live_server, platform, course, context: str = "canvas-42") -> None:  # type: ignore[no-untyped-def]
     s = requests.Session()
+    sign_in(live_server, s, "prof@campus.example.edu")
     page = _launch(
         platform,
         s,
@@ -43,6 +44,8 @@ def _linked(live_server, platform, course, context: str = "canvas-42") -> None: 
         context=context,
         title=f"EE 290 {context}",
     )
+    if page.url.endswith("/lti/account/"):  # the first launch links the LMS account once
+        page = confirm_link(s, page)
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     s.post(
         page.url,

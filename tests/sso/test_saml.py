@@ -54,7 +54,7 @@ def test_a_student_on_the_roster_signs_on_through_the_idp(live_server, saml_idp)
     assert r.url == f"{live_server.url}/c/{course.code}/", r.url
     assert course.title in r.text
     assert AuditEvent.objects.filter(action="auth.sso_login", actor=ada).count() == 1
-    assert User.objects.get(pk=ada.pk).email == "Ada@campus.example.edu"  # the roster's, kept
+    assert User.objects.get(pk=ada.pk).email == "ada@campus.example.edu"  # one spelling
 
 
 def test_someone_on_no_roster_is_refused(live_server, saml_idp) -> None:  # type: ignore[no-untyped-def]
@@ -74,3 +74,19 @@ def test_an_assertion_changed_after_signing_is_refused(live_server, saml_idp) ->
     assert "/accounts/sso/refused/" in r.url
     assert "did not verify" in r.text
     assert not AuditEvent.objects.filter(action="auth.sso_login").exists()
+
+
+def test_without_xmlsec1_every_saml_page_names_it_and_the_start_up_check_fails(  # type: ignore[no-untyped-def]
+    live_server, saml_idp, settings
+) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    settings.SAML_CONFIG = {**settings.SAML_CONFIG, "xmlsec_binary": "/nonexistent/xmlsec1"}
+    for method, path in (("get", "metadata/"), ("get", "login/"), ("post", "acs/")):
+        r = getattr(requests, method)(f"{live_server.url}/saml2/{path}", timeout=10)
+        assert r.status_code == 503, (path, r.status_code)
+        assert "/nonexistent/xmlsec1" in r.text
+        assert "apt-get install xmlsec1" in r.text
+    with pytest.raises(SystemCheckError, match="xmlsec1"):
+        call_command("check")

@@ -3,7 +3,8 @@
 the environment.
 
 It signs launch id_tokens (RS256) with its own key and serves its JWKS over HTTP, like Canvas:
-  /start?email=&name=&role=&context=&title=[&tamper=signature|expired|audience]
+  /start?email=&name=&role=&context=&title=[&sub=][&tamper=signature|expired|audience]
+      (sub: the platform's user id; the e-mail, lower-cased, when not given)
       → the third-party login initiation (a redirect to the tool's login URL)
   /authorize?…  (the tool's redirect back) → an auto-submitting form POSTing id_token and state
   /replay       → the last launch form again (the same id_token and state)
@@ -43,6 +44,7 @@ ROLES = {
     "TeachingAssistant": [f"{LIS}/Instructor#TeachingAssistant"],
     "Learner": [f"{LIS}#Learner"],
     "Mentor": [f"{LIS}#Mentor"],
+    "Instructor+TeachingAssistant": [f"{LIS}#Instructor", f"{LIS}/Instructor#TeachingAssistant"],
 }
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LAST: dict[str, str] = {}
@@ -85,7 +87,7 @@ def _token(spec: dict[str, str], nonce: str, client_id: str) -> str:
     claims = {
         "iss": issuer(),
         "aud": "someone-else" if tamper == "audience" else client_id,
-        "sub": spec["email"],
+        "sub": spec.get("sub") or spec["email"].strip().lower(),
         "iat": int(now.timestamp()) - (7200 if tamper == "expired" else 0),
         "exp": int((now + dt.timedelta(minutes=5)).timestamp())
         - (7200 if tamper == "expired" else 0),

@@ -1,0 +1,70 @@
+"""`PASSWORD_LOGIN=off` shuts every door a password opens — the log-in page, the admin's log-in,
+the token endpoint, HTTP Basic, password reset — while a campus sign-on session still reaches
+`/admin/` for an administrator."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+import requests
+from django.test import Client
+from rest_framework.test import APIClient
+
+from apps.core.models import User
+from tests.sso.test_oidc import _sign_on
+
+PW = "a-long-admin-passphrase"
+
+
+@pytest.fixture
+def admin_user(db) -> User:  # type: ignore[no-untyped-def]
+    return User.objects.create_superuser(email="ada@campus.example.edu", password=PW)
+
+
+@pytest.mark.django_db
+def test_with_password_log_in_off_the_admin_log_in_takes_no_password(admin_user, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_LOGIN = False
+    c = Client()
+    r = c.post("/admin/login/", {"username": admin_user.email, "password": PW, "next": "/admin/"})
+    assert r.status_code == 403
+    assert "Password log-in is turned off" in r.content.decode()
+    assert "_auth_user_id" not in c.session
+    assert c.get("/admin/").status_code == 302  # still outside
+    assert c.get("/admin/login/").status_code == 403
+    # The other doors: the token endpoint, HTTP Basic, password reset and a mailed reset link.
+    api = APIClient()
+    token = api.post(
+        "/api/v1/auth/token/", {"username": admin_user.email, "password": PW}, format="json"
+    )
+    assert token.status_code == 403
+    basic = base64.b64encode(f"{admin_user.email}:{PW}".encode()).decode()
+    assert api.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Basic {basic}").status_code == 401
+    assert c.post("/accounts/password/reset/", {"email": admin_user.email}).status_code == 403
+    assert c.get("/accounts/password/reset/MQ/set-password/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_with_password_log_in_on_the_admin_log_in_works_as_before(admin_user) -> None:  # type: ignore[no-untyped-def]
+    c = Client()
+    r = c.post("/admin/login/", {"username": admin_user.email, "password": PW, "next": "/admin/"})
+    assert r.status_code == 302
+    assert c.get("/admin/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_administrator_signed_on_by_campus_sso_reaches_the_admin(  # type: ignore[no-untyped-def]
+    live_server, oidc_provider, settings
+) -> None:
+    settings.PASSWORD_LOGIN = False
+    User.objects.create_superuser(email="ada@campus.example.edu", password=PW)
+    r = _sign_on(live_server, "ada", "/admin/")
+    assert r.status_code == 200
+    assert r.url == f"{live_server.url}/admin/"
+    assert "Site administration" in r.text
+    refused = requests.post(
+        f"{live_server.url}/admin/login/",
+        data={"username": "ada@campus.example.edu", "password": PW},
+        timeout=10,
+    )
+    assert refused.status_code == 403
