@@ -9,6 +9,7 @@ problem names the question, so a bank with any is refused whole and nothing chan
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Any
@@ -63,6 +64,34 @@ def asked_units(prompt: str) -> list[tuple[str, str, float]]:
 
 def _sample_params(params: dict[str, Any]) -> dict[str, Any]:
     return rules.draw_params(params, rules.seed_for("lint", "lint", "lint", "lint"))
+
+
+def _grid(params: dict[str, Any], limit: int = 400) -> list[dict[str, Any]]:
+    """Every combination of the parameters' choices (a range: its ends and middle), up to
+    `limit` of them: enough to find the draws where a key is exactly 0."""
+    axes: dict[str, list[Any]] = {}
+    for name, rule in params.items():
+        if isinstance(rule, dict) and "choice" in rule:
+            axes[name] = list(rule["choice"])
+        elif isinstance(rule, dict) and "range" in rule:
+            lo, hi = rule["range"]
+            axes[name] = [lo, hi] if hi == lo else [lo, (lo + hi) / 2, hi]
+        else:
+            axes[name] = [rule]
+    names = sorted(axes)
+    combos = itertools.islice(itertools.product(*(axes[n] for n in names)), limit)
+    return [dict(zip(names, combo, strict=True)) for combo in combos]
+
+
+def _zero_key(spec: Any, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The first parameters (of the grid) for which the key is exactly 0, if any."""
+    for drawn in _grid(params):
+        try:
+            if rules.evaluate_key(str(spec), drawn) == 0:
+                return drawn
+        except Exception:  # noqa: S112 - a draw the key cannot compute is reported elsewhere
+            continue
+    return None
 
 
 def _computes(spec: Any, params: dict[str, Any]) -> str:
@@ -174,6 +203,15 @@ def question_problems(q: dict[str, Any], rubrics: set[str]) -> list[str]:
                 why = _computes(part[field], params)
                 if why:
                     bad(f"part {n}: its {field} {why}")
+        answer = part.get("answer")
+        if isinstance(answer, str) and answer and not float(q.get("abs_tol") or 0):
+            zero = _zero_key(answer, q.get("params") or {})
+            if zero is not None:
+                shown = ", ".join(f"{k}={v}" for k, v in zero.items())
+                bad(
+                    f"part {n}: its key is exactly 0 when {shown}, where a relative tolerance "
+                    "gives no credit to any other answer; give the question an abs_tol"
+                )
     for word, dim, size in asked_units(str(q.get("prompt", ""))):
         same_dim = [(d, s) for d, s in resolved if d == dim]
         if same_dim and not any(math.isclose(s, size) for _, s in same_dim):

@@ -531,8 +531,9 @@ def record(
     outcome: str = "",
     notes: str = "",
 ) -> Booking:
-    """Staff mark attendance and the outcome. Passing needs the group present; a redo frees the
-    group to book again (the page and e-mail say so)."""
+    """Staff mark attendance and the outcome, from the slot's start on (notes alone any time).
+    Passing needs the group present; a redo frees the group to book again (the page and e-mail
+    say so)."""
     _require_staff(actor, course)
     if attendance not in Booking.Attendance.values:
         raise DomainError("Attendance is present, no-show, or empty.", field="attendance")
@@ -550,6 +551,12 @@ def record(
         )
         if b is None:
             raise NotFound("No such booking.")
+        if (attendance or outcome) and timezone.now() < b.slot.starts_at:
+            raise DomainError(
+                "This checkoff has not started yet: attendance and outcome can be recorded from "
+                f"{format_instant(b.slot.starts_at, course.timezone)}.",
+                field="attendance",
+            )
         before = {"attendance": b.attendance, "outcome": b.outcome}
         b.attendance, b.outcome, b.notes = attendance, outcome, (notes or "").strip()[:5000]
         b.recorded_by, b.recorded_at = actor, timezone.now()

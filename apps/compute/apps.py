@@ -24,6 +24,10 @@ class ComputeConfig(AppConfig):
             "no dissolved group holds a node, an IP or a live window",
             lifecycle.dissolved_group_holdings,
         )
+        register_check(
+            "no live window borrows a node its lender no longer holds",
+            lifecycle.windows_on_held_nodes,
+        )
 
         register_events("windows", sources.window_events)
         from apps.core.models import Role

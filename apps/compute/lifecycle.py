@@ -223,3 +223,27 @@ def dissolved_group_holdings(course_id: int) -> list[str]:
         ).select_related("group", "from_node")
     ]
     return found
+
+
+def windows_on_held_nodes(course_id: int) -> list[str]:
+    """No window that has not ended lends a node its lending group no longer holds (a node
+    move re-points them, `moves._windows_follow`)."""
+    now = timezone.now()
+    held = set(
+        Allocation.objects.filter(course_id=course_id, ended_at__isnull=True).values_list(
+            "group_id", "node_id"
+        )
+    )
+    rows = (
+        WindowNode.objects.filter(
+            window__course_id=course_id, window__status__in=OPEN, window__ends_at__gt=now
+        )
+        .select_related("node", "owner")
+        .order_by("window_id", "rank")
+    )
+    return [
+        f"Window #{r.window_id} borrows {r.node.name} from {r.owner.name}, which no longer "
+        "holds it."
+        for r in rows
+        if (r.owner_id, r.node_id) not in held
+    ]

@@ -4,16 +4,19 @@ or decline with a reason. Both ends are audited and the group is e-mailed."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.compute.models import Allocation, Node, NodeMove
+from apps.compute.models import Allocation, Node, NodeMove, SharingWindow, WindowNode
 from apps.compute.selectors import group_id_of
 from apps.compute.services import _free_nodes, _lock_inventory, _require_staff
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
+from apps.core.transactions import in_callers_transaction
 
 MOVABLE = (Node.Status.FAILED, Node.Status.MAINTENANCE)
 
@@ -105,15 +108,72 @@ def move_approve(
         move.status, move.to_node = NodeMove.Status.DONE, node
         move.decided_by, move.decided_at = actor, now
         move.save(update_fields=["status", "to_node", "decided_by", "decided_at"])
+        repointed = _windows_follow(actor, course, move, alloc.node, node, now)
         audit_record(
             actor=actor,
             action="node_move.done",
             course=course,
             obj=move,
-            after={"group": move.group.name, "from": alloc.node.name, "to": node.name},
+            after={
+                "group": move.group.name,
+                "from": alloc.node.name,
+                "to": node.name,
+                "windows": repointed,
+            },
         )
         _notify(move.pk)
     return move
+
+
+@in_callers_transaction
+def _windows_follow(
+    actor: User, course: Course, move: NodeMove, old: Node, new: Node, now: dt.datetime
+) -> list[int]:
+    """Every window that has not ended and borrows the moved node from the moving group now
+    runs on its new node (same group, same IP); every group in it is told. The old node lends
+    nothing any more, so a repaired node comes back free of old windows. Returns the windows."""
+    rows = list(
+        WindowNode.objects.select_for_update()
+        .filter(
+            node=old,
+            owner=move.group,
+            window__status__in=(SharingWindow.Status.REQUESTED, SharingWindow.Status.APPROVED),
+            window__ends_at__gt=now,
+        )
+        .select_related("window")
+        .order_by("window_id")
+    )
+    for row in rows:
+        w = row.window
+        row.node = new
+        try:
+            with transaction.atomic():
+                row.save(update_fields=["node"])
+            w.note = (
+                f"Runs on {new.name} now: {move.group.name} moved off {old.name}. Download the "
+                "window's launch files again."
+            )[:300]
+            w.save(update_fields=["note"])
+        except IntegrityError:  # the new node is already lent at that time: the window ends
+            w.status = (
+                SharingWindow.Status.CANCELLED
+                if w.status == SharingWindow.Status.APPROVED
+                else SharingWindow.Status.DECLINED
+            )
+            w.note = f"{move.group.name} moved off {old.name}; {new.name} is busy then."
+            w.decided_at, w.decided_by = now, actor
+            w.save(update_fields=["status", "note", "decided_at", "decided_by"])
+            WindowNode.objects.filter(window=w).update(active=False)
+        audit_record(
+            actor=actor,
+            action="window.node_moved",
+            course=course,
+            obj=w,
+            before={"node": old.name},
+            after={"node": new.name, "move": move.pk},
+        )
+        _notify_window(w.pk)
+    return [r.window_id for r in rows]
 
 
 def move_decline(*, actor: User, course: Course, move_id: int, note: str) -> NodeMove:
@@ -130,6 +190,14 @@ def move_decline(*, actor: User, course: Course, move_id: int, note: str) -> Nod
         )
         _notify(move.pk)
     return move
+
+
+def _notify_window(window_id: int) -> None:
+    enqueue_on_commit(
+        lambda: task_named("compute.notify_window_closed").delay(window_id, 0),
+        what="the window e-mails",
+        critical=False,
+    )
 
 
 def _notify(move_id: int) -> None:

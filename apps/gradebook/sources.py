@@ -64,10 +64,13 @@ def _pct(x: float) -> str:
 def autograder(
     course: Course, students: Students, group_of: GroupOf, assignment: str = ""
 ) -> dict[int, Computed]:
+    # Release is the one rule: a score counts, for anyone reading the gradebook (totals, letter,
+    # at-risk, what-if, Today, exports, the LMS), only once its set's results are released.
     runs = (
         GradingRun.objects.filter(
             question_set__course=course,
             question_set__assignment__isnull=False,
+            question_set__released_at__lte=timezone.now(),
             current_pass__isnull=False,
         )
         .filter(**({"question_set__assignment__code": assignment} if assignment else {}))

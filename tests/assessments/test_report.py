@@ -34,8 +34,8 @@ def _rel(v: float, key: float) -> float:
 
 def independent_score(ans: dict[str, str]) -> dict[str, float]:
     """The quiz's rubric, written again from the seed: 1 point per right choice; Q6 2 / 1 (one
-    right, or both within 20 %) / 0; Q7 2 / 1 (one within 10 %, or both in the key's ratio
-    within 10 %) / 0."""
+    right, or both within 20 %) / 0; Q7 2 / 1 (one within 10 %) / 0 — the seed's rubric read
+    literally: both tonnages off by 10³ is the /1000 left out, a wrong method (domain rules)."""
     out = {k: 1.0 if ans[k] == v else 0.0 for k, v in KEYS.items()}
     a, b = float(ans["q6.1"]), float(ans["q6.2"])
     fa, fb = _rel(a, 40) <= 1e-4 + EPS, _rel(b, 100) <= 1e-4 + EPS
@@ -43,8 +43,7 @@ def independent_score(ans: dict[str, str]) -> dict[str, float]:
     out["q6"] = 2.0 if fa and fb else 1.0 if (fa or fb or (pa and pb)) else 0.0
     v, q = float(ans["q7.1"]), float(ans["q7.2"])
     fv, fq = _rel(v, 195) <= 0.1 + EPS, _rel(q, 0.6) <= 0.1 + EPS
-    ratio = (v / q) / (195 / 0.6)
-    out["q7"] = 2.0 if fv and fq else 1.0 if (fv or fq or abs(ratio - 1) <= 0.1 + EPS) else 0.0
+    out["q7"] = 2.0 if fv and fq else 1.0 if (fv or fq) else 0.0
     return out
 
 

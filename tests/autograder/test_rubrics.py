@@ -29,16 +29,16 @@ Q6 = [
     ("50", "50", 0, "none"),
     ("", "", 0, "none"),
 ]
-# (q7 Virginia, q7 Quebec, points, rule) — keys 195 and 0.6 t, within 10 %; secondary (declared in
-# the bank, rubric q7-carbon): both parts off by the same power of ten.
+# (q7 Virginia, q7 Quebec, points, rule) — keys 195 and 0.6 t, within 10 %; the shipped rubric
+# q7-carbon is the seed's, literally: both parts off by 10³ (the /1000 left out) is not the method.
 Q7 = [
     ("195", "0.6", 2, "both parts"),
     ("214", "0.66", 2, "both parts"),  # 9.7 % and exactly 10 %
     ("215", "0.6", 1, "one part"),  # Virginia just past 10 %
-    ("195000", "600", 1, "one unit slip both parts share"),  # both in kg instead of tonnes
+    ("195000", "600", 0, "none"),  # both in kg instead of tonnes: the /1000 left out
     ("195000", "0.6", 1, "one part"),  # one part off by 10³
     ("300", "0.923", 0, "none"),  # the key's ratio, but no unit slip: not the method
-    ("0.195", "0.0006", 1, "one unit slip both parts share"),  # both in kilotonnes
+    ("0.195", "0.0006", 0, "none"),  # both in kilotonnes
     ("216", "0.5", 0, "none"),  # both wrong, ratio 432 ≠ 325
     ("300", "0.5", 0, "none"),
     ("", "0.6", 1, "one part"),
@@ -86,7 +86,7 @@ def test_every_band_boundary_of_q6_and_q7_end_to_end(
     run.refresh_from_db()
     review = secondary_credit(run)
     assert sorted((r["question"], r["answers"]) for r in review) == sorted(
-        [("q6", "48 · 120"), ("q7", "195000 · 600"), ("q7", "0.195 · 0.0006")]
+        [("q6", "48 · 120")]
     )
     _, misconceptions = item_analysis(run)
     assert dict(misconceptions)["Units: grams, kilograms and tonnes confused"] == 2  # 195000 twice
@@ -99,6 +99,6 @@ def test_each_rubric_is_named_on_the_set_page(client) -> None:  # type: ignore[n
     staff = member(course, Role.TA)
     client.force_login(staff)
     page = client.get(f"/c/{course.code}/questions/mlsysim-quiz/").content.decode()
-    assert "both off by the same power of ten" in page  # Q7's rubric, as the bank declares it
+    assert "the /1000 left out" in page  # Q7's rubric, as the bank declares it
     assert "within the partial band" in page
     assert set(RUBRICS) == {"mean", "two_part", "two_part_ratio"}

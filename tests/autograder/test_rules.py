@@ -81,6 +81,18 @@ def test_anything_else_is_unparseable_and_kept(raw: str) -> None:
     assert p.raw == raw.strip()
 
 
+@pytest.mark.parametrize("raw", ["1.087x", "1.087 x", "1.087X", "1.087×", " 1.087 × "])
+def test_a_speed_up_written_with_x_is_read_as_the_ratio(raw: str) -> None:
+    p = parse_answer(raw, "")
+    assert p.status == "ok"
+    assert p.value == pytest.approx(1.087)
+
+
+@pytest.mark.parametrize(("raw", "unit"), [("x", ""), ("0x10", ""), ("3 x", "ms"), ("2×", "s")])
+def test_an_x_elsewhere_is_still_refused(raw: str, unit: str) -> None:
+    assert parse_answer(raw, unit).status == "unparseable"
+
+
 @pytest.mark.parametrize("raw", ["", "   ", None, "\t"])
 def test_blank_is_no_answer(raw: object) -> None:
     assert parse_answer(raw, "").status == "blank"

@@ -134,8 +134,9 @@ def test_q7s_unit_slip_rule_is_read_from_the_bank(
 
     course = CourseFactory()
     text = (BANKS / "mlsysim-quiz.yaml").read_text()
-    if not unit_slip:
-        text = text.replace("    unit_slip: true\n", "    unit_slip: false\n")
+    assert "    unit_slip: false\n" in text  # shipped: the seed's rubric, literally
+    if unit_slip:  # the generous reading, a course's option
+        text = text.replace("    unit_slip: false\n", "    unit_slip: true\n")
     path = tmp_path / "quiz.yaml"
     path.write_text(text)
     qs = bank_load(course=course, path=path)
@@ -145,4 +146,35 @@ def test_q7s_unit_slip_rule_is_read_from_the_bank(
     assert got[1]["q7"]["points"] == 2.0
     assert q7.rubric_spec["name"] == "q7-carbon"
     shown = rubric_text(q7.rubric, q7.rubric_spec)
-    assert "both off by the same power of ten" in shown
+    assert ("a shared unit slip earns the partial credit" in shown) == unit_slip
+    # A tonnage is read in tonnes however it is written.
+    for raw in (["195 t", "0.6 t"], ["195000 kg", "600 kg"], ["195 tonnes", "6e2 kg"]):
+        assert score_raw([q7], [{"q7": raw}])[0]["q7"]["points"] == 2.0, raw
+
+
+def test_a_key_that_can_be_zero_needs_an_absolute_tolerance(tmp_path: Path) -> None:
+    """a4-serving/queue: with 16 replicas the p99 request never waits, the key is exactly 0 s
+    and "0.001 s" is right; a bank that leaves such a part to a relative tolerance is refused."""
+    course = CourseFactory()
+    text = (BANKS / "a4-serving.yaml").read_text()
+    assert "    abs_tol: 0.001\n" in text
+    path = tmp_path / "a4.yaml"
+    path.write_text(text.replace("    abs_tol: 0.001\n", ""))
+    with pytest.raises(BankError) as exc:
+        bank_load(course=course, path=path)
+    assert exc.value.problems == [
+        "queue: part 1: its key is exactly 0 when c=16, lam=20, mu=4, where a relative tolerance "
+        "gives no credit to any other answer; give the question an abs_tol"
+    ]
+
+    qs = bank_load(course=course, path=BANKS / "a4-serving.yaml")
+    q = qs.questions.get(key="queue")
+    zero = next(
+        s
+        for s in (member(course, Role.STUDENT) for _ in range(40))
+        if instance_for(q, s).keys[0] == 0
+    )
+    answer_submit(actor=zero, question=q, answers={0: "0.001 s"})
+    assert _grade(qs, zero, "queue")["fraction"] == 1.0
+    answer_submit(actor=zero, question=q, answers={0: "0.05 s"})
+    assert _grade(qs, zero, "queue")["fraction"] == 0.0

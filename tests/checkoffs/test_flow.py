@@ -161,34 +161,51 @@ def test_outcomes_pass_needs_presence_and_a_redo_lets_the_group_book_again(
 ) -> None:  # type: ignore[no-untyped-def]
     s = signup
     b = services.book(actor=s.student(0), course=s.course, slot_id=s.slots[0].pk)
-    with pytest.raises(DomainError, match="only when present"):
+    with pytest.raises(DomainError, match="has not started yet"):  # a day early: nothing kept
         services.record(
-            actor=s.ta, course=s.course, booking_id=b.pk, attendance="no-show", outcome="passed"
+            actor=s.ta, course=s.course, booking_id=b.pk, attendance="present", outcome="passed"
         )
-    with pytest.raises(DomainError, match="Only course staff"):
-        services.record(actor=s.student(1), course=s.course, booking_id=b.pk, attendance="present")
-    with sent():
-        services.record(
-            actor=s.ta,
-            course=s.course,
-            booking_id=b.pk,
-            attendance="present",
-            outcome="redo",
-            notes="Throughput numbers did not match the log.",
-        )
-    assert "book again" in mail.outbox[0].subject
-    assert "did not match" in mail.outbox[0].body
+    b.refresh_from_db()
+    assert (b.attendance, b.outcome) == ("", "")
+    noted = services.record(  # a note alone may be written before the slot
+        actor=s.ta, course=s.course, booking_id=b.pk, attendance="", notes="bring the logs"
+    )
+    assert noted.notes == "bring the logs"
+    with time_machine.travel(s.slots[0].starts_at + dt.timedelta(minutes=1), tick=False):
+        with pytest.raises(DomainError, match="only when present"):
+            services.record(
+                actor=s.ta, course=s.course, booking_id=b.pk, attendance="no-show", outcome="passed"
+            )
+        with pytest.raises(DomainError, match="Only course staff"):
+            services.record(
+                actor=s.student(1), course=s.course, booking_id=b.pk, attendance="present"
+            )
+        with sent():
+            services.record(
+                actor=s.ta,
+                course=s.course,
+                booking_id=b.pk,
+                attendance="present",
+                outcome="redo",
+                notes="Throughput numbers did not match the log.",
+            )
+        assert "book again" in mail.outbox[0].subject
+        assert "did not match" in mail.outbox[0].body
     again = services.book(
         actor=s.student(0, 1), course=s.course, slot_id=s.slots[2].pk
     )  # no move needed
     assert again.pk != b.pk
-    with pytest.raises(Conflict, match="has booked again since the redo"):
+    with (
+        time_machine.travel(s.slots[2].starts_at, tick=False),
+        pytest.raises(Conflict, match="has booked again since the redo"),
+    ):
         services.record(
             actor=s.ta, course=s.course, booking_id=b.pk, attendance="present", outcome="passed"
         )
-    passed = services.record(
-        actor=s.ta, course=s.course, booking_id=again.pk, attendance="present", outcome="passed"
-    )
+    with time_machine.travel(s.slots[2].starts_at + dt.timedelta(minutes=1), tick=False):
+        passed = services.record(
+            actor=s.ta, course=s.course, booking_id=again.pk, attendance="present", outcome="passed"
+        )
     assert passed.outcome == "passed"
     assert passed.recorded_by == s.ta
     with pytest.raises(Conflict, match="already holds"):  # passed still holds the place
@@ -305,11 +322,12 @@ def test_api_book_cancel_and_refusals(signup: Signup) -> None:
         ).status_code
         == 403
     )
-    r = ta.post(
-        f"{base}bookings/{booking}/outcome/",
-        {"attendance": "present", "outcome": "passed", "notes": "good"},
-        format="json",
-    )
+    with time_machine.travel(s.slots[0].starts_at + dt.timedelta(minutes=5), tick=False):
+        r = ta.post(
+            f"{base}bookings/{booking}/outcome/",
+            {"attendance": "present", "outcome": "passed", "notes": "good"},
+            format="json",
+        )
     assert r.status_code == 200
     assert r.json()["outcome"] == "passed"
     assert a.get(f"{base}bookings/").json()["results"][0]["notes"] == "good"
@@ -431,17 +449,17 @@ def test_staff_pages_preview_create_schedule_record_and_export(signup: Signup) -
     assert "<svg" in sched
     assert "521 Cory Hall" in sched
     booking = Booking.objects.get(group=s.groups[0])
-    r = c.post(
-        f"{url}schedule/",
-        {
-            "booking": booking.pk,
-            "attendance": "present",
-            "outcome": "passed",
-            "notes": "clear",
-            "date": day,
-        },
-        follow=True,
-    )
+    outcome = {
+        "booking": booking.pk,
+        "attendance": "present",
+        "outcome": "passed",
+        "notes": "clear",
+        "date": day,
+    }
+    early = c.post(f"{url}schedule/", outcome, follow=True).content.decode()
+    assert "This checkoff has not started yet" in early
+    with time_machine.travel(booking.slot.starts_at + dt.timedelta(minutes=5), tick=False):
+        r = c.post(f"{url}schedule/", outcome, follow=True)
     assert "Team 1: present, passed" in r.content.decode()
     csv = b"".join(c.get(f"{url}schedule/?date={day}&format=csv").streaming_content).decode()
     assert "Team 1" in csv

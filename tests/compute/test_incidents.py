@@ -229,3 +229,65 @@ def test_a_group_on_a_failed_node_is_moved_to_a_spare_keeping_its_ip(  # type: i
     told = [m for m in mail.outbox if "Node move" in m.subject]
     assert len(told) == 1
     assert "Your static IP is unchanged" in told[0].body
+
+
+@pytest.mark.parametrize("reaction", [True, False])
+def test_a_window_on_a_moved_node_follows_it_to_the_new_node(  # type: ignore[no-untyped-def]
+    reaction, monkeypatch, celery_eager, django_capture_on_commit_callbacks
+) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.compute import moves
+    from apps.compute.models import Allocation, Node, NodeMove, SharingWindow
+    from apps.compute.services import allocate_all
+    from apps.compute.windows import window_approve, window_request
+    from apps.core.invariants import run_checks
+    from apps.core.models import Role
+    from tests.factories import CourseFactory, compute_inventory, group_of, member
+
+    course = CourseFactory()
+    compute_inventory(course, 3)  # 3 nodes for 2 groups: one spare
+    lender, borrower = group_of(course, 4, "Lender"), group_of(course, 4, "Borrower")
+    staff = member(course, Role.TA)
+    allocate_all(actor=staff, course=course)
+    lent = Allocation.objects.get(group=lender, ended_at__isnull=True).node
+    start = timezone.now() + dt.timedelta(days=1)
+    w = window_request(
+        actor=borrower.memberships.first().user,
+        course=course,
+        node_ids=[lent.pk],
+        starts_at=start,
+        ends_at=start + dt.timedelta(hours=2),
+    )
+    window_approve(actor=lender.memberships.first().user, course=course, window_id=w.pk)
+    assert SharingWindow.objects.get(pk=w.pk).status == "approved"
+
+    if not reaction:  # what the course check sees when nothing follows the move
+        monkeypatch.setattr(moves, "_windows_follow", lambda *a, **k: [])
+    Node.objects.filter(pk=lent.pk).update(status=Node.Status.FAILED)
+    move = moves.move_request(actor=lender.memberships.first().user, course=course)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        moves.move_approve(actor=staff, course=course, move_id=move.pk)
+    new = Allocation.objects.get(group=lender, ended_at__isnull=True).node
+    said = [v.detail for v in run_checks(course.pk) if "window" in v.check]
+    if not reaction:
+        assert said == [
+            f"Window #{w.pk} borrows {lent.name} from Lender, which no longer holds it."
+        ]
+        return
+    assert said == []
+    assert NodeMove.objects.get(pk=move.pk).status == "done"
+    w.refresh_from_db()
+    assert w.status == "approved"
+    assert {n.node_id for n in w.nodes.all()} >= {new.pk}
+    assert lent.pk not in {n.node_id for n in w.nodes.all()}
+    assert f"Runs on {new.name} now" in w.note
+    told = [m for m in mail.outbox if f"Sharing window #{w.pk}" in m.subject]
+    assert len(told) == 1
+    everyone = set(lender.memberships.values_list("user__email", flat=True)) | set(
+        borrower.memberships.values_list("user__email", flat=True)
+    )
+    assert set(told[0].to) == everyone  # the lender and the borrowers

@@ -17,12 +17,15 @@ from tests.factories import AssignmentFactory, CourseFactory, MilestoneFactory, 
 pytestmark = pytest.mark.django_db
 
 
-def _graded_set(course: Course, code: str, scores: dict[int, tuple[float, float]]) -> None:
+def _graded_set(
+    course: Course, code: str, scores: dict[int, tuple[float, float]], released: bool = True
+) -> QuestionSet:
     qs = QuestionSet.objects.create(
         course=course,
         key=f"set-{code.lower()}",
         title=code,
         assignment=AssignmentFactory(course=course, code=code),
+        released_at=timezone.now() - dt.timedelta(minutes=1) if released else None,
     )
     q = Question.objects.create(question_set=qs, key="q1", position=1, kind="numeric", prompt="?")
     run = GradingRun.objects.create(question_set=qs, key_version="k")
@@ -33,6 +36,7 @@ def _graded_set(course: Course, code: str, scores: dict[int, tuple[float, float]
         Grade(run=run, grading_pass=done, student_id=s, question=q, score=got, max_points=of)
         for s, (got, of) in scores.items()
     )
+    return qs
 
 
 def test_autograder_means_the_graded_assignment_sets() -> None:
@@ -54,6 +58,23 @@ def test_autograder_means_the_graded_assignment_sets() -> None:
     )
     GradingRun.objects.create(question_set=qs, key_version="k")
     assert sources.autograder(course, [a], {})[a].percent == pytest.approx(90)
+
+
+def test_a_graded_set_counts_only_once_its_results_are_released() -> None:
+    course = CourseFactory()
+    g = group_of(course, 4)
+    a, b = [m.user_id for m in g.memberships.all()][:2]
+    _graded_set(course, "A1", {a: (8, 10), b: (9, 10)})
+    a4 = _graded_set(course, "A4", {a: (0, 10)}, released=False)  # "Grade now", not released
+    before = sources.autograder(course, None, {})
+    assert before[a].percent == pytest.approx(80)
+    assert before[a].detail == "mean of A1 80 %"
+    a4.released_at = timezone.now() + dt.timedelta(days=2)  # released later: still not counted
+    a4.save()
+    assert sources.autograder(course, None, {})[a].percent == pytest.approx(80)
+    a4.released_at = timezone.now() - dt.timedelta(seconds=1)
+    a4.save()
+    assert sources.autograder(course, None, {})[a].percent == pytest.approx(40)
 
 
 def test_milestones_on_time_late_excused_missing() -> None:

@@ -82,6 +82,20 @@ UNITS: dict[str, dict[str, float]] = {
         "t/GWh": 1.0,
         "kg/kWh": 1e3,
     },
+    # CO2 by mass, in tonnes (the calculator's carbon() answers in tonnes of CO2).
+    "t": {
+        "t": 1.0,
+        "tonne": 1.0,
+        "tonnes": 1.0,
+        "tCO2": 1.0,
+        "tCO2e": 1.0,
+        "kt": 1e3,
+        "Mt": 1e6,
+        "kg": 1e-3,
+        "kgCO2": 1e-3,
+        "g": 1e-6,
+        "gCO2": 1e-6,
+    },
     # Counts (parameters, tokens): 7B = 7e9 parameters, 1.4T tokens.
     "count": {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "bn": 1e9},
     "QPS": {"QPS": 1.0, "qps": 1.0, "req/s": 1.0, "/s": 1.0},
@@ -104,6 +118,7 @@ _NAMES = {
     "kWh": "energy",
     "W": "power",
     "g/kWh": "a carbon intensity",
+    "t": "a mass of CO2",
     "QPS": "a request rate",
     "tokens/s": "a token rate",
     "count": "a count (7B = 7 billion)",
@@ -117,6 +132,7 @@ EXAMPLES = {
     "kWh": "500 MWh",
     "W": "700 W",
     "g/kWh": "390 g/kWh",
+    "t": "195 t",
     "QPS": "1000",
     "tokens/s": "3000",
     "count": "70B",
@@ -125,6 +141,9 @@ EXAMPLES = {
 # A mantissa is required (digits, optionally with thousands commas and a fraction, or .5).
 _NUMBER = r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*(.*?)\s*$")
+
+
+RATIO_SIGNS = {"x", "X", "\u00d7"}  # how people write a speed-up or a ratio: 1.5x, 1.5×
 
 
 class UnitError(ValueError):
@@ -172,6 +191,9 @@ def parse(value: Any, unit: str) -> float:
         raise UnitError("is empty")
     if text.endswith("%") and unit in {"", "fraction"}:
         return parse_number(text[:-1]) / 100.0
+    # A speed-up or another ratio, written "1.087x" or "1.087 ×".
+    if text[-1:] in RATIO_SIGNS and text[:-1].strip() and unit in {"", "fraction"}:
+        return parse_number(text[:-1].rstrip())
     match = _QUANTITY.match(text)
     if match is None or not re.search(r"\d", match.group(1)):
         raise UnitError(f"{text!r} is not a number")

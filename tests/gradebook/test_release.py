@@ -1,0 +1,62 @@
+"""Release is one rule: a TA's "Grade now" on a set whose results are not released changes no
+student's gradebook — not the cells, totals, letter, at-risk or what-if — until staff release it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db.models import Q
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.autograder.models import GradingRun, QuestionSet
+from apps.autograder.passes import release, run_create
+from apps.core.models import Role, User
+
+pytestmark = pytest.mark.django_db
+
+
+def _mine(user: User, code: str) -> tuple[Any, str]:
+    api = APIClient()
+    api.force_authenticate(user)
+    me = api.get(f"/api/v1/courses/{code}/gradebook/me/").json()
+    page = Client()
+    page.force_login(user)
+    html = page.get(f"/c/{code}/gradebook/").content.decode()
+    return me, html
+
+
+def test_grade_now_on_an_unreleased_set_changes_no_gradebook_until_release(  # type: ignore[no-untyped-def]
+    ee290_demo, celery_eager, django_capture_on_commit_callbacks
+) -> None:
+    course = ee290_demo
+    ta = User.objects.get(email="ta1@example.edu")
+    qs = (
+        QuestionSet.objects.filter(course=course, assignment__isnull=False)
+        .filter(Q(released_at__isnull=True) | Q(released_at__gt=timezone.now()))
+        .order_by("key")
+        .first()
+    )
+    assert qs is not None
+    code = qs.assignment.code  # type: ignore[union-attr]
+    students = list(
+        User.objects.filter(memberships__course=course, memberships__role=Role.STUDENT).order_by(
+            "pk"
+        )[:4]
+    )
+    before = {s.pk: _mine(s, course.code)[0] for s in students}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run_create(actor=ta, question_set=qs)  # "Grade now": every student graded, mostly 0
+    assert GradingRun.objects.get(question_set=qs).current_pass_id is not None
+    for s in students:
+        me, html = _mine(s, course.code)
+        assert me == before[s.pk], s.email
+        assert f"{code} 0 %" not in html
+
+    release(actor=ta, question_set=qs)
+    after = {s.pk: _mine(s, course.code) for s in students}
+    assert any(me != before[pk] for pk, (me, _) in after.items())
+    assert any(f"{code} 0 %" in html for _, html in after.values())
