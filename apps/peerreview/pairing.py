@@ -27,7 +27,7 @@ class PairingProblem:
     avoid: set[frozenset[int]] = field(default_factory=set)  # unordered pairs never to use
     prefer_not: set[frozenset[int]] = field(
         default_factory=set
-    )  # shared a window: avoid if possible
+    )  # shared a window, or met in an earlier round: avoid if possible
     seed: int = 0
     names: dict[int, str] = field(default_factory=dict)
 
@@ -40,7 +40,7 @@ class Pairing:
     ok: bool
     pairs: list[Pair]
     reasons: list[str]
-    soft_violations: int = 0  # pairs that shared a sharing window (used only when unavoidable)
+    soft_violations: int = 0  # pairs in `prefer_not` (used only when unavoidable)
     method: str = ""
 
 

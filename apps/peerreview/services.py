@@ -96,11 +96,21 @@ def problem_for(r: PeerRound, *, seed: int | None = None) -> pairing.PairingProb
         ).values_list("window__requester_id", "owner_id")
         if req != owner
     }
+    # Pairs of the course's earlier published rounds, either way round: avoided when possible,
+    # as Canvas does, so a group meets new reviewers.
+    earlier = {
+        frozenset(x)
+        for x in PeerAssignment.objects.filter(
+            round__course=r.course, round__published_at__isnull=False
+        )
+        .exclude(round=r)
+        .values_list("reviewer_id", "reviewee_id")
+    }
     return pairing.PairingProblem(
         [g.pk for g in groups],
         k=r.k,
         avoid=avoid,
-        prefer_not=shared,
+        prefer_not=shared | earlier,
         seed=r.seed if seed is None else seed,
         names={g.pk: g.name for g in groups},
     )

@@ -292,7 +292,8 @@ def _preview(
         else:
             used = services.round_get(course, round_id).seed
             shared = (
-                f"; {result.soft_violations} pair(s) shared a sharing window: unavoidable."
+                f"; {result.soft_violations} pair(s) met in an earlier round or shared a "
+                "sharing window: unavoidable."
                 if result.soft_violations
                 else "."
             )
