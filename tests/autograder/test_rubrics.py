@@ -85,9 +85,7 @@ def test_every_band_boundary_of_q6_and_q7_end_to_end(
         assert total == 8  # every multiple-choice answer right
     run.refresh_from_db()
     review = secondary_credit(run)
-    assert sorted((r["question"], r["answers"]) for r in review) == sorted(
-        [("q6", "48 · 120")]
-    )
+    assert sorted((r["question"], r["answers"]) for r in review) == sorted([("q6", "48 · 120")])
     _, misconceptions = item_analysis(run)
     assert dict(misconceptions)["Units: grams, kilograms and tonnes confused"] == 2  # 195000 twice
     assert dict(misconceptions)["Quantization is just a latency trick"] == 1  # FP16 written as 50
