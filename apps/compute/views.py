@@ -190,8 +190,18 @@ def _decide(
 
 @course_action()
 def window_approve(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
-    """An owning group (any member) or staff approve the use of their node in a window."""
-    return _decide(request, course, window_id, windows.window_approve)
+    """An owning group (any member) or staff approve the use of their node in a window; staff
+    overriding a lender's pending consent tick the confirmation."""
+    _window_for(request, course, window_id)
+    with errors_as_messages(request):
+        w = windows.window_approve(
+            actor=request.user,
+            course=course,
+            window_id=window_id,
+            confirm=request.POST.get("confirm") == "1",
+        )
+        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
+    return _after_window(request, course)
 
 
 @course_action()

@@ -150,9 +150,13 @@ def _lock(course: Course, window_id: int) -> SharingWindow:
     return window
 
 
-def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWindow:
+def window_approve(
+    *, actor: User, course: Course, window_id: int, confirm: bool = False
+) -> SharingWindow:
     """An owning group's member approves their node(s); staff approve every node at once. The
-    last approval activates the window unless a node is already shared at an overlapping time."""
+    last approval activates the window unless a node is already shared at an overlapping time.
+    Staff approving a node its lending group has not agreed to overrides that group's consent:
+    refused until they `confirm`, and the override is audited."""
     staff = is_staff(actor, course)
     with transaction.atomic():
         window = _lock(course, window_id)
@@ -175,6 +179,18 @@ def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWin
             raise Conflict("This window has already started; request a new one.")
         if not pending.exists():
             raise Conflict("Your group has already approved its node for this window.")
+        overridden = sorted(
+            {
+                wn.owner.name
+                for wn in pending.exclude(owner_id=window.requester_id).select_related("owner")
+            }
+        )
+        if staff and overridden and not confirm:
+            raise Conflict(
+                f"{', '.join(overridden)} {'has' if len(overridden) == 1 else 'have'} not agreed "
+                "to lend a node for this window yet. Approving now overrides that consent; "
+                "confirm to approve anyway."
+            )
         now = timezone.now()
         pending.update(approved_at=now, approved_by=actor)
         if not window.nodes.filter(approved_at__isnull=True).exists():
@@ -199,7 +215,7 @@ def window_approve(*, actor: User, course: Course, window_id: int) -> SharingWin
             action="window.approved" if window.status == "approved" else "window.node_approved",
             course=course,
             obj=window,
-            after={"status": window.status},
+            after={"status": window.status, **({"overrode": overridden} if staff else {})},
         )
     return window
 

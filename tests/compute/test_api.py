@@ -43,7 +43,7 @@ def world():  # type: ignore[no-untyped-def]
         starts_at=timezone.now() + dt.timedelta(hours=3),
         ends_at=timezone.now() + dt.timedelta(hours=9),
     )
-    window_approve(actor=ta, course=course, window_id=w.pk)
+    window_approve(actor=ta, course=course, window_id=w.pk, confirm=True)
     incident_report(
         actor=students["B"],
         course=course,

@@ -60,7 +60,7 @@ def _window(course, students, staff, *, approve: bool) -> SharingWindow:  # type
         purpose="2-node run",
     )
     if approve:
-        window_approve(actor=staff, course=course, window_id=w.pk)
+        window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
     return w
 
 

@@ -128,7 +128,7 @@ def test_a_window_that_needs_a_record_refuses_to_start_without_one(world) -> Non
         ends_at=start + dt.timedelta(hours=4),
         purpose="2-node run",
     )
-    window_approve(actor=staff, course=course, window_id=w.pk)
+    window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
     c = as_user(_student(g0))
     refused = c.get(f"/c/{course.code}/windows/{w.pk}/files/launch/", follow=True)
     assert "asks for a run record before a window starts" in refused.content.decode()

@@ -65,7 +65,7 @@ def test_window_files_only_for_participants_after_approval(world) -> None:  # ty
     )
     url = f"/c/{course.code}/windows/{w.pk}/files/hosts/"
     assert as_user(students["G0"]).get(url).status_code == 403  # not approved yet
-    window_approve(actor=staff, course=course, window_id=w.pk)
+    window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
     body = as_user(students["G1"]).get(url).content.decode()
     assert alloc["G0"].static_ip.address in body and alloc["G1"].static_ip.address in body  # noqa: PT018
     assert as_user(students["G2"]).get(url).status_code == 404  # not a participant

@@ -145,7 +145,7 @@ def test_overlapping_approval_is_refused_naming_the_window_and_back_to_back_is_f
         starts_at=later(2),
         ends_at=later(10),
     )
-    window_approve(actor=staff, course=course, window_id=first.pk)
+    window_approve(actor=staff, course=course, window_id=first.pk, confirm=True)
     clash = window_request(
         actor=students["G2"],
         course=course,
@@ -156,7 +156,7 @@ def test_overlapping_approval_is_refused_naming_the_window_and_back_to_back_is_f
     with pytest.raises(
         Conflict, match=rf"{node['G1'].name} is already shared in window #{first.pk} of G0"
     ):
-        window_approve(actor=staff, course=course, window_id=clash.pk)
+        window_approve(actor=staff, course=course, window_id=clash.pk, confirm=True)
     clash.refresh_from_db()
     assert clash.status == "requested"
     assert not WindowNode.objects.filter(window=clash, active=True).exists()
@@ -167,7 +167,10 @@ def test_overlapping_approval_is_refused_naming_the_window_and_back_to_back_is_f
         starts_at=first.ends_at,
         ends_at=later(14),
     )
-    assert window_approve(actor=staff, course=course, window_id=adjacent.pk).status == "approved"
+    assert (
+        window_approve(actor=staff, course=course, window_id=adjacent.pk, confirm=True).status
+        == "approved"
+    )
 
 
 def test_cancel_frees_the_nodes_and_decline_is_staff_only() -> None:
@@ -179,7 +182,7 @@ def test_cancel_frees_the_nodes_and_decline_is_staff_only() -> None:
         starts_at=later(2),
         ends_at=later(10),
     )
-    window_approve(actor=staff, course=course, window_id=w.pk)
+    window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
     with pytest.raises(NotAllowed):
         window_cancel(actor=students["G2"], course=course, window_id=w.pk)
     window_cancel(actor=groups[0].memberships.last().user, course=course, window_id=w.pk)
@@ -198,7 +201,7 @@ def test_cancel_frees_the_nodes_and_decline_is_staff_only() -> None:
         == "declined"
     )
     with pytest.raises(Conflict):
-        window_approve(actor=staff, course=course, window_id=other.pk)
+        window_approve(actor=staff, course=course, window_id=other.pk, confirm=True)
 
 
 def test_students_see_only_windows_of_their_group() -> None:
@@ -343,7 +346,7 @@ def test_sixteen_simultaneous_overlapping_approvals_exactly_one_wins() -> None:
         barrier.wait()
         try:
             results[i] = window_approve(
-                actor=staff_members[i], course=course, window_id=windows[i].pk
+                actor=staff_members[i], course=course, window_id=windows[i].pk, confirm=True
             )
         except Exception as exc:
             results[i] = exc
@@ -360,3 +363,32 @@ def test_sixteen_simultaneous_overlapping_approvals_exactly_one_wins() -> None:
     assert sum(isinstance(r, Conflict) for r in results) == 15
     assert SharingWindow.objects.filter(status="approved").count() == 1
     assert WindowNode.objects.filter(node=node["G1"], active=True).count() == 1
+
+
+def test_staff_approving_over_a_lenders_pending_consent_must_confirm_the_override() -> None:
+    from django.test import Client
+
+    from apps.core.models import AuditEvent
+
+    course, staff, _groups, node, students = setup()
+    w = window_request(
+        actor=students["G0"],
+        course=course,
+        node_ids=[node["G1"].pk],
+        starts_at=later(2),
+        ends_at=later(4),
+    )
+    with pytest.raises(Conflict, match="G1 has not agreed to lend a node for this window yet"):
+        window_approve(actor=staff, course=course, window_id=w.pk)
+    assert SharingWindow.objects.get(pk=w.pk).status == "requested"  # nothing changed
+
+    c = Client()
+    c.force_login(staff)
+    board = c.get(f"/c/{course.code}/compute/").content.decode()
+    assert f"Override: G1 has not agreed to lend {node['G1'].name}" in board
+    url = f"/c/{course.code}/windows/{w.pk}/approve/"
+    refused = c.post(url, follow=True).content.decode()
+    assert "overrides that consent; confirm to approve anyway" in refused
+    done = c.post(url, {"confirm": "1"}, follow=True).content.decode()
+    assert f"Window #{w.pk} is now approved" in done
+    assert AuditEvent.objects.get(action="window.approved").after["overrode"] == ["G1"]

@@ -110,6 +110,11 @@ class WindowRequestSerializer(serializers.Serializer):
 
 class NoteSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Approve: staff override a lending group's pending consent (refused without).",
+    )
 
 
 class IncidentSerializer(serializers.ModelSerializer):

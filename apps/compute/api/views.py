@@ -279,7 +279,8 @@ class WindowActionView(APIView):
         _visible_window(user, course, window_id)
         note = str((request.data or {}).get("note", "")) if isinstance(request.data, dict) else ""
         if self.action_name == "approve":
-            windows.window_approve(actor=user, course=course, window_id=window_id)
+            confirm = isinstance(request.data, dict) and bool(request.data.get("confirm"))
+            windows.window_approve(actor=user, course=course, window_id=window_id, confirm=confirm)
         elif self.action_name == "decline":
             windows.window_decline(actor=user, course=course, window_id=window_id, note=note)
         else:
