@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from apps.autograder.models import Grade, GradingRun
+from apps.autograder.models import Grade, GradingRun, QuestionSet
 from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course, Membership, Role
@@ -100,6 +100,22 @@ def autograder(
         mean = sum(p for _, p in items) / len(items)
         out[sid] = Computed(mean, "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items))
     return out
+
+
+def graded_not_released(course: Course) -> list[tuple[str, str, str]]:
+    """(assignment code, set key, set title) of every assignment set with a complete grading
+    pass whose results are not released: what staff are told the gradebook leaves out."""
+    now = timezone.now()
+    rows = (
+        QuestionSet.objects.filter(
+            course=course, assignment__isnull=False, runs__current_pass__isnull=False
+        )
+        .exclude(released_at__lte=now)
+        .distinct()
+        .order_by("assignment__code", "key")
+        .values_list("assignment__code", "key", "title")
+    )
+    return list(rows)
 
 
 def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:

@@ -24,7 +24,7 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_instructor, is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
-from apps.gradebook import charts, rules, selectors, services
+from apps.gradebook import charts, rules, selectors, services, sources
 from apps.gradebook.sources import SOURCE_HELP, blend_help
 from apps.groups.models import Group, GroupMembership
 
@@ -192,6 +192,7 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             "n": len(all_rows),
             "at_risk": at_risk[:10],
             "n_at_risk": len(at_risk),
+            "not_released": sources.graded_not_released(course),
             "counts": sorted(counts.items()),
             "letters": [x for x, _ in selectors.cutoffs_of(course)] + ["F"],
             "svg": mark_safe(svg),

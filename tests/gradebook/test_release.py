@@ -56,7 +56,14 @@ def test_grade_now_on_an_unreleased_set_changes_no_gradebook_until_release(  # t
         assert me == before[s.pk], s.email
         assert f"{code} 0 %" not in html
 
+    staff = Client()
+    staff.force_login(ta)
+    told = staff.get(f"/c/{course.code}/gradebook/").content.decode()
+    assert "Graded, <strong>not released</strong>" in told
+    assert f"{code} ({qs.title})" in told
+
     release(actor=ta, question_set=qs)
+    assert "not released" not in staff.get(f"/c/{course.code}/gradebook/").content.decode()
     after = {s.pk: _mine(s, course.code) for s in students}
     assert any(me != before[pk] for pk, (me, _) in after.items())
     assert any(f"{code} 0 %" in html for _, html in after.values())
