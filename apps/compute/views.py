@@ -178,7 +178,7 @@ def _after_window(request: AuthedRequest, course: Course) -> HttpResponse:
 
 
 def _decide(
-    request: AuthedRequest, course: Course, window_id: int, decide: Any, **extra: str
+    request: AuthedRequest, course: Course, window_id: int, decide: Any, **extra: Any
 ) -> HttpResponse:
     """Run one decision on a window the user may see; its new status, or why not, as a message."""
     _window_for(request, course, window_id)
@@ -192,16 +192,8 @@ def _decide(
 def window_approve(request: AuthedRequest, course: Course, window_id: int) -> HttpResponse:
     """An owning group (any member) or staff approve the use of their node in a window; staff
     overriding a lender's pending consent tick the confirmation."""
-    _window_for(request, course, window_id)
-    with errors_as_messages(request):
-        w = windows.window_approve(
-            actor=request.user,
-            course=course,
-            window_id=window_id,
-            confirm=request.POST.get("confirm") == "1",
-        )
-        messages.success(request, f"Window #{w.pk} is now {w.get_status_display().lower()}.")
-    return _after_window(request, course)
+    confirm = request.POST.get("confirm") == "1"
+    return _decide(request, course, window_id, windows.window_approve, confirm=confirm)
 
 
 @course_action()
