@@ -9,7 +9,7 @@ the course is frozen, the grade shown is the frozen one.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -26,6 +26,7 @@ class Cell:
     percent: float | None
     origin: str  # "student entry", "group entry", a source name, or "" (no score)
     detail: str = ""
+    to_come: str = ""  # a score so far, more to count (see sources.Computed)
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,9 @@ def gradebook_rows(
             elif shared is not None:
                 cells[c.key] = Cell(shared[0], "group entry", shared[1])
             elif c.source in computed and (v := computed[c.source].get(u.pk)) is not None:
-                cells[c.key] = Cell(v.percent, c.source if v.percent is not None else "", v.detail)
+                cells[c.key] = Cell(
+                    v.percent, c.source if v.percent is not None else "", v.detail, v.to_come
+                )
             else:
                 cells[c.key] = Cell(None, "", "")
         grade = rules.course_grade(spec, {k: cell.percent for k, cell in cells.items()}, cutoffs)
@@ -213,6 +216,8 @@ def blended(
     source has nothing yet, naming which."""
     total_weight = sum(float(w) for w in blend.values())
     terms, missing, value = [], [], 0.0
+    later: list[str] = []
+    v: Computed | None = None
     for source, weight in blend.items():
         share = float(weight) / total_weight
         if source == "manual":
@@ -227,9 +232,11 @@ def blended(
             continue
         value += got * share
         terms.append(f"{name} {got:.4g} × {share * 100:.4g} %")
+        if v is not None and source != "manual" and v.to_come:
+            later.append(v.to_come)
     if missing:
         return Cell(None, "", "waiting for: " + ", ".join(missing))
-    return Cell(value, "blend", " + ".join(terms) + f" = {value:.4g}")
+    return Cell(value, "blend", " + ".join(terms) + f" = {value:.4g}", "; ".join(later))
 
 
 STATUS_FILTERS = {
@@ -340,3 +347,23 @@ def export_rows(course: Course, rows: list[Row], shape: str) -> Iterator[list[An
             r.letter or "",
             r.reason,
         ]
+
+
+def what_if(
+    components: list[Any], row: Row, target: str, cutoffs: list[tuple[str, float]]
+) -> rules.WhatIf:
+    """The what-if for one student: a component whose score is only "so far" (more assignments
+    to release, milestones not due) counts as still to come, not as final, and the message
+    says which."""
+    scores = {k: None if c.to_come else c.percent for k, c in row.cells.items()}
+    found = rules.needed_for(rule_components(components), scores, target, cutoffs)
+    later = [
+        f"{c.name} ({row.cells[c.key].to_come})"
+        for c in components
+        if c.key in row.cells and row.cells[c.key].to_come and row.cells[c.key].percent is not None
+    ]
+    if not later:
+        return found
+    return replace(
+        found, message=found.message + " Counted as still to come: " + "; ".join(later) + "."
+    )

@@ -50,6 +50,9 @@ from apps.scribing.models import ScribeDuty
 class Computed:
     percent: float | None
     detail: str
+    # Non-empty when the score is "so far" and more will count (e.g. "3 of 5 assignments not
+    # released yet"): the what-if treats such a component as still to come, not as final.
+    to_come: str = ""
 
 
 Students = Collection[int] | None
@@ -82,6 +85,13 @@ def autograder(
         passes.setdefault(set_id, (pass_id, code))  # the newest run with a complete pass
     if not passes:
         return {}
+    every = set(
+        QuestionSet.objects.filter(course=course, assignment__isnull=False)
+        .filter(**({"assignment__code": assignment} if assignment else {}))
+        .values_list("assignment__code", flat=True)
+    )
+    later = len(every - {code for _, code in passes.values()})
+    to_come = f"{later} of {len(every)} assignments not released yet" if later else ""
     label = dict(passes.values())
     grades = Grade.objects.filter(grading_pass_id__in=list(label))
     if students is not None:
@@ -98,7 +108,9 @@ def autograder(
     for sid, items in per.items():
         items.sort()
         mean = sum(p for _, p in items) / len(items)
-        out[sid] = Computed(mean, "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items))
+        out[sid] = Computed(
+            mean, "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items), to_come
+        )
     return out
 
 
@@ -223,6 +235,8 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
         m.pk: m.due_at
         for m in Milestone.objects.filter(course=course, tracked=True, due_at__lt=now)
     }
+    later = Milestone.objects.filter(course=course, tracked=True, due_at__gte=now).count()
+    to_come = f"{later} milestone(s) not due yet" if later else ""
     if not due:
         return {}
     credit: dict[tuple[int, int], float] = {}
@@ -247,7 +261,9 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
         if not got and sid not in group_of:
             continue  # never in a group that recorded anything: nothing to say
         total = sum(got)  # milestones with nothing recorded count 0
-        out[sid] = Computed(total / len(due), f"{len(got)} of {len(due)} due milestones recorded")
+        out[sid] = Computed(
+            total / len(due), f"{len(got)} of {len(due)} due milestones recorded", to_come
+        )
     return out
 
 

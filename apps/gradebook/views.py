@@ -104,8 +104,7 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
     target = request.GET.get("target", "")
     what_if = None
     if target:
-        scores = {k: c.percent for k, c in row.cells.items()}
-        what_if = rules.needed_for(selectors.rule_components(components), scores, target, cutoffs)
+        what_if = selectors.what_if(components, row, target, cutoffs)
     return render(
         request,
         "gradebook/student.html",

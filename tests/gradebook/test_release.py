@@ -67,3 +67,27 @@ def test_grade_now_on_an_unreleased_set_changes_no_gradebook_until_release(  # t
     after = {s.pk: _mine(s, course.code) for s in students}
     assert any(me != before[pk] for pk, (me, _) in after.items())
     assert any(f"{code} 0 %" in html for _, html in after.values())
+
+
+def test_the_what_if_takes_a_component_with_assignments_to_come_as_unknown(  # type: ignore[no-untyped-def]
+    ee290_demo, celery_eager, django_capture_on_commit_callbacks
+) -> None:
+    course = ee290_demo
+    ta = User.objects.get(email="ta1@example.edu")
+    student = User.objects.get(email="student01@example.edu")
+    sets = list(QuestionSet.objects.filter(course=course, assignment__isnull=False).order_by("key"))
+    assert len({s.assignment_id for s in sets}) >= 2
+    first = sets[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        run_create(actor=ta, question_set=first)
+    release(actor=ta, question_set=first)
+    api = APIClient()
+    api.force_authenticate(student)
+    me = api.get(f"/api/v1/courses/{course.code}/gradebook/me/?target=A-").json()
+    message = me["what_if"]["message"]
+    assert "Counted as still to come: Core / working (" in message, message
+    assert "assignments not released yet)" in message
+    page = Client()
+    page.force_login(student)
+    html = page.get(f"/c/{course.code}/gradebook/?target=A-").content.decode()
+    assert "Counted as still to come: Core / working (" in html

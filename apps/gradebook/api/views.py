@@ -24,7 +24,7 @@ from apps.core.api.helpers import (
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError, NotAllowed
 from apps.core.permissions import is_instructor
-from apps.gradebook import rules, selectors, services
+from apps.gradebook import selectors, services
 from apps.gradebook.models import ScoreEntry, ScoreImport
 from apps.gradebook.sources import SOURCE_HELP
 
@@ -459,12 +459,7 @@ class MeView(APIView):
         data = _row(r) | {"what_if": None}
         target = request.query_params.get("target", "")[:3]
         if target:
-            w = rules.needed_for(
-                selectors.rule_components(components),
-                {k: c.percent for k, c in r.cells.items()},
-                target,
-                selectors.cutoffs_of(course),
-            )
+            w = selectors.what_if(components, r, target, selectors.cutoffs_of(course))
             data["what_if"] = {"target": w.target, "needed": w.needed, "message": w.message}
         return Response(data)
 
