@@ -35,7 +35,7 @@ from apps.autograder.models import Grade, GradingRun, QuestionSet
 from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course, Membership, Role
-from apps.groups.models import GroupMembership
+from apps.groups.models import Group, GroupMembership
 from apps.impact.models import GroupImpact
 from apps.labs.labfile import shipped as shipped_labs
 from apps.labs.models import CourseLab, StepRecord
@@ -268,13 +268,36 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
 
 
 def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
-    scores = dict(GroupImpact.objects.filter(course=course).values_list("group_id", "percent"))
-    wanted = group_of.keys() if students is None else students
-    return {
-        sid: Computed(float(scores[g]), "the group's impact score")
-        for sid in wanted
-        if (g := group_of.get(sid)) is not None and g in scores
+    """A group's impact score counts for the students who were its members when it was given:
+    a student who moves on keeps it (the latest score given to a group while they were in it),
+    and one who joins a scored group later gets that group's score only if they have none."""
+    scored = {
+        g: (float(p), at)
+        for g, p, at in GroupImpact.objects.filter(course=course).values_list(
+            "group_id", "percent", "updated_at"
+        )
     }
+    if not scored:
+        return {}
+    history = _groups_over_time(course, students)
+    names = dict(Group.objects.filter(pk__in=list(scored)).values_list("pk", "name"))
+    wanted = set(group_of) | set(history) if students is None else set(students)
+    out = {}
+    for sid in wanted:
+        spans = history.get(sid, [])
+        held = sorted((at, g) for g, (_, at) in scored.items() if _group_at(spans, at) == g)
+        now_in = group_of.get(sid)
+        if held:
+            g = held[-1][1]
+            why = (
+                "the group's impact score"
+                if g == now_in
+                else f"{names.get(g, 'an earlier group')}'s impact score, given while a member"
+            )
+            out[sid] = Computed(scored[g][0], why)
+        elif now_in in scored:
+            out[sid] = Computed(scored[now_in][0], "the group's impact score")
+    return out
 
 
 def participation(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:

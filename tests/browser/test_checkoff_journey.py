@@ -79,9 +79,13 @@ def test_book_move_cancel_then_refused_after_the_cutoff(
     assert Booking.objects.filter(pk=held.pk, cancelled_at__isnull=True).exists()
     page.get_by_role("button", name="Log out").click()
 
-    # The TA records the outcome on that day's schedule.
+    # The checkoff starts; the TA records the outcome on that day's schedule.
+    begun = timezone.now() - dt.timedelta(minutes=5)
+    CheckoffSlot.objects.filter(pk=held.slot_id).update(
+        starts_at=begun, ends_at=begun + dt.timedelta(minutes=15)
+    )
     log_in(page, live_server, "ta1@example.edu")
-    day = soon.astimezone(course.tz).date().isoformat()
+    day = begun.astimezone(course.tz).date().isoformat()
     page.goto(f"{live_server.url}/c/{course.code}/checkoffs/schedule/?date={day}")
     form = page.locator(f"#b{held.pk}")
     form.locator("select[name=attendance]").select_option("present")

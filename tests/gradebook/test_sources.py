@@ -119,3 +119,28 @@ def test_a_composed_assignment_reads_its_own_autograded_part_and_checkoff() -> N
     cell = blended(blend, (100.0, ""), {"autograder:A1": mine, "checkoffs:A1": {}}, a)
     assert (cell.percent, cell.detail) == (None, "waiting for: A1 checkoffs")
     assert blend_help(blend) == "blend: A1 autograded 60 %, staff 20 %, A1 checkoffs 20 %"
+
+
+def test_a_student_who_moves_on_keeps_the_impact_score_given_to_their_group() -> None:
+    from apps.core.models import Role
+    from apps.groups.services import member_move
+    from apps.impact.services import group_score
+    from tests.factories import member
+
+    course = CourseFactory()
+    kv, other = group_of(course, 4, "KV Cache"), group_of(course, 4, "Other")
+    staff = member(course, Role.INSTRUCTOR)
+    mover = kv.memberships.order_by("pk").first().user_id
+    stayer = kv.memberships.order_by("pk").last().user_id
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=90)
+    member_move(actor=staff, course=course, user_id=mover, group_id=other.pk)
+    got = sources.impact(course, None, {mover: other.pk, stayer: kv.pk})
+    assert got[mover].percent == pytest.approx(90)  # was empty: read from the current group
+    assert got[mover].detail == "KV Cache's impact score, given while a member"
+    assert got[stayer].percent == pytest.approx(90)
+    assert got[stayer].detail == "the group's impact score"
+    # The new group scored later, while the mover is in it: that later score is theirs.
+    group_score(actor=staff, course=course, group_id=other.pk, percent=70)
+    again = sources.impact(course, None, {mover: other.pk, stayer: kv.pk})
+    assert again[mover].percent == pytest.approx(70)
+    assert again[stayer].percent == pytest.approx(90)
