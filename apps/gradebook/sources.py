@@ -190,14 +190,20 @@ def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[i
             course=course, published_at__isnull=False, due_at__lt=timezone.now()
         )
     )
-    per_group: dict[int, list[float]] = defaultdict(list)
-    for r in rounds:  # one query per round; a course has one or two
-        for group_id, score in peer_scores(r).items():
-            per_group[group_id].append(score)
-    wanted = group_of.keys() if students is None else students
+    if not rounds:
+        return {}
+    # Each round's score belongs to the group reviewed; a student is credited with the score of
+    # the group they were in when the round was due (their current group if in none then).
+    per_round = [(r.due_at, peer_scores(r)) for r in rounds]  # one query a round: one or two
+    history = _groups_over_time(course, students)
+    wanted = set(group_of) | set(history) if students is None else set(students)
     out = {}
     for sid in wanted:
-        scores = per_group.get(group_of.get(sid, -1))
+        scores = []
+        for due_at, by_group in per_round:
+            g = _group_at(history.get(sid, []), due_at) or group_of.get(sid)
+            if g is not None and g in by_group:
+                scores.append(by_group[g])
         if scores:
             mean = sum(scores) / len(scores)
             out[sid] = Computed(mean * 20, f"peer score {mean:.2f} of 5")

@@ -353,3 +353,31 @@ def test_a_second_round_pairs_no_groups_that_met_in_the_first(ee290_demo) -> Non
     PeerRound.objects.filter(pk=first.pk).update(published_at=None)
     again = services.preview(actor=staff, course=course, round_id=second.pk, seed=5)
     assert {frozenset(p) for p in again.pairs} & met
+
+
+def test_a_student_moved_after_the_round_keeps_the_peer_score_of_the_group_reviewed(
+    ee290_demo,
+) -> None:  # type: ignore[no-untyped-def]
+    import time_machine
+
+    from apps.gradebook import sources
+    from apps.groups.services import member_move
+
+    course = ee290_demo
+    staff, r = _setup(course)
+    a = PeerAssignment.objects.filter(round=r).select_related("reviewer", "reviewee").first()
+    url = f"/api/v1/courses/{course.code}/peer-review/reviews/{a.pk}/"
+    done = _api(_member(a.reviewer)).put(url, {"version": 0, **GOOD, "submit": True}, format="json")
+    assert done.json()["status"] == "submitted"
+    mover = _member(a.reviewee)
+    elsewhere = next(
+        g
+        for g in Group.objects.filter(course=course, dissolved_at__isnull=True)
+        if g.pk not in (a.reviewee_id, a.reviewer_id)
+    )
+    with time_machine.travel(r.due_at + dt.timedelta(days=1), tick=False):
+        before = sources.peer_review(course, [mover.pk], {mover.pk: a.reviewee_id})[mover.pk]
+        member_move(actor=staff, course=course, user_id=mover.pk, group_id=elsewhere.pk)
+        after = sources.peer_review(course, [mover.pk], {mover.pk: elsewhere.pk})
+    assert before.percent is not None
+    assert after[mover.pk].percent == before.percent  # the review was of the group they were in
