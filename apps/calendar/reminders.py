@@ -33,6 +33,7 @@ from apps.calendar.registry import Event, reminder_sources
 from apps.calendar.rules import reminder_horizon, reminder_offset_due
 from apps.core import mailbulk
 from apps.core.models import Course, User
+from apps.core.outbox import retry_delay  # one back-off for every e-mail
 from apps.core.queue import broker_errors, task_named
 from apps.core.timefmt import format_instant
 
@@ -255,12 +256,6 @@ def batch_send(messages: Batch) -> int:
         attempt_failed(unsent, f"{type(exc).__name__}: {exc}")
         return len(mine) - len(unsent)
     return len(mine)
-
-
-def retry_delay(attempts: int) -> dt.timedelta:
-    """How long after its `attempts`-th failed send a reminder is tried again (doubling, ≤ 1 h)."""
-    base = max(1, settings.REMINDER_RETRY_BASE_S)
-    return dt.timedelta(seconds=min(3600, base * 2 ** max(0, attempts - 1)))
 
 
 def attempt_failed(ids: set[int], reason: str) -> None:
