@@ -64,7 +64,13 @@ class QueuedResetForm(PasswordResetForm):
             lambda: task_named("sso.password_reset_email").delay(email, domain, use_https),
             what="the password-reset e-mail",
             critical=False,
+            # The queue did not answer: send it here rather than lose it (slower, not a 500).
+            on_failure=lambda exc: _send_here(email, domain, use_https),
         )
+
+
+def _send_here(email: str, domain: str, use_https: bool) -> None:
+    send_reset(email, domain=domain, use_https=use_https)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

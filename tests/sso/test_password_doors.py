@@ -68,3 +68,28 @@ def test_an_administrator_signed_on_by_campus_sso_reaches_the_admin(  # type: ig
         timeout=10,
     )
     assert refused.status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_password_reset_while_the_queue_is_down_is_sent_here_not_lost(  # type: ignore[no-untyped-def]
+    admin_user, monkeypatch, mailoutbox, django_capture_on_commit_callbacks
+) -> None:
+    """The publish goes to a real Redis address where nothing listens: the page still answers
+    as always and the e-mail goes out from the request instead of being dropped."""
+    from apps.sso import tasks
+    from courseops.celery import app
+
+    dead = app.connection_for_write("redis://127.0.0.1:1/0")
+
+    def publish_to_dead_broker(*args):  # type: ignore[no-untyped-def]
+        return tasks.password_reset_email.apply_async(
+            args, connection=dead, retry=True, retry_policy={"max_retries": 1, "interval_start": 0}
+        )
+
+    monkeypatch.setattr(tasks.password_reset_email, "delay", publish_to_dead_broker)
+    with django_capture_on_commit_callbacks(execute=True):
+        r = Client().post("/accounts/password/reset/", {"email": admin_user.email})
+    assert r.status_code == 302
+    assert r["Location"] == "/accounts/password/reset/sent/"
+    assert [m.to for m in mailoutbox] == [[admin_user.email]]
+    assert "/accounts/password/reset/" in mailoutbox[0].body
