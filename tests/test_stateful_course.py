@@ -3,9 +3,15 @@ every step (`apps.core.invariants`, the checks `check_course` runs).
 
 A Hypothesis state machine on PostgreSQL creates, moves, merges and dissolves groups; drops
 students; allocates and releases nodes; requests, approves and cancels sharing windows; books
-and cancels checkoffs; spends and cancels slack days. A refusal (a DomainError) is a legal
-outcome of a step; an invariant violation is not. Each example builds its own course, so the
-examples do not see each other's rows.
+and cancels checkoffs; spends and cancels slack days; grades, re-grades, releases and hides an
+assignment's question set; scores groups (impact, a staff-entered component). A refusal (a
+DomainError) is a legal outcome of a step; an invariant violation is not. Each example builds
+its own course, so the examples do not see each other's rows.
+
+Besides `check_course`, the machine keeps its own record of every group score it gave and who
+was in the group at that moment (read when it was given, not from history): each student's
+impact and entered group score must be the latest given to a group while they were in it, or
+else their current group's; and no student's gradebook may show the set before it is released.
 """
 
 from __future__ import annotations
@@ -21,23 +27,32 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.intake import answers_import
+from apps.autograder.passes import grade_pass_chunk, pass_start, release, run_create
 from apps.checkoffs import services as checkoffs
 from apps.compute import services as compute
 from apps.compute import windows
 from apps.compute.models import Allocation, SharingWindow
 from apps.core.errors import DomainError
 from apps.core.invariants import run_checks
-from apps.core.models import Membership, Role
+from apps.core.models import GradingComponent, Membership, Role
+from apps.gradebook import services as gradebook
+from apps.gradebook import sources
+from apps.gradebook.selectors import gradebook_rows
 from apps.groups import services as groups
 from apps.groups.models import Group, GroupMembership
+from apps.impact.services import group_score
 from apps.slackdays import services as slack
+from tests.autograder.test_grading import quiz_csv
 from tests.factories import AssignmentFactory, CourseFactory, compute_inventory, member
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 SERIAL = itertools.count()
+RAN = {"steps": 0}  # random steps actually run (Hypothesis ends some examples early)
 STEPS = settings(
-    max_examples=10,
-    stateful_step_count=25,  # 10 × 25 = 250 random steps
+    max_examples=20,
+    stateful_step_count=25,  # at most 20 × 25 = 500 steps; at least 250 are asserted
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -80,6 +95,29 @@ class Term(RuleBasedStateMachine):
         ]
         checkoffs.set_publish(actor=self.staff, course=self.course, set_id=s.pk, published=True)
         self.names = itertools.count()
+        # Grading: the quiz as A3's question set, everyone's answers in; three components.
+        self.qs = bank_load(course=self.course, path=BANKS / "mlsysim-quiz.yaml")
+        self.qs.assignment = self.assignment
+        self.qs.save()
+        answers_import(
+            actor=self.staff, question_set=self.qs, data=quiz_csv(self.students), commit=True
+        )
+        for key, weight, source in (("core", 50, "autograder"), ("impact", 20, "impact")):
+            GradingComponent.objects.create(
+                course=self.course, key=key, name=key, weight=weight, source=source
+            )
+        GradingComponent.objects.create(
+            course=self.course, key="written", name="written", weight=30, source="manual"
+        )
+        self.given: dict[str, list[tuple[int, float | None, set[int]]]] = {
+            "impact": [],
+            "written": [],
+        }
+        # Two groups of four to start with, so that group scores reach people from step one.
+        for n in range(2):
+            self.create_group()
+            for i in range(4 * n, 4 * n + 4):
+                self.move_student(i, n)
 
     # ------------------------------------------------------------------ helpers
 
@@ -231,7 +269,8 @@ class Term(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, 13))
     def drop_student(self, i: int) -> None:
-        """A roster drop: the membership ends, and the student leaves any group."""
+        """A roster drop as the roster import does it: the membership ends and the event is
+        published; the groups app takes the student out of their group (and tells the rest)."""
         from django.db import transaction
 
         from apps.core.lifecycle import StudentDropped, publish
@@ -239,19 +278,154 @@ class Term(RuleBasedStateMachine):
         student = self.students[i]
         with transaction.atomic():
             Membership.objects.filter(course=self.course, user=student).update(is_active=False)
-            GroupMembership.objects.filter(
-                course=self.course, user=student, left_at__isnull=True
-            ).update(left_at=timezone.now())
             publish(
                 StudentDropped(
                     course=self.course, actor=self.staff, at=timezone.now(), user_id=student.pk
                 )
             )
 
+    # ------------------------------------------------------------------ grades
+
+    @rule(then_release=st.booleans())
+    def grade_now(self, then_release: bool) -> None:
+        """A TA's "Grade now" (a re-grade when one is done), its chunks graded in this process;
+        then, sometimes, "Release"."""
+        with contextlib.suppress(DomainError):
+            run = run_create(actor=self.staff, question_set=self.qs)
+            newest = run.passes.order_by("-number").first()
+            if newest is not None and newest.in_progress:
+                for index in pass_start(newest.pk):
+                    grade_pass_chunk(newest.pk, index)
+        if then_release:
+            self.release_results(True)
+
+    @rule(show=st.booleans())
+    def release_results(self, show: bool) -> None:
+        self.qs.refresh_from_db()
+        self._try(release, actor=self.staff, question_set=self.qs, released=show)
+
+    def _members_now(self, group_id: int) -> set[int]:
+        return set(
+            GroupMembership.objects.filter(group_id=group_id, left_at__isnull=True).values_list(
+                "user_id", flat=True
+            )
+        )
+
+    def _gave(self, key: str, group_id: int, percent: int | None) -> None:
+        """Record a score given; the same score given again changes nothing (nor does the app)."""
+        before = [p for g, p, _ in self.given[key] if g == group_id]
+        if (before[-1] if before else None) != percent:
+            self.given[key].append((group_id, percent, self._members_now(group_id)))
+
+    @rule(a=st.integers(0, 5), percent=st.one_of(st.none(), st.integers(0, 100)))
+    def score_impact(self, a: int, percent: int | None) -> None:
+        live = self._live()
+        if live:
+            g = live[a % len(live)].pk
+            group_score(actor=self.staff, course=self.course, group_id=g, percent=percent)
+            self._gave("impact", g, percent)
+
+    @rule(a=st.integers(0, 5), percent=st.integers(0, 100))
+    def score_written(self, a: int, percent: int) -> None:
+        live = self._live()
+        if live:
+            g = live[a % len(live)].pk
+            gradebook.scores_apply(
+                actor=self.staff,
+                course=self.course,
+                changes=[
+                    gradebook.score_change(
+                        course=self.course, component_key="written", percent=percent, group_id=g
+                    )
+                ],
+            )
+            self._gave("written", g, percent)
+
+    @rule(
+        impact=st.booleans(),
+        a=st.integers(0, 5),
+        percent=st.integers(0, 100),
+        i=st.integers(0, 5),
+        b=st.integers(0, 5),
+        merge=st.booleans(),
+        then=st.one_of(st.none(), st.integers(0, 100)),
+    )
+    def score_then_move(
+        self, impact: bool, a: int, percent: int, i: int, b: int, merge: bool, then: int | None
+    ) -> None:
+        """Score a group, then move one of its members to another group, or merge it into one;
+        then, sometimes, score the group they went to."""
+        live = self._live()
+        if len(live) < 2:
+            return
+        source, target = live[a % len(live)], live[b % len(live)]
+        if source.pk == target.pk:
+            target = live[(a + 1) % len(live)]
+        if impact:
+            self.score_impact(a, percent)
+        else:
+            self.score_written(a, percent)
+        members = sorted(self._members_now(source.pk))
+        if merge:
+            self._try(
+                groups.group_merge,
+                actor=self.staff,
+                course=self.course,
+                source_id=source.pk,
+                target_id=target.pk,
+            )
+        elif members:
+            self._try(
+                groups.member_move,
+                actor=self.staff,
+                course=self.course,
+                user_id=members[i % len(members)],
+                group_id=target.pk,
+            )
+        if then is not None:
+            at = next((n for n, g in enumerate(self._live()) if g.pk == target.pk), None)
+            if at is not None:
+                (self.score_impact if impact else self.score_written)(at, then)
+
+    def _expected(self, key: str, student: int, now_in: int | None) -> float | None:
+        """The latest score given to a group while the student was in it, else the current
+        group's latest score (the record's own reading of the rule)."""
+        held = [p for g, p, members in self.given[key] if student in members]
+        if held:
+            return held[-1]
+        latest = [p for g, p, _ in self.given[key] if g == now_in]
+        return latest[-1] if latest else None
+
     # ------------------------------------------------------------------ after every step
 
     @invariant()
+    def group_scores_follow_history(self) -> None:
+        rows = gradebook_rows(self.course)
+        now_in = dict(
+            GroupMembership.objects.filter(course=self.course, left_at__isnull=True).values_list(
+                "user_id", "group_id"
+            )
+        )
+        for r in rows:
+            for key in ("impact", "written"):
+                want = self._expected(key, r.student.pk, now_in.get(r.student.pk))
+                got = r.cells[key].percent
+                assert got == want, (key, r.student.email, got, want, r.cells[key])
+
+    @invariant()
+    def unreleased_results_reach_nobody(self) -> None:
+        self.qs.refresh_from_db()
+        shown = any(r.cells["core"].percent is not None for r in gradebook_rows(self.course))
+        released = self.qs.released_at is not None and self.qs.released_at <= timezone.now()
+        if not released:
+            assert not shown
+        else:
+            graded = sources.autograder(self.course, None, {})
+            assert shown == any(v.percent is not None for v in graded.values())
+
+    @invariant()
     def every_invariant_holds(self) -> None:
+        RAN["steps"] += 1  # after each step, and once before the first
         found = run_checks(self.course.pk)
         assert not found, "\n".join(f"{v.check}: {v.detail}" for v in found)
 
@@ -261,7 +435,10 @@ def test_a_random_term_keeps_every_invariant(monkeypatch) -> None:  # type: igno
     watch this test fail and print the steps that led there."""
     if os.environ.get("STATEFUL_SWITCH_OFF") == "compute":
         _switch_off_compute(monkeypatch)
+    RAN["steps"] = -STEPS.max_examples  # the check before each example's first step
     run_state_machine_as_test(Term, settings=STEPS)
+    assert RAN["steps"] >= 250, RAN
+    print(f"\nstateful term: {RAN['steps']} random steps")  # noqa: T201 - the closing note's number
 
 
 def _switch_off_compute(monkeypatch) -> None:  # type: ignore[no-untyped-def]

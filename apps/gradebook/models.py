@@ -3,7 +3,8 @@
 Computed scores (autograder, scribing, checkoffs, peer review, milestones) are not stored: they
 are read from their apps each time (`sources.py`), so a regrade shows at once. A `ScoreEntry`
 for a student overrides everything else for that student and component; one for a group
-applies to each current member who has no entry of their own.
+applies to each current member who has no entry of their own, or whose own entry was only
+carried from an earlier group and is older than the group's score given since they joined.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ class ScoreEntry(models.Model):
     )
     percent = models.DecimalField(max_digits=5, decimal_places=2, help_text="0–100.")
     note = models.CharField(max_length=300, blank=True)
+    carried = models.BooleanField(
+        default=False,
+        help_text="A group's score the student kept when they left it (not a staff override): "
+        "a later score given to a group while they are in it replaces it.",
+    )
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -1,9 +1,11 @@
 """Reads: each student's score on each component and their course grade, for the whole course
 in a fixed number of queries (pages, API and exports all read `gradebook_rows`).
 
-Which score counts, for a student and a leaf component: the student's own entry (an override),
-else their current group's entry, else what the component's source computes, else none. While
-the course is frozen, the grade shown is the frozen one.
+Which score counts, for a student and a leaf component: the student's own entry (an override,
+or a group's score carried when they left it), else their current group's entry, else what the
+component's source computes, else none. A carried entry gives way to the current group's entry
+when that was given after they joined: the latest score given to a group while they were in it.
+While the course is frozen, the grade shown is the frozen one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.db.models import Q, QuerySet
 from apps.core.models import Course, GradingComponent, Role, User
 from apps.gradebook import rules
 from apps.gradebook.models import FrozenGrade, GradeFreeze, ScoreEntry
-from apps.gradebook.sources import SOURCES, Computed, source_for
+from apps.gradebook.sources import SOURCES, Computed, by_weight, source_for
 from apps.groups.models import GroupMembership
 
 
@@ -123,20 +125,28 @@ def gradebook_rows(
         memberships = memberships.filter(user_id__in=ids)
     group_of: dict[int, int] = {}
     group_name: dict[int, str] = {}
-    for uid, gid, name in memberships.values_list("user_id", "group_id", "group__name"):
-        group_of[uid], group_name[uid] = gid, name
+    joined: dict[int, Any] = {}
+    for uid, gid, name, since in memberships.values_list(
+        "user_id", "group_id", "group__name", "joined_at"
+    ):
+        group_of[uid], group_name[uid], joined[uid] = gid, name, since
     entries = ScoreEntry.objects.filter(course=course)
     if ids is not None:
         entries = entries.filter(Q(student_id__in=ids) | Q(group_id__in=set(group_of.values())))
     by_student: dict[tuple[int, int], tuple[float, str]] = {}
     by_group: dict[tuple[int, int], tuple[float, str]] = {}
-    for component_id, sid, gid, percent, note in entries.values_list(
-        "component_id", "student_id", "group_id", "percent", "note"
+    carried: set[tuple[int, int]] = set()
+    given_at: dict[tuple[int, int], Any] = {}
+    for component_id, sid, gid, percent, note, was_carried, at in entries.values_list(
+        "component_id", "student_id", "group_id", "percent", "note", "carried", "updated_at"
     ):
         if sid is not None:
             by_student[(component_id, sid)] = (float(percent), note)
+            if was_carried:
+                carried.add((component_id, sid))
         else:
             by_group[(component_id, gid)] = (float(percent), note)
+            given_at[(component_id, gid)] = at
     computed: dict[str, dict[int, Computed]] = {}
     for source in {s for c in leaves for s in (c.blend or {})} - {"manual"}:
         if (scoped := source_for(source)) is not None:
@@ -158,6 +168,14 @@ def gradebook_rows(
         for c in leaves:
             own = by_student.get((c.pk, u.pk))
             shared = by_group.get((c.pk, g)) if g is not None else None
+            if (
+                own is not None
+                and shared is not None
+                and g is not None
+                and (c.pk, u.pk) in carried
+                and given_at[(c.pk, g)] >= joined[u.pk]
+            ):
+                own = None  # carried from an earlier group; this one's score is newer
             if c.blend:
                 entered = own if own is not None else shared
                 cells[c.key] = blended(c.blend, entered, computed, u.pk)
@@ -213,29 +231,46 @@ def blended(
 ) -> Cell:
     """A composed score: each source's percent × its share of the weights, the composition
     spelled out ('staff 85 × 70 % + peer 80 × 30 % = 83.5'); incomplete (None) while any
-    source has nothing yet, naming which."""
-    total_weight = sum(float(w) for w in blend.values())
-    terms, missing, value = [], [], 0.0
+    source has nothing yet for this student, naming which. A computed part that is still to
+    come for everyone (no checkoff held yet, no assignment released yet) is left out and the
+    other parts' shares grow to fill it: the score is "so far", and the cell says what is to come
+    (the what-if then counts the whole component as unknown)."""
+    present: list[tuple[str, float, float, str]] = []  # (name, percent, weight, source detail)
+    missing: list[str] = []
     later: list[str] = []
-    v: Computed | None = None
-    for source, weight in blend.items():
-        share = float(weight) / total_weight
-        if source == "manual":
-            got = entered[0] if entered is not None else None
-        else:
-            v = computed.get(source, {}).get(student_id)
-            got = v.percent if v is not None else None
+    for source, weight in by_weight(blend):
         base, _, scope = source.partition(":")
         name = f"{scope} {SOURCE_NAMES.get(base, base)}".strip()
-        if got is None:
-            missing.append(name)
+        if source == "manual":
+            if entered is None:
+                missing.append(name)
+            else:
+                present.append((name, entered[0], float(weight), ""))
             continue
-        value += got * share
-        terms.append(f"{name} {got:.4g} × {share * 100:.4g} %")
-        if v is not None and source != "manual" and v.to_come:
-            later.append(v.to_come)
-    if missing:
-        return Cell(None, "", "waiting for: " + ", ".join(missing))
+        v = computed.get(source, {}).get(student_id)
+        if v is None:
+            missing.append(name)
+        elif v.percent is None and v.to_come:
+            later.append(f"{name}: {v.to_come}")
+        elif v.percent is None:
+            missing.append(name)
+        else:
+            present.append((name, v.percent, float(weight), v.detail))
+            if v.to_come:
+                later.append(v.to_come)
+    # While a part is missing, shares are of the whole blend; once only parts to come are left
+    # out, of the parts present.
+    whole = sum(float(w) for w in blend.values())
+    total_weight = whole if missing else sum(w for _, _, w, _ in present)
+    terms = [
+        f"{name} {got:.4g} × {w * 100 / total_weight:.4g} %" + (f" ({why})" if why else "")
+        for name, got, w, why in present
+    ]
+    if missing or not present:
+        shown = " + ".join(terms)
+        waiting = "waiting for: " + ", ".join(missing or [n.split(":")[0] for n in later])
+        return Cell(None, "", f"{shown}; {waiting}" if shown else waiting)
+    value = sum(got * w for _, got, w, _ in present) / total_weight
     return Cell(value, "blend", " + ".join(terms) + f" = {value:.4g}", "; ".join(later))
 
 

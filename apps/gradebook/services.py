@@ -211,6 +211,7 @@ def scores_apply(
                     actor,
                     now,
                 )
+                e.carried = False  # staff set it: an override now
                 update.append(e)
                 counts["set"] += 1
             audits.append(
@@ -229,7 +230,7 @@ def scores_apply(
         ScoreEntry.objects.filter(pk__in=delete).delete()
         ScoreEntry.objects.bulk_create(create, batch_size=1000)
         ScoreEntry.objects.bulk_update(
-            update, ["percent", "note", "updated_by", "updated_at"], batch_size=1000
+            update, ["percent", "note", "carried", "updated_by", "updated_at"], batch_size=1000
         )
         AuditEvent.objects.bulk_create(audits, batch_size=1000)
     return counts

@@ -10,7 +10,7 @@ group sources take the student → group map the caller already read.
 - scribing: accepted scribe duties / the duties each student owes (policy, 2), once every duty
   is accepted or past its notes' due date.
 - checkoffs: the share of assignment-checkoff sign-ups whose last slot has started in which the
-  student's group was marked passed.
+  group the student was in at their slot was marked passed.
 - peer-review: the mean criterion score (1–5) the group's report received over every published
   round past its due date, as score / 5.
 - milestones: per tracked milestone past its due time, on time or excused 100 %, late 50 %,
@@ -36,7 +36,7 @@ from apps.calendar.models import Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course, Membership, Role
 from apps.groups.models import Group, GroupMembership
-from apps.impact.models import GroupImpact
+from apps.impact.models import ImpactScoreGiven
 from apps.labs.labfile import shipped as shipped_labs
 from apps.labs.models import CourseLab, StepRecord
 from apps.milestones.models import GroupMilestone
@@ -53,11 +53,23 @@ class Computed:
     # Non-empty when the score is "so far" and more will count (e.g. "3 of 5 assignments not
     # released yet"): the what-if treats such a component as still to come, not as final.
     to_come: str = ""
+    # The assignments a score counts (autograder): what check_course holds against release.
+    counted: tuple[str, ...] = ()
 
 
 Students = Collection[int] | None
 GroupOf = Mapping[int, int]  # student id → current group id
 Source = Callable[[Course, Students, GroupOf], dict[int, Computed]]
+
+
+def _students(course: Course, students: Students) -> list[int]:
+    if students is not None:
+        return list(students)
+    return list(
+        Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).values_list(
+            "user_id", flat=True
+        )
+    )
 
 
 def _pct(x: float) -> str:
@@ -83,8 +95,6 @@ def autograder(
     passes: dict[int, tuple[int, str]] = {}
     for set_id, pass_id, code in runs:
         passes.setdefault(set_id, (pass_id, code))  # the newest run with a complete pass
-    if not passes:
-        return {}
     every = set(
         QuestionSet.objects.filter(course=course, assignment__isnull=False)
         .filter(**({"assignment__code": assignment} if assignment else {}))
@@ -92,6 +102,14 @@ def autograder(
     )
     later = len(every - {code for _, code in passes.values()})
     to_come = f"{later} of {len(every)} assignments not released yet" if later else ""
+    if not passes:
+        # Sets exist but none is released: in a blend this part is still to come, not missing.
+        if not every:
+            return {}
+        return {
+            sid: Computed(None, "no assignment released yet", to_come)
+            for sid in _students(course, students)
+        }
     label = dict(passes.values())
     grades = Grade.objects.filter(grading_pass_id__in=list(label))
     if students is not None:
@@ -109,7 +127,10 @@ def autograder(
         items.sort()
         mean = sum(p for _, p in items) / len(items)
         out[sid] = Computed(
-            mean, "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items), to_come
+            mean,
+            "mean of " + ", ".join(f"{c} {_pct(p)}" for c, p in items),
+            to_come,
+            tuple(c for c, _ in items),
         )
     return out
 
@@ -157,31 +178,47 @@ def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int,
 def checkoffs(
     course: Course, students: Students, group_of: GroupOf, assignment: str = ""
 ) -> dict[int, Computed]:
+    """A checkoff passed belongs to the group that gave it: a student is credited with it if they
+    were in that group when its slot started (their current group if they were in none then), so
+    a move, a merge or a dissolution afterwards never takes it back."""
     now = timezone.now()
-    sets = list(
+    published: list[tuple[int, dt.datetime | None]] = list(
         CheckoffSet.objects.filter(
             course=course, kind=CheckoffSet.Kind.ASSIGNMENT, published_at__isnull=False
         )
         .filter(**({"assignment__code": assignment} if assignment else {}))
         .annotate(last=Max("slots__starts_at"))
-        .filter(last__lt=now)
-        .values_list("pk", flat=True)
+        .values_list("pk", "last")
     )
+    sets = [pk for pk, last in published if last is not None and last < now]
+    later = sum(1 for _, last in published if last is None or last >= now)
+    to_come = f"{later} checkoff(s) not held yet" if later else ""
+    history = _groups_over_time(course, students)
+    wanted = set(group_of) | set(history) if students is None else set(students)
     if not sets:
-        return {}
-    passed: dict[int, int] = defaultdict(int)
-    passed.update(
-        Booking.objects.filter(set_id__in=sets, outcome="passed", cancelled_at__isnull=True)
-        .values("group_id")
-        .annotate(n=Count("set_id", distinct=True))
-        .values_list("group_id", "n")
-    )
-    wanted = group_of.keys() if students is None else students
-    return {
-        sid: Computed(passed[g] * 100 / len(sets), f"passed {passed[g]} of {len(sets)} checkoffs")
-        for sid in wanted
-        if (g := group_of.get(sid)) is not None
-    }
+        # Sign-ups exist but none is over: in a blend this part is still to come, not missing.
+        if not later:
+            return {}
+        return {sid: Computed(None, "no checkoff held yet", to_come) for sid in wanted}
+    passed: dict[int, list[tuple[int, dt.datetime]]] = defaultdict(list)
+    for set_id, group_id, starts_at in Booking.objects.filter(
+        set_id__in=sets, outcome="passed", cancelled_at__isnull=True
+    ).values_list("set_id", "group_id", "slot__starts_at"):
+        passed[group_id].append((set_id, starts_at))
+    out = {}
+    for sid in wanted:
+        spans = history.get(sid, [])
+        got = {
+            set_id
+            for g, rows in passed.items()
+            for set_id, at in rows
+            if (_group_at(spans, at) or group_of.get(sid)) == g
+        }
+        if not spans and sid not in group_of:
+            continue  # never in a group: nothing to say
+        n = len(got)
+        out[sid] = Computed(n * 100 / len(sets), f"passed {n} of {len(sets)} checkoffs", to_come)
+    return out
 
 
 def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
@@ -274,35 +311,39 @@ def milestones(course: Course, students: Students, group_of: GroupOf) -> dict[in
 
 
 def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
-    """A group's impact score counts for the students who were its members when it was given:
-    a student who moves on keeps it (the latest score given to a group while they were in it),
-    and one who joins a scored group later gets that group's score only if they have none."""
-    scored = {
-        g: (float(p), at)
-        for g, p, at in GroupImpact.objects.filter(course=course).values_list(
-            "group_id", "percent", "updated_at"
-        )
-    }
-    if not scored:
+    """A group's impact score counts for the students who were its members when it was given: a
+    student is credited with the latest score given to a group while they were in it (whatever
+    that group is given after they leave), and one who joins a scored group gets its score only
+    if they have none of their own. A score cleared while they were a member counts as none."""
+    given = list(
+        ImpactScoreGiven.objects.filter(course=course)
+        .order_by("given_at", "pk")
+        .values_list("group_id", "percent", "given_at")
+    )
+    if not given:
         return {}
+    latest = {g: p for g, p, _ in given}  # each group's score now (None: cleared)
     history = _groups_over_time(course, students)
-    names = dict(Group.objects.filter(pk__in=list(scored)).values_list("pk", "name"))
+    groups = {g for g, _, _ in given}
+    names = dict(Group.objects.filter(pk__in=groups).values_list("pk", "name"))
     wanted = set(group_of) | set(history) if students is None else set(students)
     out = {}
     for sid in wanted:
         spans = history.get(sid, [])
-        held = sorted((at, g) for g, (_, at) in scored.items() if _group_at(spans, at) == g)
+        held = [(g, p) for g, p, at in given if _group_at(spans, at) == g]
         now_in = group_of.get(sid)
         if held:
-            g = held[-1][1]
+            g, p = held[-1]
+            if p is None:
+                continue  # cleared while they were in it
             why = (
                 "the group's impact score"
                 if g == now_in
                 else f"{names.get(g, 'an earlier group')}'s impact score, given while a member"
             )
-            out[sid] = Computed(scored[g][0], why)
-        elif now_in in scored:
-            out[sid] = Computed(scored[now_in][0], "the group's impact score")
+            out[sid] = Computed(float(p), why)
+        elif now_in is not None and (p := latest.get(now_in)) is not None:
+            out[sid] = Computed(float(p), "the group's impact score")
     return out
 
 
@@ -326,15 +367,7 @@ def labs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Com
     }
     if not steps:
         return {}
-    ids = (
-        list(students)
-        if students is not None
-        else list(
-            Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True).values_list(
-                "user_id", flat=True
-            )
-        )
-    )
+    ids = _students(course, students)
     done: dict[tuple[int, str], int] = {
         (row["record__student_id"], row["record__lab_key"]): row["n"]
         for row in StepRecord.objects.filter(
@@ -377,6 +410,11 @@ SOURCE_HELP = {
 }
 
 
+def by_weight(blend: Mapping[str, float]) -> list[tuple[str, float]]:
+    """A blend's parts, largest share first (the database keeps JSON keys in its own order)."""
+    return sorted(blend.items(), key=lambda kv: -float(kv[1]))
+
+
 def blend_help(blend: dict[str, float]) -> str:
     """How a composed component is made, for the pages: 'blend: staff 80 %, peer review 20 %'."""
     total = sum(float(w) for w in blend.values()) or 1.0
@@ -386,7 +424,7 @@ def blend_help(blend: dict[str, float]) -> str:
         base, _, scope = key.partition(":")
         return f"{scope} {names.get(base, base)}".strip()
 
-    parts = [f"{named(k)} {float(w) * 100 / total:.4g} %" for k, w in blend.items()]
+    parts = [f"{named(k)} {float(w) * 100 / total:.4g} %" for k, w in by_weight(blend)]
     return "blend: " + ", ".join(parts)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from apps.core.integrity import Declared, described_when_used
 from apps.core.models import Course
@@ -71,3 +72,29 @@ class GroupImpact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group}: {self.percent}"
+
+
+class ImpactScoreGiven(models.Model):
+    """Every impact score given to a group (None: cleared), in order. `GroupImpact` is the
+    latest; the gradebook reads this history, so a student who moves on keeps the score their
+    group was given while they were in it, whatever the group is given later."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
+    group = models.ForeignKey("groups.Group", on_delete=models.CASCADE, related_name="+")
+    percent = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
+    given_at = models.DateTimeField(default=timezone.now)
+    given_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["course", "given_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(percent__isnull=True) | Q(percent__gte=0, percent__lte=100),
+                name="impact_given_0_100",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group_id}: {self.percent} at {self.given_at:%Y-%m-%d %H:%M}"

@@ -19,7 +19,7 @@ from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
 from apps.groups.models import Group
 from apps.groups.selectors import group_for_student
-from apps.impact.models import KINDS, GroupImpact, ImpactItem
+from apps.impact.models import KINDS, GroupImpact, ImpactItem, ImpactScoreGiven
 from apps.impact.rules import url_problem
 
 CLOSES_KEY = "impact-update"
@@ -183,6 +183,10 @@ def group_score(
                     "note": note.strip()[:300],
                     "scored_by": actor,
                 },
+            )
+        if before["percent"] != (float(value) if value is not None else None):
+            ImpactScoreGiven.objects.create(
+                course=course, group=group, percent=value, given_by=actor
             )
         audit_record(
             actor=actor,

@@ -228,16 +228,18 @@ def _demo_assessment(course: Course, staff: User) -> None:
 
 
 def _demo_grades(course: Course, staff: User) -> None:
-    """Scores for the gradebook, entered as a TA would: the project's technical score per group,
-    enhancements per student, and participation events (attendance, Ed, comments), with one
-    student attending a third of the lectures, so the at-risk list has someone. Impact and
-    scribing stay open. Once."""
+    """Scores for the gradebook, entered as a TA would: the project's technical score and the
+    assignments' written part per group, enhancements per student, and participation events
+    (attendance, Ed, comments), with one student attending a third of the lectures, so the
+    at-risk list has someone. Impact and scribing stay open. Once."""
     if ScoreEntry.objects.filter(course=course).exists():
         return
     rng = random.Random(2026)  # noqa: S311 - seeded demo data, not a secret
     groups = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
-    by_group = "group,project-technical\n" + "".join(
-        f"{g.name},{rng.randint(72, 96)}\n" for g in groups
+    # Per group: the project's technical score, and the written part of the assignments so far
+    # (the staff part of Core / working, as a TA would import it from Gradescope).
+    by_group = "group,project-technical,assignments-core\n" + "".join(
+        f"{g.name},{rng.randint(72, 96)},{rng.randint(70, 98)}\n" for g in groups
     )
     emails = list(
         Membership.objects.filter(course=course, role=Role.STUDENT, is_active=True)

@@ -127,3 +127,80 @@ def test_milestones_count_for_the_group_a_student_was_in_when_they_were_due() ->
     assert got.detail == "2 of 2 due milestones recorded"
     stayed = old.memberships.filter(left_at__isnull=True).first().user_id
     assert sources.milestones(course, [stayed], {stayed: old.pk})[stayed].percent == 50
+
+
+def test_the_latest_score_given_while_a_member_counts_through_moves(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Scored 60 with First, moved to Second (scored 95 before they came): 60 stays theirs.
+    Second re-scored 75 while they are in it: 75. First re-scored 10 after they left: not theirs.
+    Moved back to First: the 75 they carry from Second is newer than First's 10."""
+    course = ee290_demo
+    staff = User.objects.get(email="instructor@example.edu")
+    live = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
+    first, second = live[0], live[1]
+    _group_score(course, staff, first, "60")
+    _group_score(course, staff, second, "95")
+    mover = _members(first)[0]
+    member_move(actor=staff, course=course, user_id=mover.pk, group_id=second.pk)
+    assert _technical(course, [mover])[mover.pk] == (60, "student entry")
+    _group_score(course, staff, second, "75")
+    assert _technical(course, [mover])[mover.pk] == (75, "group entry")
+    _group_score(course, staff, first, "10")
+    assert _technical(course, [mover])[mover.pk] == (75, "group entry")
+    member_remove(actor=staff, course=course, user_id=_members(first)[-1].pk)  # make room
+    member_move(actor=staff, course=course, user_id=mover.pk, group_id=first.pk)
+    assert _technical(course, [mover])[mover.pk] == (75, "student entry")
+    assert run_checks(course.pk) == []
+    # A score staff set for the student themselves is an override: no group's score replaces it.
+    services.scores_apply(
+        actor=staff,
+        course=course,
+        changes=[
+            services.score_change(
+                course=course,
+                component_key="assignments-enhancements",
+                percent="88",
+                student_id=mover.pk,
+            )
+        ],
+    )
+    _group_score(course, staff, first, "20")
+    assert _technical(course, [mover])[mover.pk] == (88, "student entry")
+
+
+def test_check_course_names_a_leaver_who_lost_the_groups_score(ee290_demo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    course = ee290_demo
+    staff = User.objects.get(email="instructor@example.edu")
+    live = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
+    _group_score(course, staff, live[0], "60")
+    mover = _members(live[0])[0]
+    from apps.gradebook import lifecycle
+
+    monkeypatch.setattr(lifecycle, "carry_group_entries", lambda *a, **k: 0)  # reaction off
+    member_move(actor=staff, course=course, user_id=mover.pk, group_id=live[1].pk)
+    found = [v.detail for v in run_checks(course.pk)]
+    assert found == [
+        f"{mover.email} left {live[0].name} without its assignments-enhancements score, "
+        "given while a member"
+    ]
+
+
+def test_check_course_names_a_score_that_counts_unreleased_results(ee290_demo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The invariant reads the released assignments itself: a source that counted an
+    unreleased one (as the autograder source did before release was one rule) is named."""
+    from apps.autograder.models import QuestionSet
+
+    course = ee290_demo
+    student = User.objects.get(email="student01@example.edu")
+    unreleased = (
+        QuestionSet.objects.filter(course=course, assignment__isnull=False, released_at=None)
+        .select_related("assignment")
+        .first()
+    )
+    assert run_checks(course.pk) == []
+    leaky = {student.pk: sources.Computed(0.0, "", counted=(unreleased.assignment.code,))}
+    monkeypatch.setitem(sources.SOURCES, "autograder", lambda c, s, g: leaky)
+    found = [v.detail for v in run_checks(course.pk)]
+    assert found == [
+        f"{student.email}: autograder counts {unreleased.assignment.code}, "
+        "whose results are not released"
+    ]

@@ -14,6 +14,8 @@ from rest_framework.test import APIClient
 from apps.autograder.models import GradingRun, QuestionSet
 from apps.autograder.passes import release, run_create
 from apps.core.models import Role, User
+from apps.gradebook.services import score_change, scores_apply
+from apps.groups.models import GroupMembership
 
 pytestmark = pytest.mark.django_db
 
@@ -81,12 +83,25 @@ def test_the_what_if_takes_a_component_with_assignments_to_come_as_unknown(  # t
     with django_capture_on_commit_callbacks(execute=True):
         run_create(actor=ta, question_set=first)
     release(actor=ta, question_set=first)
+    group = GroupMembership.objects.get(course=course, user=student, left_at__isnull=True).group
+    scores_apply(  # the written part of Core / working, as a TA enters it for the group
+        actor=ta,
+        course=course,
+        changes=[
+            score_change(
+                course=course, component_key="assignments-core", percent="90", group_id=group.pk
+            )
+        ],
+    )
     api = APIClient()
     api.force_authenticate(student)
     me = api.get(f"/api/v1/courses/{course.code}/gradebook/me/?target=A-").json()
+    core = next(c for c in me["components"] if c["component"] == "assignments-core")
+    assert core["percent"] is not None, core
     message = me["what_if"]["message"]
     assert "Counted as still to come: Core / working (" in message, message
-    assert "assignments not released yet)" in message
+    assert "assignments not released yet" in message
+    assert "checkoffs: 1 checkoff(s) not held yet" in message
     page = Client()
     page.force_login(student)
     html = page.get(f"/c/{course.code}/gradebook/?target=A-").content.decode()

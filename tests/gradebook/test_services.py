@@ -25,9 +25,11 @@ FULL = {
 
 
 def people(course):  # type: ignore[no-untyped-def]
-    # These tests are about scores staff enter: technical quality scored by staff alone here
-    # (the course file blends it with the peer score; test_a_blended_score_… covers that).
+    # These tests are about scores staff enter: technical quality and core/working scored by
+    # staff alone here (the course file blends them with the peer score, and with the autograded
+    # part and the checkoffs; test_a_blended_score_… and test_sources cover those).
     GradingComponent.objects.filter(course=course, key="project-technical").update(blend={})
+    GradingComponent.objects.filter(course=course, key="assignments-core").update(blend={})
     instructor = User.objects.get(email="instructor@example.edu")
     ta = User.objects.get(email="ta1@example.edu")
     group = Group.objects.filter(course=course).order_by("name").first()
@@ -361,7 +363,7 @@ def test_a_blended_score_shows_its_composition_and_waits_for_every_part(ee290_de
         ],
     )
     cell = row_of(course, members[0]).cells["project-technical"]
-    assert (cell.percent, cell.detail) == (None, "waiting for: peer")
+    assert (cell.percent, cell.detail) == (None, "staff 90 × 80 %; waiting for: peer")
     got = sel.blended(
         {"manual": 80, "peer-review": 20},
         (90.0, ""),
@@ -369,7 +371,7 @@ def test_a_blended_score_shows_its_composition_and_waits_for_every_part(ee290_de
         members[0].pk,
     )
     assert got.percent == pytest.approx(86.0)
-    assert got.detail == "staff 90 × 80 % + peer 70 × 20 % = 86"
+    assert got.detail == "staff 90 × 80 % + peer 70 × 20 % (peer score 3.50 of 5) = 86"
 
 
 def test_the_components_page_says_how_technical_quality_is_blended(ee290_demo) -> None:  # type: ignore[no-untyped-def]

@@ -117,7 +117,10 @@ def test_a_composed_assignment_reads_its_own_autograded_part_and_checkoff() -> N
     assert source_for("nope:A1") is None
     blend = {"autograder:A1": 60, "manual": 20, "checkoffs:A1": 20}
     cell = blended(blend, (100.0, ""), {"autograder:A1": mine, "checkoffs:A1": {}}, a)
-    assert (cell.percent, cell.detail) == (None, "waiting for: A1 checkoffs")
+    assert cell.percent is None
+    assert cell.detail == (
+        "A1 autograded 80 × 60 % (mean of A1 80 %) + staff 100 × 20 %; waiting for: A1 checkoffs"
+    )
     assert blend_help(blend) == "blend: A1 autograded 60 %, staff 20 %, A1 checkoffs 20 %"
 
 
@@ -144,3 +147,118 @@ def test_a_student_who_moves_on_keeps_the_impact_score_given_to_their_group() ->
     again = sources.impact(course, None, {mover: other.pk, stayer: kv.pk})
     assert again[mover].percent == pytest.approx(70)
     assert again[stayer].percent == pytest.approx(90)
+
+
+def _checkoff(course: Course, code: str, group, starts_at: dt.datetime, outcome: str):  # type: ignore[no-untyped-def]
+    from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
+
+    assignment = AssignmentFactory(course=course, code=code)
+    s = CheckoffSet.objects.create(
+        course=course,
+        kind="assignment",
+        title=f"{code} checkoff",
+        assignment=assignment,
+        published_at=starts_at - dt.timedelta(days=7),
+    )
+    slot = CheckoffSlot.objects.create(
+        set=s,
+        starts_at=starts_at,
+        ends_at=starts_at + dt.timedelta(minutes=15),
+        location="521 Cory Hall",
+        capacity=1,
+        booked=1,
+    )
+    return Booking.objects.create(
+        set=s, slot=slot, group=group, attendance="present", outcome=outcome
+    )
+
+
+def test_a_checkoff_passed_counts_for_those_in_the_group_at_its_slot() -> None:
+    """The group passed its A1 checkoff, then one member moved: the mover keeps the pass (it is
+    not read from their new group), and the A2 checkoff the old group failed afterwards is not
+    theirs."""
+    from apps.core.models import Role
+    from apps.groups.models import GroupMembership
+    from apps.groups.services import member_move
+    from tests.factories import member
+
+    course = CourseFactory()
+    kv, other = group_of(course, 4, "KV Cache"), group_of(course, 4, "Other")
+    staff = member(course, Role.INSTRUCTOR)
+    GroupMembership.objects.filter(course=course).update(  # formed last week
+        joined_at=timezone.now() - dt.timedelta(days=7)
+    )
+    mover = kv.memberships.order_by("pk").first().user_id
+    stayer = kv.memberships.order_by("pk").last().user_id
+    _checkoff(course, "A1", kv, timezone.now() - dt.timedelta(hours=3), "passed")
+    member_move(actor=staff, course=course, user_id=mover, group_id=other.pk)
+    _checkoff(course, "A2", kv, timezone.now() - dt.timedelta(minutes=30), "failed")
+    got = sources.checkoffs(course, None, {mover: other.pk, stayer: kv.pk})
+    assert (got[mover].percent, got[mover].detail) == (50, "passed 1 of 2 checkoffs")
+    assert (got[stayer].percent, got[stayer].detail) == (50, "passed 1 of 2 checkoffs")
+    newcomer = other.memberships.order_by("pk").first().user_id
+    assert sources.checkoffs(course, [newcomer], {newcomer: other.pk})[newcomer].percent == 0
+
+
+def test_core_working_shows_the_checkoff_a_ta_passed(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """The shipped course file grades Core / working as the syllabus does: autograded part,
+    written part (staff) and oral checkoff. A pass reaches the student's cell; until a checkoff
+    is held the score is the other two so far, and says the checkoffs are to come."""
+    from django.test import Client
+
+    from apps.core.models import User
+    from apps.gradebook.selectors import gradebook_rows
+    from apps.gradebook.services import score_change, scores_apply
+    from apps.groups.models import GroupMembership
+
+    course = ee290_demo
+    ta = User.objects.get(email="ta1@example.edu")
+    student = User.objects.get(email="student01@example.edu")
+    group = GroupMembership.objects.get(course=course, user=student, left_at__isnull=True).group
+    scores_apply(
+        actor=ta,
+        course=course,
+        changes=[
+            score_change(
+                course=course, component_key="assignments-core", percent="80", group_id=group.pk
+            )
+        ],
+    )
+    before = gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"]
+    assert "checkoffs" in before.to_come
+    _checkoff(course, "A6", group, timezone.now() - dt.timedelta(hours=1), "passed")
+    cell = gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"]
+    assert cell.percent is not None
+    assert "checkoffs 100 × " in cell.detail
+    assert "(passed 1 of 1 checkoffs)" in cell.detail
+    page = Client()
+    page.force_login(student)
+    assert "(passed 1 of 1 checkoffs)" in page.get(f"/c/{course.code}/gradebook/").content.decode()
+    staff = Client()
+    staff.force_login(User.objects.get(email="instructor@example.edu"))
+    components = staff.get(f"/c/{course.code}/gradebook/components/").content.decode()
+    assert "blend: autograded 50 %, staff 30 %, checkoffs 20 %" in components
+
+
+def test_an_impact_score_given_after_a_student_left_is_not_theirs() -> None:
+    from apps.core.models import Role
+    from apps.groups.models import GroupMembership
+    from apps.groups.services import member_move
+    from apps.impact.services import group_score
+    from tests.factories import member
+
+    course = CourseFactory()
+    kv, other = group_of(course, 4, "KV Cache"), group_of(course, 4, "Other")
+    GroupMembership.objects.filter(course=course).update(
+        joined_at=timezone.now() - dt.timedelta(days=7)
+    )
+    staff = member(course, Role.INSTRUCTOR)
+    mover = kv.memberships.order_by("pk").first().user_id
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=90)
+    member_move(actor=staff, course=course, user_id=mover, group_id=other.pk)
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=40)  # after they left
+    got = sources.impact(course, [mover], {mover: other.pk})
+    assert (got[mover].percent, got[mover].detail) == (
+        90,
+        "KV Cache's impact score, given while a member",
+    )

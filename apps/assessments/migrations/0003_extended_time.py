@@ -6,32 +6,84 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('assessments', '0002_alter_administration_options_and_more'),
-        ('core', '0007_api_tokens'),
+        ("assessments", "0002_alter_administration_options_and_more"),
+        ("core", "0007_api_tokens"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='response',
-            name='limit_seconds',
-            field=models.PositiveIntegerField(blank=True, help_text="This attempt's own time limit, fixed when it starts (extended time included); never exported with the research data.", null=True),
+            model_name="response",
+            name="limit_seconds",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="This attempt's own time limit, fixed when it starts (extended time included); never exported with the research data.",
+                null=True,
+            ),
         ),
         migrations.CreateModel(
-            name='TimeAccommodation',
+            name="TimeAccommodation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('multiplier', models.DecimalField(decimal_places=2, default=1, help_text='1.5 = time and a half; 2 = double time (1 to 4).', max_digits=3)),
-                ('extra_minutes', models.PositiveSmallIntegerField(default=0, help_text='Minutes added after the multiplier (0 to 120).')),
-                ('note', models.CharField(blank=True, help_text="E.g. the DSP letter's date.", max_length=200)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.course')),
-                ('student', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "multiplier",
+                    models.DecimalField(
+                        decimal_places=2,
+                        default=1,
+                        help_text="1.5 = time and a half; 2 = double time (1 to 4).",
+                        max_digits=3,
+                    ),
+                ),
+                (
+                    "extra_minutes",
+                    models.PositiveSmallIntegerField(
+                        default=0, help_text="Minutes added after the multiplier (0 to 120)."
+                    ),
+                ),
+                (
+                    "note",
+                    models.CharField(
+                        blank=True, help_text="E.g. the DSP letter's date.", max_length=200
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="core.course",
+                    ),
+                ),
+                (
+                    "student",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('course', 'student'), name='one_time_accommodation'), models.CheckConstraint(condition=models.Q(('multiplier__gte', 1), ('multiplier__lte', 4), ('extra_minutes__lte', 120)), name='time_accommodation_in_range')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("course", "student"), name="one_time_accommodation"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("multiplier__gte", 1),
+                            ("multiplier__lte", 4),
+                            ("extra_minutes__lte", 120),
+                        ),
+                        name="time_accommodation_in_range",
+                    ),
+                ],
             },
         ),
     ]

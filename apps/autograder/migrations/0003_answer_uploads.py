@@ -6,30 +6,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('autograder', '0002_grading_passes'),
+        ("autograder", "0002_grading_passes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnswerUpload',
+            name="AnswerUpload",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('filename', models.CharField(max_length=200)),
-                ('data', models.BinaryField(help_text='The file as uploaded (at most MAX_UPLOAD_BYTES).')),
-                ('rows', models.PositiveIntegerField(default=0, help_text='Data rows in the file (lines after the header).')),
-                ('status', models.CharField(choices=[('previewing', 'Reading the file'), ('previewed', 'Preview ready'), ('committing', 'Storing the answers'), ('committed', 'Answers stored'), ('failed', 'Failed')], default='previewing', max_length=12)),
-                ('report', models.JSONField(blank=True, default=dict, help_text="The preview's or the import's report.")),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('question_set', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='uploads', to='autograder.questionset')),
-                ('uploaded_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("filename", models.CharField(max_length=200)),
+                (
+                    "data",
+                    models.BinaryField(
+                        help_text="The file as uploaded (at most MAX_UPLOAD_BYTES)."
+                    ),
+                ),
+                (
+                    "rows",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Data rows in the file (lines after the header)."
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("previewing", "Reading the file"),
+                            ("previewed", "Preview ready"),
+                            ("committing", "Storing the answers"),
+                            ("committed", "Answers stored"),
+                            ("failed", "Failed"),
+                        ],
+                        default="previewing",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "report",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="The preview's or the import's report."
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "question_set",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="uploads",
+                        to="autograder.questionset",
+                    ),
+                ),
+                (
+                    "uploaded_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ('-created_at', '-id'),
+                "ordering": ("-created_at", "-id"),
             },
         ),
     ]

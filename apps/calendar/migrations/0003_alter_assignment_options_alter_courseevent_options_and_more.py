@@ -4,30 +4,29 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('coursecalendar', '0002_assignment_revision_lecture_revision_and_more'),
+        ("coursecalendar", "0002_assignment_revision_lecture_revision_and_more"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='assignment',
-            options={'ordering': ('course_id', 'due_at', 'code')},
+            name="assignment",
+            options={"ordering": ("course_id", "due_at", "code")},
         ),
         migrations.AlterModelOptions(
-            name='courseevent',
-            options={'ordering': ('course_id', 'starts_at', 'key')},
+            name="courseevent",
+            options={"ordering": ("course_id", "starts_at", "key")},
         ),
         migrations.AlterModelOptions(
-            name='lecture',
-            options={'ordering': ('course_id', 'starts_at', 'number')},
+            name="lecture",
+            options={"ordering": ("course_id", "starts_at", "number")},
         ),
         migrations.AlterModelOptions(
-            name='milestone',
-            options={'ordering': ('course_id', 'due_at', 'key')},
+            name="milestone",
+            options={"ordering": ("course_id", "due_at", "key")},
         ),
         migrations.AlterModelOptions(
-            name='recessday',
-            options={'ordering': ('course_id', 'date')},
+            name="recessday",
+            options={"ordering": ("course_id", "date")},
         ),
     ]

@@ -5,28 +5,84 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('compute', '0002_initial'),
-        ('core', '0002_audit_append_only'),
-        ('groups', '0002_group_dissolved'),
+        ("compute", "0002_initial"),
+        ("core", "0002_audit_append_only"),
+        ("groups", "0002_group_dissolved"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Allocation',
+            name="Allocation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='allocations', to='core.course')),
-                ('group', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='groups.group')),
-                ('node', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='compute.node')),
-                ('static_ip', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='compute.staticip')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="allocations",
+                        to="core.course",
+                    ),
+                ),
+                (
+                    "group",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="allocations",
+                        to="groups.group",
+                    ),
+                ),
+                (
+                    "node",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="allocations",
+                        to="compute.node",
+                    ),
+                ),
+                (
+                    "static_ip",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="allocations",
+                        to="compute.staticip",
+                    ),
+                ),
             ],
             options={
-                'ordering': ('course', '-started_at'),
-                'constraints': [models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('group',), name='one_node_per_group'), models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('node',), name='one_group_per_node'), models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('static_ip',), name='one_group_per_ip'), models.CheckConstraint(condition=models.Q(('ended_at__isnull', True), ('ended_at__gte', models.F('started_at')), _connector='OR'), name='allocation_ends_after_start')],
+                "ordering": ("course", "-started_at"),
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("ended_at__isnull", True)),
+                        fields=("group",),
+                        name="one_node_per_group",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("ended_at__isnull", True)),
+                        fields=("node",),
+                        name="one_group_per_node",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("ended_at__isnull", True)),
+                        fields=("static_ip",),
+                        name="one_group_per_ip",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("ended_at__isnull", True),
+                            ("ended_at__gte", models.F("started_at")),
+                            _connector="OR",
+                        ),
+                        name="allocation_ends_after_start",
+                    ),
+                ],
             },
         ),
     ]

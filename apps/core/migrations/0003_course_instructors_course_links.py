@@ -4,20 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('core', '0002_audit_append_only'),
+        ("core", "0002_audit_append_only"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='course',
-            name='instructors',
-            field=models.CharField(blank=True, help_text='Names shown on the course page, comma-separated.', max_length=300),
+            model_name="course",
+            name="instructors",
+            field=models.CharField(
+                blank=True,
+                help_text="Names shown on the course page, comma-separated.",
+                max_length=300,
+            ),
         ),
         migrations.AddField(
-            model_name='course',
-            name='links',
-            field=models.JSONField(blank=True, default=list, help_text='Course links shown on the course page: [{"label": "Ed", "url": "https://…"}].'),
+            model_name="course",
+            name="links",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text='Course links shown on the course page: [{"label": "Ed", "url": "https://…"}].',
+            ),
         ),
     ]

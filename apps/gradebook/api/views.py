@@ -341,6 +341,10 @@ class GradeCellSerializer(serializers.Serializer):
         help_text="student entry, group entry, a source name, or empty (no score)."
     )
     detail = serializers.CharField()
+    to_come = serializers.CharField(
+        help_text="Non-empty when the score is so far and more will count (the what-if then "
+        "treats it as unknown), e.g. '4 of 5 assignments not released yet'."
+    )
 
 
 class GradeRowSerializer(serializers.Serializer):
@@ -378,7 +382,13 @@ def _row(r: selectors.Row) -> dict[str, Any]:
         "missing": r.grade.missing,
         "frozen": r.frozen,
         "components": [
-            {"component": k, "percent": c.percent, "origin": c.origin, "detail": c.detail}
+            {
+                "component": k,
+                "percent": c.percent,
+                "origin": c.origin,
+                "detail": c.detail,
+                "to_come": c.to_come,
+            }
             for k, c in r.cells.items()
         ],
     }

@@ -4,18 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('groups', '0002_group_dissolved'),
+        ("groups", "0002_group_dissolved"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='group',
-            options={'ordering': ('course_id', 'name')},
+            name="group",
+            options={"ordering": ("course_id", "name")},
         ),
         migrations.AlterModelOptions(
-            name='groupmembership',
-            options={'ordering': ('group_id', 'joined_at')},
+            name="groupmembership",
+            options={"ordering": ("group_id", "joined_at")},
         ),
     ]

@@ -4,20 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('onboarding', '0002_suggestion_on_a_worker'),
+        ("onboarding", "0002_suggestion_on_a_worker"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='groupsuggestion',
-            name='note',
-            field=models.TextField(blank=True, help_text='Why computing it failed, or why accepting it did not happen.'),
+            model_name="groupsuggestion",
+            name="note",
+            field=models.TextField(
+                blank=True, help_text="Why computing it failed, or why accepting it did not happen."
+            ),
         ),
         migrations.AlterField(
-            model_name='groupsuggestion',
-            name='status',
-            field=models.CharField(choices=[('queued', 'Waiting for a worker'), ('running', 'Computing'), ('done', 'Ready'), ('failed', 'Failed'), ('accepting', 'Being accepted')], default='done', max_length=10),
+            model_name="groupsuggestion",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("queued", "Waiting for a worker"),
+                    ("running", "Computing"),
+                    ("done", "Ready"),
+                    ("failed", "Failed"),
+                    ("accepting", "Being accepted"),
+                ],
+                default="done",
+                max_length=10,
+            ),
         ),
     ]

@@ -5,25 +5,41 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('peerreview', '0002_alter_peerassignment_options'),
+        ("peerreview", "0002_alter_peerassignment_options"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='peerreview',
-            name='ai_description',
-            field=models.TextField(blank=True, help_text='Which ones and for what, e.g. “Copilot for plotting code; FlashAttention repo”.', verbose_name='What was used'),
+            model_name="peerreview",
+            name="ai_description",
+            field=models.TextField(
+                blank=True,
+                help_text="Which ones and for what, e.g. “Copilot for plotting code; FlashAttention repo”.",
+                verbose_name="What was used",
+            ),
         ),
         migrations.AddField(
-            model_name='peerreview',
-            name='ai_used',
-            field=models.BooleanField(blank=True, help_text='Yes if any part came from code you did not write for this course (libraries aside) or from an AI assistant (ChatGPT, Copilot, Claude …).', null=True, verbose_name='External code or AI assistants used?'),
+            model_name="peerreview",
+            name="ai_used",
+            field=models.BooleanField(
+                blank=True,
+                help_text="Yes if any part came from code you did not write for this course (libraries aside) or from an AI assistant (ChatGPT, Copilot, Claude …).",
+                null=True,
+                verbose_name="External code or AI assistants used?",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='peerreview',
-            constraint=models.CheckConstraint(condition=models.Q(('ai_used__isnull', True), ('ai_used', False), models.Q(('ai_used', True), models.Q(('ai_description', ''), _negated=True)), _connector='OR'), name='peer_review_declared'),
+            model_name="peerreview",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("ai_used__isnull", True),
+                    ("ai_used", False),
+                    models.Q(("ai_used", True), models.Q(("ai_description", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="peer_review_declared",
+            ),
         ),
     ]

@@ -4,18 +4,17 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('slackdays', '0002_lateness_import'),
+        ("slackdays", "0002_lateness_import"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='latework',
-            options={'ordering': ('assignment_id', 'student_id')},
+            name="latework",
+            options={"ordering": ("assignment_id", "student_id")},
         ),
         migrations.AlterModelOptions(
-            name='ledgerentry',
-            options={'ordering': ('account_id', 'seq')},
+            name="ledgerentry",
+            options={"ordering": ("account_id", "seq")},
         ),
     ]
