@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, Sum
@@ -76,17 +78,33 @@ def _pct(x: float) -> str:
     return f"{x:.1f}".removesuffix(".0") + " %"
 
 
+_AS_IF_RELEASED: ContextVar[bool] = ContextVar("as_if_released", default=False)
+
+
+@contextmanager
+def as_if_released() -> Iterator[None]:
+    """Staff's preview of the gradebook "as students will see it after release": inside this
+    block, sets graded but not released count as if released. Only the staff page that says it
+    is a preview reads the gradebook this way; nothing read here is stored or sent."""
+    token = _AS_IF_RELEASED.set(True)
+    try:
+        yield
+    finally:
+        _AS_IF_RELEASED.reset(token)
+
+
 def autograder(
     course: Course, students: Students, group_of: GroupOf, assignment: str = ""
 ) -> dict[int, Computed]:
     # Release is the one rule: a score counts, for anyone reading the gradebook (totals, letter,
     # at-risk, what-if, Today, exports, the LMS), only once its set's results are released.
+    released = {} if _AS_IF_RELEASED.get() else {"question_set__released_at__lte": timezone.now()}
     runs = (
         GradingRun.objects.filter(
             question_set__course=course,
             question_set__assignment__isnull=False,
-            question_set__released_at__lte=timezone.now(),
             current_pass__isnull=False,
+            **released,
         )
         .filter(**({"question_set__assignment__code": assignment} if assignment else {}))
         .order_by("question_set_id", "-created_at")

@@ -4,6 +4,7 @@ their own components, what is missing, why their grade is what it is, and a what
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any, cast
 
@@ -157,7 +158,10 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         return _score_post(request, course, next_url=request.get_full_path())
     components = selectors.components_of(course)
     leaves = selectors.leaf_components(components)
-    all_rows = selectors.gradebook_rows(course, components=components)
+    not_released = sources.graded_not_released(course)
+    preview = bool(not_released) and request.GET.get("preview") == "release"
+    with sources.as_if_released() if preview else contextlib.nullcontext():
+        all_rows = selectors.gradebook_rows(course, components=components)
     f = {k: request.GET.get(k, "").strip() for k in ("q", "status", "letter", "sort")}
     rows = selectors.filter_rows(all_rows, **f)
     page_ = Paginator(rows, PAGE).get_page(request.GET.get("page"))
@@ -191,7 +195,8 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             "n": len(all_rows),
             "at_risk": at_risk[:10],
             "n_at_risk": len(at_risk),
-            "not_released": sources.graded_not_released(course),
+            "not_released": not_released,
+            "preview": preview,
             "counts": sorted(counts.items()),
             "letters": [x for x, _ in selectors.cutoffs_of(course)] + ["F"],
             "svg": mark_safe(svg),

@@ -63,6 +63,13 @@ def test_grade_now_on_an_unreleased_set_changes_no_gradebook_until_release(  # t
     told = staff.get(f"/c/{course.code}/gradebook/").content.decode()
     assert "Graded, <strong>not released</strong>" in told
     assert f"{code} ({qs.title})" in told
+    assert f"{code} 0 %" not in told
+    # Staff can look ahead: the board as students will see it once the set is released.
+    ahead = staff.get(f"/c/{course.code}/gradebook/?preview=release").content.decode()
+    assert "Preview, as students will see it after release." in ahead
+    assert f"{code} 0 %" in ahead
+    for s in students:  # and the preview changed nothing for students
+        assert _mine(s, course.code)[0] == before[s.pk], s.email
 
     release(actor=ta, question_set=qs)
     assert "not released" not in staff.get(f"/c/{course.code}/gradebook/").content.decode()
