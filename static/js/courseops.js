@@ -44,7 +44,42 @@
     });
   }
 
+  // The menu's sections (WAI-ARIA disclosure navigation): the button toggles its pages (Enter
+  // and Space are the button's own), Escape closes and returns focus to the button, leaving the
+  // section or clicking elsewhere closes it, and opening one closes the others.
+  function disclosureMenus(nav) {
+    var buttons = Array.prototype.slice.call(nav.querySelectorAll(".nav-group-label"));
+    function close(button, focus) {
+      button.setAttribute("aria-expanded", "false");
+      if (focus) { button.focus(); }
+    }
+    buttons.forEach(function (button) {
+      var group = button.parentElement;
+      button.addEventListener("click", function () {
+        var open = button.getAttribute("aria-expanded") === "true";
+        buttons.forEach(function (other) { if (other !== button) { close(other, false); } });
+        button.setAttribute("aria-expanded", open ? "false" : "true");
+      });
+      group.addEventListener("keydown", function (event) {
+        if (event.key === "Escape" && button.getAttribute("aria-expanded") === "true") {
+          event.preventDefault();
+          close(button, true);
+        }
+      });
+      group.addEventListener("focusout", function (event) {
+        if (event.relatedTarget && !group.contains(event.relatedTarget)) { close(button, false); }
+      });
+    });
+    document.addEventListener("click", function (event) {
+      if (!nav.contains(event.target)) { buttons.forEach(function (b) { close(b, false); }); }
+    });
+  }
+
+  document.documentElement.classList.replace("no-js", "js");
+
   document.addEventListener("DOMContentLoaded", function () {
+    var nav = document.getElementById("main-nav");
+    if (nav) { disclosureMenus(nav); }
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);

@@ -68,8 +68,8 @@ def log_in(page, live_server, email: str, password: str = "courseops-demo") -> N
 
 
 def open_from_menu(page, section: str, link: str) -> None:  # type: ignore[no-untyped-def]
-    """Reach a page as a person does on a laptop: click its menu section (the dropdown opens on
-    focus), then the page in it."""
+    """Reach a page as a person does on a laptop: click its menu section (a disclosure button:
+    the click opens it), then the page in it."""
     nav = page.get_by_role("navigation", name="Main")
     nav.get_by_role("button", name=section, exact=True).click()
     nav.get_by_role("link", name=link, exact=True).click()
