@@ -59,7 +59,7 @@ def grid_svg(columns: list[str], boxes: list[Box], *, title: str, legend: list[s
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" class="slotgrid" '
+        f'height="{height}" role="group" class="slotgrid" '
         f'aria-labelledby="grid-t grid-d" font-family="system-ui, sans-serif" font-size="12">',
         f'<title id="grid-t">{escape(title)}</title>',
         f'<desc id="grid-d">{escape("; ".join(b.title for b in boxes)[:2000])}</desc>',
@@ -96,7 +96,10 @@ def grid_svg(columns: list[str], boxes: list[Box], *, title: str, legend: list[s
             if h >= 14
             else ""
         )
-        out.append(f'<a href="{escape(b.href)}">{rect}{text}</a>' if b.href else rect + text)
+        # A shortcut for the mouse: the same slot is a link in the list by day (or the table) on
+        # the page, so here it is neither a second Tab stop nor read twice.
+        link = f'<a href="{escape(b.href)}" tabindex="-1" aria-hidden="true">{rect}{text}</a>'
+        out.append(link if b.href else rect + text)
     out.append("</svg>")
     keys = "".join(
         '<span class="key"><svg class="swatch" viewBox="0 0 12 12" aria-hidden="true"><rect '

@@ -75,11 +75,41 @@
     });
   }
 
+  // A box that scrolls sideways (a wide table on a phone) must be reachable by keyboard to be
+  // scrolled: it becomes a named Tab stop while, and only while, it overflows.
+  function scrollRegions() {
+    document.querySelectorAll("table").forEach(function (table) {
+      // On a phone a table is its own scroll box (CSS): a Tab stop while it overflows; its role
+      // stays "table", named by its aria-label or caption.
+      if (table.scrollWidth > table.clientWidth + 1) { table.setAttribute("tabindex", "0"); }
+      else if (table.getAttribute("tabindex") === "0") { table.removeAttribute("tabindex"); }
+    });
+    document.querySelectorAll(".table-wrap, .scroll-x").forEach(function (box) {
+      if (box.dataset.fixedStop) { return; }
+      if (box.scrollWidth > box.clientWidth + 1) {
+        var table = box.querySelector("table");
+        var caption = table && table.querySelector("caption");
+        var name = (table && table.getAttribute("aria-label")) ||
+          (caption && caption.textContent.trim()) || "Table";
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", name + " (scrolls sideways)");
+      } else if (box.getAttribute("role") === "region") {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+    });
+  }
+
   document.documentElement.classList.replace("no-js", "js");
 
   document.addEventListener("DOMContentLoaded", function () {
     var nav = document.getElementById("main-nav");
     if (nav) { disclosureMenus(nav); }
+    document.querySelectorAll(".scroll-x[tabindex]").forEach(function (b) { b.dataset.fixedStop = "1"; });
+    scrollRegions();
+    window.addEventListener("resize", scrollRegions);
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);
