@@ -6,6 +6,28 @@ from __future__ import annotations
 from html import escape
 
 
+def distribution_table(
+    rows: list[tuple[str, list[float | None], float]],
+) -> list[dict[str, object]]:
+    """The histograms' numbers, for the table under the chart: per component, the count in each
+    tenth, how many have no score, and the threshold."""
+    out = []
+    for name, scores, threshold in rows:
+        known = [s for s in scores if s is not None]
+        bins = [0] * 10
+        for s in known:
+            bins[min(int(s // 10), 9)] += 1
+        out.append(
+            {
+                "name": name,
+                "bins": bins,
+                "missing": len(scores) - len(known),
+                "threshold": threshold,
+            }
+        )
+    return out
+
+
 def distributions_svg(rows: list[tuple[str, list[float | None], float]]) -> str:
     """One accessible SVG holding one small histogram per (name, scores, threshold)."""
     cw, ch, cols = 250, 165, 3

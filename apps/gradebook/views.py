@@ -169,19 +169,18 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
     counts: dict[str, int] = {}
     for r in all_rows:
         counts[r.letter or r.status] = counts.get(r.letter or r.status, 0) + 1
-    svg = charts.distributions_svg(
-        [
-            (c.name, [r.cells[c.key].percent for r in all_rows], float(c.satisfactory_threshold))
-            for c in leaves
-        ]
-        + [
-            (
-                "Course total (so far, where incomplete)",
-                [r.total if r.total is not None else r.grade.to_date for r in all_rows],
-                0.0,
-            )
-        ]
-    )
+    histograms = [
+        (c.name, [r.cells[c.key].percent for r in all_rows], float(c.satisfactory_threshold))
+        for c in leaves
+    ] + [
+        (
+            "Course total (so far, where incomplete)",
+            [r.total if r.total is not None else r.grade.to_date for r in all_rows],
+            0.0,
+        )
+    ]
+    svg = charts.distributions_svg(histograms)
+
     return render(
         request,
         "gradebook/staff.html",
@@ -200,6 +199,8 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
             "counts": sorted(counts.items()),
             "letters": [x for x, _ in selectors.cutoffs_of(course)] + ["F"],
             "svg": mark_safe(svg),
+            "histogram_rows": charts.distribution_table(histograms),
+            "tenths": [f"{t}–{t + 10}" for t in range(0, 100, 10)],
             "statuses": selectors.STATUS_FILTERS,
             "form": ScoreForm(course=course),
             "freeze": selectors.freeze_of(course),
@@ -213,9 +214,15 @@ def _cell(c: Any, cell: selectors.Cell) -> tuple[str, str, str]:
     components through template filters costs more than computing the grades."""
     if cell.percent is None:
         return "cell-none", cell.detail or "no score yet", "—"
-    css = "cell-bad" if cell.percent + rules.EPS < float(c.satisfactory_threshold) else ""
+    below = cell.percent + rules.EPS < float(c.satisfactory_threshold)
     tip = cell.origin + (f": {cell.detail}" if cell.detail else "")
-    return css, tip, rules.fmt(cell.percent)
+    if below:  # not by colour alone: the mark says it too (the page's legend names it)
+        return (
+            "cell-bad",
+            f"below the satisfactory threshold; {tip}",
+            f"▼ {rules.fmt(cell.percent)}",
+        )
+    return "", tip, rules.fmt(cell.percent)
 
 
 def _score_post(request: AuthedRequest, course: Course, *, next_url: str) -> HttpResponseBase:
