@@ -102,6 +102,26 @@
     });
   }
 
+  // A notice of work in progress (data-watch="seconds", a role="status" region with an id):
+  // its text is refreshed from the same page in place, so a screen reader hears the progress,
+  // and the page is loaded again once, when the notice is gone (the work is done). This
+  // replaces pages that reloaded themselves every few seconds.
+  function watch(notice) {
+    var every = (Number(notice.dataset.watch) || 5) * 1000;
+    function tick() {
+      fetch(window.location.href, {credentials: "same-origin"})
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(notice.id);
+          if (!fresh) { window.location.reload(); return; }
+          if (fresh.textContent !== notice.textContent) { notice.innerHTML = fresh.innerHTML; }
+          setTimeout(tick, every);
+        })
+        .catch(function () { setTimeout(tick, every * 2); });
+    }
+    setTimeout(tick, every);
+  }
+
   document.documentElement.classList.replace("no-js", "js");
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -110,6 +130,7 @@
     document.querySelectorAll(".scroll-x[tabindex]").forEach(function (b) { b.dataset.fixedStop = "1"; });
     scrollRegions();
     window.addEventListener("resize", scrollRegions);
+    document.querySelectorAll("[data-watch][id]").forEach(watch);
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);

@@ -7,6 +7,7 @@ and a focus ring that can be seen.
   follow in the Tab order, Escape closes it and gives focus back to its button.
 - The focus ring's contrast with what is behind it is computed from the colours the browser
   uses: at least 3:1 (WCAG 1.4.11) on the page and on the top bar.
+- Work in progress is a status region updated in place, never a page that reloads itself.
 """
 
 from __future__ import annotations
@@ -136,3 +137,24 @@ def test_the_focus_ring_has_3_to_1_contrast_on_the_page_and_the_top_bar(  # type
     assert len(seen) >= 6
     weak = [(p, what, c) for p, what, c in seen if c["style"] == "none" or c["ratio"] < 3]
     assert weak == []
+
+
+def test_work_in_progress_is_announced_in_place_not_by_reloading_the_page(  # type: ignore[no-untyped-def]
+    page, live_server, ee290_demo
+) -> None:
+    """The scribing solve's notice is a status region refreshed in place (no meta refresh, so
+    focus and reading position stay); when the solve is over the page shows the result."""
+    from apps.scribing.models import ScribePlan
+
+    plan, _ = ScribePlan.objects.get_or_create(course=ee290_demo)
+    ScribePlan.objects.filter(pk=plan.pk).update(solve_status="solving")
+    log_in(page, live_server, "instructor@example.edu")
+    page.goto(f"{live_server.url}/c/{ee290_demo.code}/scribing/")
+    assert page.locator('meta[http-equiv="refresh"]').count() == 0
+    notice = page.locator("#solving")
+    assert notice.get_attribute("role") == "status"
+    page.evaluate("() => { window.__same = true; }")  # gone if the page is loaded again
+    page.wait_for_timeout(6_000)
+    assert page.evaluate("() => window.__same === true")  # still the same page: no reload
+    ScribePlan.objects.filter(pk=plan.pk).update(solve_status="done")
+    notice.wait_for(state="detached", timeout=15_000)  # the result is shown once it is ready
