@@ -131,6 +131,9 @@
     scrollRegions();
     window.addEventListener("resize", scrollRegions);
     document.querySelectorAll("[data-watch][id]").forEach(watch);
+    // After a refused submission the page opens on what went wrong: focus to the error summary.
+    var problems = document.getElementById("error-summary");
+    if (problems) { problems.focus(); }
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);

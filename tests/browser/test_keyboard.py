@@ -158,3 +158,21 @@ def test_work_in_progress_is_announced_in_place_not_by_reloading_the_page(  # ty
     assert page.evaluate("() => window.__same === true")  # still the same page: no reload
     ScribePlan.objects.filter(pk=plan.pk).update(solve_status="done")
     notice.wait_for(state="detached", timeout=15_000)  # the result is shown once it is ready
+
+
+def test_a_refused_score_opens_on_the_error_summary(page, live_server, ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Typing a score of 150 and pressing Enter: the page comes back with focus on the problem,
+    read out as an alert."""
+    log_in(page, live_server, "instructor@example.edu")
+    page.goto(f"{live_server.url}/c/{ee290_demo.code}/gradebook/")
+    form = page.locator("main form.stack")
+    form.get_by_label("Student").fill("student01@example.edu")
+    form.get_by_label("Percent").fill("150")
+    form.get_by_label("Percent").press("Enter")
+    page.wait_for_load_state("networkidle")
+    focused = page.evaluate(
+        "() => [document.activeElement.id, document.activeElement.getAttribute('role'),"
+        " document.activeElement.innerText]"
+    )
+    assert focused[:2] == ["error-summary", "alert"]
+    assert "100" in focused[2], focused
