@@ -1,4 +1,4 @@
-"""Every id a page points at exists on that page: `aria-describedby` (Django points each field
+"""Every id a page points at exists on that page, and every table has a header cell: `aria-describedby` (Django points each field
 with help text at `<id>_helptext`), `aria-labelledby`, `aria-controls`, `<label for>` and
 `<input list>`. A broken reference is invisible to a sighted user and silent to a screen reader,
 so it is counted here on every HTML page of the URL conf (the phone test's walk) for a student,
@@ -23,25 +23,42 @@ class _Refs(HTMLParser):
         super().__init__()
         self.ids: set[str] = set()
         self.wanted: list[tuple[str, str, str]] = []  # (tag, attribute, id)
+        self.tables: list[list[str]] = []  # open tables: their name and whether a th was seen
+        self.headless: list[str] = []  # tables closed without a header cell
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([dict(attrs).get("aria-label") or dict(attrs).get("class") or ""])
+        elif tag == "th" and self.tables:
+            self.tables[-1].append("th")
         for name, value in attrs:
             if name == "id" and value:
                 self.ids.add(value)
             elif name in POINTERS and value and (name != "for" or tag == "label"):
                 self.wanted += [(tag, name, ref) for ref in value.split()]
 
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table" and self.tables:
+            table = self.tables.pop()
+            if "th" not in table[1:]:
+                self.headless.append(f"<table {table[0]!r}> without a header cell")
+
 
 def broken_references(html: str) -> list[str]:
     refs = _Refs()
     refs.feed(html)
-    return [f"<{tag} {attr}={ref!r}>" for tag, attr, ref in refs.wanted if ref not in refs.ids]
+    refs.close()
+    broken = [f"<{tag} {attr}={ref!r}>" for tag, attr, ref in refs.wanted if ref not in refs.ids]
+    return broken + refs.headless
 
 
-def test_the_checker_finds_a_broken_reference() -> None:
+def test_the_checker_finds_a_broken_reference_and_a_table_without_headers() -> None:
     page = '<label for="a">A</label><input id="a" aria-describedby="a_helptext">'
     assert broken_references(page) == ["<input aria-describedby='a_helptext'>"]
     assert broken_references(page + '<p id="a_helptext">help</p>') == []
+    table = '<table aria-label="Slots"><tr><td>1</td></tr></table>'
+    assert broken_references(table) == ["<table 'Slots'> without a header cell"]
+    assert broken_references(table.replace("<td>", "<th>").replace("</td>", "</th>")) == []
 
 
 @pytest.fixture
