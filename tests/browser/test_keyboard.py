@@ -79,6 +79,8 @@ def test_closed_menus_are_no_tab_stops_and_escape_closes_an_open_one(  # type: i
 ) -> None:
     log_in(page, live_server, email)
     page.goto(f"{live_server.url}/c/ee290-sp26/")
+    bar = page.locator(".topbar").bounding_box()
+    assert bar["height"] < 60, bar  # one row at 1280 px, the course number not cut
     sections = page.locator("#main-nav .nav-group-label")
     n_sections = sections.count()
     assert n_sections >= 3

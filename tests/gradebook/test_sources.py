@@ -226,13 +226,16 @@ def test_core_working_shows_the_checkoff_a_ta_passed(ee290_demo) -> None:  # typ
     )
     before = gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"]
     assert "checkoffs" in before.to_come
+    page = Client()
+    page.force_login(student)
+    mine = page.get(f"/c/{course.code}/gradebook/").content.decode()
+    assert "So far; still to come: " in mine
+    assert "checkoffs: 1 checkoff(s) not held yet" in mine
     _checkoff(course, "A6", group, timezone.now() - dt.timedelta(hours=1), "passed")
     cell = gradebook_rows(course, student_ids=[student.pk])[0].cells["assignments-core"]
     assert cell.percent is not None
     assert "checkoffs 100 × " in cell.detail
     assert "(passed 1 of 1 checkoffs)" in cell.detail
-    page = Client()
-    page.force_login(student)
     assert "(passed 1 of 1 checkoffs)" in page.get(f"/c/{course.code}/gradebook/").content.decode()
     staff = Client()
     staff.force_login(User.objects.get(email="instructor@example.edu"))
