@@ -265,3 +265,23 @@ def test_an_impact_score_given_after_a_student_left_is_not_theirs() -> None:
         90,
         "KV Cache's impact score, given while a member",
     )
+
+
+def test_check_course_holds_the_impact_score_to_its_history() -> None:
+    from apps.core.invariants import run_checks
+    from apps.core.models import Role
+    from apps.impact.models import GroupImpact
+    from apps.impact.services import group_score
+    from tests.factories import member
+
+    course = CourseFactory()
+    kv = group_of(course, 4, "KV Cache")
+    staff = member(course, Role.INSTRUCTOR)
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=90)
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=None)
+    group_score(actor=staff, course=course, group_id=kv.pk, percent=70)
+    assert run_checks(course.pk) == []
+    GroupImpact.objects.filter(group=kv).update(percent=50)  # changed around the service
+    assert [v.detail for v in run_checks(course.pk)] == [
+        "KV Cache: impact score 50.00 but its history last gave 70.00"
+    ]
