@@ -68,6 +68,7 @@ def for_student(
                     url=reverse("autograder:set", kwargs={"code": course.code, "key": qs.key}),
                     when=qs.assignment.due_at if qs.assignment else None,
                     detail="Answers close at your deadline for the assignment.",
+                    subject=f"assignment:{qs.assignment.code}" if qs.assignment else "",
                 )
             )
     return out

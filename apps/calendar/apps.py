@@ -20,8 +20,18 @@ class CalendarConfig(AppConfig):
 
         register_sweeper("reminders", jobs.sweep)
         register_jobs("reminders", jobs.listed)
+        from apps.calendar import today
         from apps.calendar.registry import register_events
-        from apps.core.registry import NavItem, Panel, register_nav, register_panel
+        from apps.core.models import Role
+        from apps.core.registry import (
+            STAFF,
+            NavItem,
+            Panel,
+            TodaySource,
+            register_nav,
+            register_panel,
+            register_today,
+        )
 
         register_events("calendar", sources.calendar_events)
         register_nav(
@@ -50,6 +60,7 @@ class CalendarConfig(AppConfig):
                 template="calendar/panels/week.html",
                 context=panels.week_context,
                 order=5,
+                roles=STAFF,  # a student's week is Today's own list
             )
         )
         register_panel(
@@ -69,4 +80,7 @@ class CalendarConfig(AppConfig):
                 context=panels.lectures_context,
                 order=30,
             )
+        )
+        register_today(
+            TodaySource("calendar-due", today.due_this_week, roles=frozenset({Role.STUDENT}))
         )

@@ -14,7 +14,8 @@ from apps.core.models import Course, Role
 
 
 def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
-    """Upcoming assignments and milestones in the tables, today's marked; past ones folded."""
+    """Upcoming assignments and milestones in the tables, today's marked; past ones folded. A
+    student's tables fold too: their next 7 days are Today's list, so A3 is not listed twice."""
     memo = request.__dict__.setdefault("_memo", {})  # shared by the panels of this page
     deadlines = deadline_list(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     upcoming = [d for d in deadlines if not d.is_past]
@@ -33,6 +34,8 @@ def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[
         "milestones": rows("milestone"),
         "past": [d for d in deadlines if d.is_past][::-1],
         "next_deadline": upcoming[0] if upcoming else None,
+        "folded": role == Role.STUDENT,
+        "ahead": len(upcoming),
     }
 
 

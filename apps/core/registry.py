@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.http import HttpRequest
@@ -72,6 +72,11 @@ class TodayItem:
     when: dt.datetime | None = None  # due or starting at; None for a queue ("3 to approve")
     detail: str = ""
     urgent: bool = False  # listed first (overdue, within a day, or waiting on a decision)
+    # What it is about ("assignment:A3"): items of one subject are one entry on Today, the first
+    # source's title with the others beneath it, so a deadline is never listed twice.
+    subject: str = ""
+    fallback: bool = False  # shown only when no other source's item has its subject
+    also: tuple[TodayItem, ...] = ()  # the other items of its subject (set by `today_merge`)
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,28 @@ def register_today(source: TodaySource) -> None:
 
 def today_sources(role: Role) -> list[TodaySource]:
     return [s for s in _TODAY if role in s.roles]
+
+
+def today_merge(items: Iterable[TodayItem]) -> list[TodayItem]:
+    """One entry per subject: the first item that is not a fallback leads, the others of its
+    subject go under it (`also`); a fallback shows only when nothing else names its subject."""
+    items = list(items)
+    led: dict[str, TodayItem] = {}
+    for item in sorted(items, key=lambda i: i.fallback):
+        if not item.subject:
+            continue
+        lead = led.get(item.subject)
+        if lead is None:
+            led[item.subject] = item
+        elif not item.fallback:
+            led[item.subject] = replace(lead, also=(*lead.also, item))
+    out = []
+    for item in items:
+        if not item.subject:
+            out.append(item)
+        elif led.get(item.subject) is not None and led[item.subject].fallback == item.fallback:
+            out.append(led.pop(item.subject))
+    return out
 
 
 def sections_for(role: Role | None) -> tuple[NavSection, ...]:

@@ -10,7 +10,7 @@ from apps.core.http import AuthedRequest
 from apps.core.invariants import checks, run_checks
 from apps.core.models import Role
 from apps.core.permissions import role_in
-from apps.core.registry import panels_for, today_sources
+from apps.core.registry import panels_for, today_merge, today_sources
 from apps.core.selectors import course_get, membership_list
 from apps.core.views_helpers import course_for
 
@@ -28,23 +28,26 @@ def home(request: AuthedRequest) -> HttpResponse:
 @require_GET
 def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
     """Today: what the person must do this week (students) or decide (staff), collected from
-    every app's Today source, then the dashboard panels."""
+    every app's Today source, each thing once (`today_merge`), then the dashboard panels."""
     course = course_get(user=request.user, code=code)
     request.course = course
     role = role_in(request.user, course)
     assert role is not None  # course_get already refused non-members  # noqa: S101
     now = timezone.now()
-    todo = [
+    todo = today_merge(
         item
         for source in today_sources(Role(role))
         for item in source.items(request, course, Role(role), now)
-    ]
-    todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
+    )
+    if role == Role.STUDENT:  # one list in time order: the overdue and the soonest first
+        todo.sort(key=lambda i: (i.when or now, i.title))
+    else:  # decisions waiting (no time of their own) lead
+        todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
     panels = [{"panel": p, "ctx": p.context(request, course, role)} for p in panels_for(Role(role))]
     return render(
         request,
         "core/dashboard.html",
-        {"course": course, "role": role, "panels": panels, "todo": todo},
+        {"course": course, "role": role, "panels": panels, "todo": todo, "now": now},
     )
 
 

@@ -28,6 +28,7 @@ def due(request: HttpRequest, course: Course, role: Role, now: dt.datetime) -> l
             when=c.due,
             detail=f"{group.name} records the link once for the group.",
             urgent=c.due - now < dt.timedelta(days=1),
+            subject=f"milestone:{c.milestone.key}",
         )
         for c in cells_for_groups(course=course, groups=[group])[group.pk]
         if c.status == rules.Status.NOT_SUBMITTED and now < c.due <= now + WEEK

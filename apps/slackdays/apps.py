@@ -43,7 +43,7 @@ class SlackdaysConfig(AppConfig):
         register_panel(
             Panel(
                 key="glance-slack",
-                title="Slack days and what is due",
+                title="Slack days",
                 template="slackdays/panels/glance.html",
                 context=panels.glance_context,
                 roles=frozenset({Role.STUDENT}),

@@ -40,6 +40,7 @@ def deadlines(
                 when=d.effective,
                 detail=f"{spent}{balance} slack day(s) left{more}",
                 urgent=d.effective - now < DAY,
+                subject=f"assignment:{d.assignment.code}",
             )
         )
     return out

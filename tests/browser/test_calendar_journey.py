@@ -47,7 +47,7 @@ def test_a_student_copies_the_feed_address_and_sees_the_next_deadline(page, live
     student.save()
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     log_in(page, live_server, student.email, PASSWORD)
-    week = page.locator("#panel-next-7-days")
+    week = page.locator("#today")  # a student's week is Today's own list
     assert "A2 Pre-Training Assignment" in week.inner_text()
     page.get_by_role("navigation", name="Main").get_by_role(
         "link", name="Calendar", exact=True

@@ -173,3 +173,23 @@ def test_a_student_reaches_every_page_of_the_menu_in_two_taps(phone, live_server
         taps += 1
         assert phone.url.split("?")[0].endswith(href), label
         assert taps <= 2
+
+
+def test_todays_first_screen_on_a_phone_shows_the_next_three_things_to_do(  # type: ignore[no-untyped-def]
+    phone, live_server, world
+) -> None:
+    """390 × 844: without scrolling, a student sees the next three entries of their To do list,
+    each a link with its time; the page below holds slack days, node and the rest."""
+    _log_in(phone, live_server, world.people["student_a"])
+    phone.goto(f"{live_server.url}/c/{world.ids['code']}/")
+    items = phone.locator("#today li.todo-item")
+    assert items.count() >= 3
+    for i in range(3):
+        box = items.nth(i).bounding_box()
+        assert box["y"] + box["height"] <= 844, f"to-do {i + 1} ends at {box['y'] + box['height']}"
+        assert items.nth(i).locator("a").count() >= 1
+        assert items.nth(i).locator(".when").count() == 1
+    height = phone.evaluate("() => document.body.scrollHeight")
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "today-phone-height.txt").write_text(f"student Today at 390 px: {height} px\n")
+    assert height < 4000

@@ -109,3 +109,65 @@ def test_a_lab_closing_this_week_is_on_a_students_today(ee290_live) -> None:  # 
     )
     todo = _todo(_as("student01@example.edu"), ee290_live.code)
     assert "Lab 09: You can&#x27;t optimize what you can&#x27;t measure: 0 of 4 steps done" in todo
+
+
+def test_a_deadline_is_one_entry_however_many_apps_speak_of_it(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    """A3 is due this week and has an unanswered question set: the slack days' deadline leads,
+    the questions sit under it, and nothing else on the page lists A3 open (the deadline
+    tables fold, the week panel is staff's)."""
+    from apps.autograder.models import Question, QuestionSet
+    from apps.calendar.models import Assignment
+
+    a3 = Assignment.objects.get(course=ee290_live, code="A3")
+    qs = QuestionSet.objects.create(
+        course=ee290_live, key="a3-numbers", title="A3 numbers", assignment=a3
+    )
+    for i in (1, 2):
+        Question.objects.create(
+            question_set=qs, key=f"q{i}", position=i, kind="numeric", prompt="?"
+        )
+    page = _as("student01@example.edu").get(f"/c/{ee290_live.code}/").content.decode()
+    todo = page[page.index('id="today"') : page.index('<div class="panels">')]
+    entries = re.findall(r'<li class="todo-item.*?</li>', todo, flags=re.S)
+    with_a3 = [e for e in entries if "A3" in e]
+    assert len(with_a3) == 1, with_a3
+    assert "A3 Post-Training Assignment" in with_a3[0]
+    assert "A3 numbers: 2 of 2 unanswered" in with_a3[0]
+    assert 'id="panel-next-7-days"' not in page
+    rest = page[page.index('<div class="panels">') :]
+    open_part = re.sub(r"<details.*?</details>", "", rest, flags=re.S)
+    assert "A3" not in open_part
+    times = re.findall(r'<span class="when">(.*?)</span>', todo)
+    assert len(times) == len(entries)  # every student entry has its time
+
+
+def test_todays_entries_are_in_time_order_with_urgency_in_words(ee290_live) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.core.registry import TodayItem, today_merge
+
+    now = timezone.now()
+    page = _as("student01@example.edu").get(f"/c/{ee290_live.code}/")
+    todo = page.context["todo"]
+    whens = [t.when for t in todo]
+    assert whens == sorted(whens), [t.title for t in todo]
+    html = _todo(_as("student01@example.edu"), ee290_live.code)
+    for entry in re.findall(r'<li class="todo-item urgent">.*?</li>', html, flags=re.S):
+        assert '<span class="badge warn">' in entry  # said in words, not by the red bar alone
+    soon = now + dt.timedelta(hours=3)
+    merged = today_merge(
+        [
+            TodayItem("assignment", "A9 Base", "/c", when=soon, subject="a:A9", fallback=True),
+            TodayItem("questions", "A9 numbers", "/q", when=soon, subject="a:A9"),
+            TodayItem("deadline", "A9 Lead", "/s", when=soon, subject="a:A9"),
+            TodayItem("duty", "Scribe", "/d", when=soon),
+            TodayItem("milestone", "M only", "/m", when=soon, subject="m:1", fallback=True),
+        ]
+    )
+    assert [(m.title, [a.title for a in m.also]) for m in merged] == [
+        ("A9 numbers", ["A9 Lead"]),
+        ("Scribe", []),
+        ("M only", []),
+    ]

@@ -180,7 +180,8 @@ def test_page_queries_do_not_grow_with_the_calendar(url_name: str, settings) -> 
 
 
 def test_the_student_dashboard_answers_the_first_questions_without_a_click(ee290_demo) -> None:  # type: ignore[no-untyped-def]
-    """Slack days left, the next deadline that counts for me (slack applied), my node and IP."""
+    """Slack days left, the next deadline that counts for me (slack applied) on my list, my node
+    and IP."""
     import datetime as dt
 
     from django.utils import timezone
@@ -198,8 +199,11 @@ def test_the_student_dashboard_answers_the_first_questions_without_a_click(ee290
     page = logged_in(student).get(f"/c/{ee290_demo.code}/").content.decode()
     glance = page[page.index('id="panel-glance-slack"') : page.index('id="panel-glance-node"')]
     assert "<strong>2</strong> of 3 slack days left" in glance
-    assert "Next due for you: <strong>A5</strong>" in glance
-    assert "with your slack and extensions" in glance
+    todo = page[page.index('id="today"') : page.index('<div class="panels">')]
+    a5 = re.search(rf'<li class="todo-item(?:(?!</li>).)*A5 {a.title}.*?</li>', todo, re.S)
+    assert a5 is not None, todo  # the next deadline that counts for me is on my list, once
+    assert "1 slack day(s) spent on it; 2 slack day(s) left" in a5.group(0)
+    assert todo.count(f"A5 {a.title}") == 1
     node = page[page.index('id="panel-glance-node"') :]
     assert allocation.node.name in node
     assert f"ssh YOUR_USERNAME@{allocation.static_ip.address}" in node
