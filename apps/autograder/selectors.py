@@ -163,17 +163,19 @@ def canvas_csv(run: GradingRun) -> str:
 
 
 def histogram_svg(scores: list[float], max_points: float, *, title: str) -> str:
-    """Bars of how many students got each total (whole points), accessible SVG."""
+    """Bars of how many students got each total (whole points), accessible SVG: it is labelled
+    by its title and a <desc> that lists every bar's count, the numbers as text."""
     bins = Counter(round(s) for s in scores)
     top = int(max_points) if max_points else max(bins, default=0)
+    described = "; ".join(f"{k} points: {bins.get(k, 0)} students" for k in range(top + 1))
     w, h, left, bottom = 560, 240, 40, 34
     bw = (w - left - 10) / (top + 1)
     peak = max(bins.values(), default=1)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
-        f'aria-label="{escape(title)}" class="histogram" font-family="system-ui, sans-serif" '
+        'aria-labelledby="hist-t hist-d" class="histogram" font-family="system-ui, sans-serif" '
         'font-size="11">',
-        f"<title>{escape(title)}</title>",
+        f'<title id="hist-t">{escape(title)}</title><desc id="hist-d">{escape(described)}</desc>',
     ]
     for k in range(top + 1):
         c = bins.get(k, 0)

@@ -320,6 +320,7 @@ def board(request: AuthedRequest, code: str) -> HttpResponse:
             "free_ips": free_ips,
             "pending": [w for w in all_windows if w.status == SharingWindow.Status.REQUESTED],
             "timeline": mark_safe(svg),
+            "shown": shown,  # the timeline's windows, also as a table
             "span": span,
             "outside": [
                 w

@@ -66,15 +66,38 @@ def course_action(
 
 
 @contextlib.contextmanager
-def errors_as_messages(request: HttpRequest) -> Iterator[None]:
+def errors_as_messages(
+    request: HttpRequest, *, form: str = "", field_ids: dict[str, str] | None = None
+) -> Iterator[None]:
     """Inside an action view: a refused change (a DomainError) becomes the page's error message,
-    so the view still answers with its redirect and the user reads why."""
+    so the view still answers with its redirect and the user reads why.
+
+    With `form`, the refusal is also tied to its field across the redirect: what was typed and
+    the message are kept for the page (`form_kept`), which marks the field aria-invalid and
+    describes it by the message; with `field_ids` ({field: the input's id}) the error summary
+    links to that input."""
     try:
         yield
     except DomainError as exc:
         # The tag keeps the refusal's kind (not_allowed, not_found, conflict, invalid) beside
         # the text, for styling and for tests that tell a permission from a rule.
-        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        tags = f"refused-{exc.code}"
+        if exc.field and field_ids and exc.field in field_ids:
+            tags += f" field-{field_ids[exc.field]}"
+        messages.error(request, exc.message, extra_tags=tags)
+        if form:
+            request.session[f"form:{form}"] = {
+                "data": {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
+                "field": exc.field or "",
+                "message": exc.message,
+            }
+
+
+def form_kept(request: HttpRequest, form: str) -> dict[str, Any]:
+    """What `errors_as_messages(form=…)` kept of a refused post, once: {"data", "field",
+    "message"}; empty when the last post of that form was not refused."""
+    kept: dict[str, Any] = request.session.pop(f"form:{form}", None) or {}
+    return kept
 
 
 def redirect_with_back_query(request: HttpRequest, url: str) -> HttpResponseRedirect:

@@ -71,15 +71,29 @@ def choices_svg(counts: Counter[str], options: list[str], answer: str, title: st
     return "\n".join(out)
 
 
-def histogram_svg(values: list[float], truth: float, unit: str, title: str, bins: int = 12) -> str:
-    """The locked numbers in equal bins, with the true value as a red line."""
+def histogram_bins(
+    values: list[float], truth: float, bins: int = 12
+) -> list[tuple[float, float, int]]:
+    """(from, to, how many) of the locked numbers in equal bins spanning them and the truth;
+    the chart draws these and the page lists them as a table."""
     if not values:
-        return ""
+        return []
     lo, hi = min([*values, truth]), max([*values, truth])
     if hi == lo:
         hi = lo + 1
     width = (hi - lo) / bins
     counts = Counter(min(int((v - lo) / width), bins - 1) for v in values)
+    return [(lo + b * width, lo + (b + 1) * width, counts.get(b, 0)) for b in range(bins)]
+
+
+def histogram_svg(values: list[float], truth: float, unit: str, title: str, bins: int = 12) -> str:
+    """The locked numbers in equal bins, with the true value as a red line."""
+    rows = histogram_bins(values, truth, bins)
+    if not rows:
+        return ""
+    lo, hi = rows[0][0], rows[-1][1]
+    width = (hi - lo) / bins
+    counts = {b: n for b, (_, _, n) in enumerate(rows)}
     h, left, bottom = 180, 30, 30
     top = max(counts.values())
     step = (W - left - 10) / bins

@@ -21,7 +21,7 @@ from apps.core.csvexport import csv_response
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Membership, Role
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, form_kept
 from apps.labs import charts, services
 from apps.labs.labfile import Lab
 from apps.labs.models import CourseLab, LabRecord, StepRecord
@@ -118,6 +118,7 @@ def lab_page(request: AuthedRequest, code: str, lab: str) -> HttpResponseBase:
                 if figures and "before" in figures
                 else "",
                 "reveal": services.reveal(step, row) if row and row.ran_at else None,
+                "refused": form_kept(request, f"lock-{step.number}"),  # tied to its field
             }
         )
     window = CourseLab.objects.filter(course=course, lab_key=the_lab.key).first()
@@ -152,16 +153,27 @@ def _staff(request: AuthedRequest, course: Course, lab: Lab) -> HttpResponseBase
     per_step = []
     for step in lab.steps:
         mine = [r for r in rows if r["number"] == step.number]
+        values = [r["value"] for r in mine if r["value"] is not None]
         if step.kind == "choice":
+            chosen = Counter(r["choice"] for r in mine)
+            right = str(step.answer)
+            table = [
+                (o.key + (" (right)" if o.key == right else ""), chosen.get(o.key, 0))
+                for o in step.options
+            ]
             picture = charts.choices_svg(
-                Counter(r["choice"] for r in mine),
+                chosen,
                 [o.key for o in step.options],
                 str(step.answer),
                 f"Step {step.number}: locked predictions",
             )
         else:
+            table = [
+                (f"{a:.3g} – {b:.3g}", n)
+                for a, b, n in charts.histogram_bins(values, float(step.answer))
+            ]
             picture = charts.histogram_svg(
-                [r["value"] for r in mine if r["value"] is not None],
+                values,
                 float(step.answer),
                 step.unit,
                 f"Step {step.number}: locked predictions against the true value",
@@ -173,6 +185,7 @@ def _staff(request: AuthedRequest, course: Course, lab: Lab) -> HttpResponseBase
                 "locked": len(mine),
                 "submitted": sum(1 for r in mine if r["submitted_at"]),
                 "picture": mark_safe(picture),
+                "table": table,  # the picture's numbers, as text
                 "reflections": sorted(
                     Counter(r["reflection_choice"] for r in mine if r["reflection_choice"]).items()
                 ),
@@ -226,7 +239,9 @@ def _to(course: Course, lab: str, number: int) -> HttpResponseBase:
 @course_action(student=True)
 def step_lock(request: AuthedRequest, course: Course, lab: str, number: int) -> HttpResponseBase:
     """Lock the prediction: it cannot change afterwards."""
-    with errors_as_messages(request):
+    with errors_as_messages(
+        request, form=f"lock-{number}", field_ids={"prediction": f"pred-{number}"}
+    ):
         services.lock(
             actor=request.user,
             course=course,

@@ -26,7 +26,13 @@ from apps.core.http import AuthedRequest
 from apps.core.integrity import DeclarationFormMixin
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
+from apps.core.views_helpers import (
+    course_action,
+    course_for,
+    errors_as_messages,
+    form_kept,
+    int_or_none,
+)
 from apps.groups.models import Group
 from apps.milestones import rules, services
 from apps.milestones.selectors import (
@@ -148,12 +154,28 @@ def _board(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 ("submitted", "submitted"),
                 ("excused", "excused"),
             ],
-            "extend_form": ExtendForm(),
+            "extend_form": _extend_form(request),
             "group_names": Group.objects.filter(course=course, dissolved_at__isnull=True)
             .order_by("name")
             .values_list("name", flat=True),
         },
     )
+
+
+EXTEND_IDS = {"group": "id_group", "hours": "id_hours", "reason": "id_reason", "milestone": "ms"}
+
+
+def _extend_form(request: AuthedRequest) -> ExtendForm:
+    """The extension form, bound to what was typed when the last post was refused, so each
+    field shows its own error (aria-invalid, described by the message)."""
+    kept = form_kept(request, "extend")
+    if not kept:
+        return ExtendForm()
+    form = ExtendForm(kept["data"])
+    form.is_valid()
+    if kept["field"] in form.fields and not form.has_error(kept["field"]):
+        form.add_error(kept["field"], kept["message"])
+    return form
 
 
 def _extension_target(request: AuthedRequest, course: Course) -> tuple[Group, dict[str, Any]]:
@@ -162,7 +184,10 @@ def _extension_target(request: AuthedRequest, course: Course) -> tuple[Group, di
     form = ExtendForm(request.POST)
     if not form.is_valid():
         problems = "; ".join(f"{k}: {' '.join(str(x) for x in v)}" for k, v in form.errors.items())
-        raise DomainError(f"Give the group's name, the hours and a reason: {problems}")
+        raise DomainError(
+            f"Give the group's name, the hours and a reason: {problems}",
+            field=next(iter(form.errors)),
+        )
     if int_or_none(request.POST.get("milestone")) is None:
         raise DomainError("Choose the milestone.", field="milestone")
     name = form.cleaned_data["group"].strip()
@@ -177,7 +202,7 @@ def _extension_target(request: AuthedRequest, course: Course) -> tuple[Group, di
 @course_action(staff=True)
 def milestone_extend(request: AuthedRequest, course: Course) -> HttpResponse:
     """Staff give one group extra hours on a milestone, with a reason."""
-    with errors_as_messages(request):
+    with errors_as_messages(request, form="extend", field_ids=EXTEND_IDS):
         group, data = _extension_target(request, course)
         milestone_id = int(request.POST["milestone"])
         services.milestone_extend(
@@ -193,7 +218,7 @@ def milestone_extend(request: AuthedRequest, course: Course) -> HttpResponse:
 
 
 def _excuse(request: AuthedRequest, course: Course, *, excused: bool) -> HttpResponse:
-    with errors_as_messages(request):
+    with errors_as_messages(request, form="extend", field_ids=EXTEND_IDS):
         group, data = _extension_target(request, course)
         milestone_id = int(request.POST["milestone"])
         services.milestone_excuse(

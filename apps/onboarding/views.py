@@ -182,12 +182,14 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 answered += 1
                 for item in v if isinstance(v, list) else [v]:
                     counts[str(item)] += 1
-            svg = None
+            svg, rows = None, []
             if x.kind in ("single", "multiple"):
-                svg = charts.bars_svg(x.prompt, [(o, counts.get(o, 0)) for o in x.options])
+                rows = [(o, counts.get(o, 0)) for o in x.options]
             elif x.kind == "scale":
-                svg = charts.bars_svg(x.prompt, [(s, counts.get(s, 0)) for s in "12345"])
-            summary.append((x, answered, mark_safe(svg) if svg else None))
+                rows = [(s, counts.get(s, 0)) for s in "12345"]
+            if rows:  # the bars, and their numbers as a table for a screen reader or a copy
+                svg = mark_safe(charts.bars_svg(x.prompt, rows))
+            summary.append((x, answered, svg, rows))
         local = "%Y-%m-%dT%H:%M"
         ctx |= {
             "summary": summary,

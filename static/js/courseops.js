@@ -89,7 +89,7 @@
       if (box.scrollWidth > box.clientWidth + 1) {
         var table = box.querySelector("table");
         var caption = table && table.querySelector("caption");
-        var name = (table && table.getAttribute("aria-label")) ||
+        var name = box.dataset.name || (table && table.getAttribute("aria-label")) ||
           (caption && caption.textContent.trim()) || "Table";
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");

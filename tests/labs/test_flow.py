@@ -232,3 +232,28 @@ def test_the_labs_numbers_are_a_bank_graded_per_student(ee290_demo) -> None:  # 
     c.force_login(a)
     page = c.get(f"/c/{ee290_demo.code}/labs/{LAB}/").content.decode()
     assert f'href="/c/{ee290_demo.code}/questions/lab09-numbers/"' in page
+
+
+def test_a_refused_prediction_is_tied_to_its_field_on_the_page(course) -> None:  # type: ignore[no-untyped-def]
+    """Step 2 asks for a number: "forty-ish" comes back with the input aria-invalid, described
+    by the error beside it, what was typed still in it, and the summary linking to it."""
+    import re
+
+    student = member(course, Role.STUDENT)
+    api = _api(student)
+    api.post(f"{_base(course)}1/lock/", {"prediction": "B"}, format="json")
+    api.post(f"{_base(course)}1/instrument/", {}, format="json")
+    api.post(f"{_base(course)}1/submit/", {"reflection_choice": "A"}, format="json")
+    c = Client()
+    c.force_login(student)
+    page = c.post(
+        f"/c/{course.code}/labs/{LAB}/steps/2/lock/", {"prediction": "forty-ish"}, follow=True
+    ).content.decode()
+    field = re.search(r'<input id="pred-2"[^>]*>', page).group(0)
+    assert 'aria-invalid="true"' in field
+    assert 'aria-describedby="pred-2-error pred-2-help"' in field
+    assert 'value="forty-ish"' in field
+    assert re.search(r'id="pred-2-error">.*is not a number', page)
+    assert '<a href="#pred-2">' in page
+    assert not StepRecord.objects.filter(number=2).exists()
+    assert 'aria-invalid="true"' not in c.get(f"/c/{course.code}/labs/{LAB}/").content.decode()

@@ -244,3 +244,33 @@ def test_a_link_declaring_ai_use_without_saying_what_is_refused_naming_the_field
         as_user(staff).get(f"/c/{course.code}/milestones/export.csv").streaming_content
     ).decode()
     assert "yes,Copilot for the plotting script" in csv_text
+
+
+def test_a_refused_extension_marks_its_field_keeps_what_was_typed_and_links_from_the_summary() -> (
+    None
+):
+    """After the redirect the board's form is bound again: the group field is aria-invalid and
+    described by its own error, the other fields keep their values, and the error summary at
+    the top links to the field."""
+    import re
+
+    course, m, _, _, staff = setup()
+    board = as_user(staff)
+    url = f"/c/{course.code}/milestones/"
+    form = {"milestone": m.pk, "group": "Nobody", "hours": 12, "reason": "node-3 failed"}
+    page = board.post(f"{url}extend/", form, follow=True).content.decode()
+    group = re.search(r'<input[^>]*name="group"[^>]*>', page).group(0)
+    assert 'aria-invalid="true"' in group
+    assert "id_group_error" in group
+    error = re.search(r'<ul class="errorlist"[^>]*id="id_group_error"[^>]*>(.*?)</ul>', page, re.S)
+    assert error is not None
+    assert "No group named" in error.group(1)
+    assert re.search(r'<input[^>]*name="hours"[^>]*value="12"', page)
+    assert 'id="error-summary"' in page
+    assert '<a href="#id_group">No group named' in page
+    page = board.post(f"{url}extend/", {**form, "group": "Alpha", "hours": "many"}, follow=True)
+    hours = re.search(r'<input[^>]*name="hours"[^>]*>', page.content.decode()).group(0)
+    assert 'aria-invalid="true"' in hours
+    assert "Enter a whole number." in page.content.decode()
+    fresh = board.get(url).content.decode()  # shown once: the next visit is a clean form
+    assert 'aria-invalid="true"' not in fresh
