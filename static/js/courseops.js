@@ -132,8 +132,14 @@
     window.addEventListener("resize", scrollRegions);
     document.querySelectorAll("[data-watch][id]").forEach(watch);
     // After a refused submission the page opens on what went wrong: focus to the error summary.
+    // (Again once loaded: going to the page's #fragment, e.g. #step-2, would take focus away.)
     var problems = document.getElementById("error-summary");
-    if (problems) { problems.focus(); }
+    if (problems) {
+      problems.focus();
+      window.addEventListener("load", function () {
+        if (document.activeElement === document.body) { problems.focus(); }
+      });
+    }
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);

@@ -74,3 +74,32 @@ def open_from_menu(page, section: str, link: str) -> None:  # type: ignore[no-un
     nav.get_by_role("button", name=section, exact=True).click()
     nav.get_by_role("link", name=link, exact=True).click()
     page.wait_for_load_state("networkidle")
+
+
+TAB_TARGET = """() => {
+  const e = document.activeElement;
+  const label = e.labels && e.labels.length ? e.labels[0].innerText : '';
+  const name = (e.getAttribute('aria-label') || label || e.innerText || e.value || '').trim();
+  const style = getComputedStyle(e);
+  return {name, tag: e.tagName, id: e.id, ring: style.outlineStyle !== 'none'
+          && parseFloat(style.outlineWidth) >= 2};
+}"""
+
+
+def tab_to(page, text: str, *, limit: int = 150) -> int:  # type: ignore[no-untyped-def]
+    """Press Tab until the focused control's name holds `text`; the presses it took. Every stop
+    on the way must show a focus ring (WCAG 2.4.7)."""
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        now = page.evaluate(TAB_TARGET)
+        assert now["ring"], f"no visible focus on {now}"
+        if text in now["name"]:
+            return presses
+    raise AssertionError(f"{text!r} not reached in {limit} Tab presses")
+
+
+def skip_to_content(page) -> None:  # type: ignore[no-untyped-def]
+    """The first Tab reaches the skip link; Enter moves on to the page's content."""
+    page.keyboard.press("Tab")
+    assert "Skip to content" in page.evaluate(TAB_TARGET)["name"]
+    page.keyboard.press("Enter")
