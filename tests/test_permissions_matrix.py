@@ -325,6 +325,8 @@ EXPECTED: dict[str, str] = {
     "GET api/v1/auth/tokens/": "authed",  # one's own tokens
     "DELETE api/v1/auth/tokens/<int:token_id>/": "student-owner",
     "GET accounts/tokens/": "authed",
+    "GET accounts/sso/": "authed",
+    "POST accounts/sso/": "n/a",
     "POST accounts/tokens/": "n/a",
     "POST accounts/tokens/create/": "authed",
     "GET accounts/tokens/create/": "n/a",

@@ -1,11 +1,12 @@
 """Campus sign-on through OpenID Connect (mozilla-django-oidc does the protocol: the code flow
 with PKCE and a nonce, the ID token's signature against the provider's JWKS, the userinfo call).
 
-What courseops adds is who may come in: the provider must vouch for the e-mail (the claim named
-by `OIDC_EMAIL_CLAIM`, with `email_verified` true), and that e-mail must already be on a roster —
-an active membership of some course (roster imports and the LMS create them) — or be a site
-administrator. Nobody else gets an account: the refusal page says why and whom to ask. Every
-sign-on and every refusal is an audit row (the e-mail, never a token or a secret).
+What courseops adds is who may come in: an identity is the ID token's issuer + subject, linked
+once to an account (`apps.sso.identity`). The first link by e-mail needs the provider to vouch
+for it (the claim named by `OIDC_EMAIL_CLAIM`, with `email_verified` true) and an active
+membership of some course, and never takes a staff or administrator account. Nobody else gets
+an account: the refusal page says why and whom to ask. Every sign-on, link and refusal is an
+audit row (the e-mail, never a token or a secret).
 """
 
 from __future__ import annotations
@@ -17,39 +18,17 @@ import jwt
 import requests
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
-from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from apps.core.models import User
-from apps.core.services import audit_record
+from apps.sso.identity import identity_user
+from apps.sso.refusals import REFUSAL, on_roster, refuse, signed_on
+
+__all__ = ["REFUSAL", "CampusOIDCBackend", "on_roster", "refuse", "signed_on"]
 
 log = logging.getLogger(__name__)
-REFUSAL = "sso_refused"  # session key: why the last sign-on was refused, for the refusal page
-
-
-def on_roster() -> Q:
-    """People who may sign on: an active membership somewhere, or a site administrator."""
-    return Q(memberships__is_active=True) | Q(is_superuser=True)
-
-
-def refuse(request: HttpRequest | None, *, email: str, why: str, provider: str) -> None:
-    if request is not None and hasattr(request, "session"):
-        request.session[REFUSAL] = {"email": email, "why": why, "provider": provider}
-    with transaction.atomic():
-        audit_record(
-            actor=None,
-            action="auth.sso_refused",
-            after={"provider": provider, "email": email, "why": why},
-        )
-
-
-def signed_on(user: User, *, provider: str) -> None:
-    with transaction.atomic():
-        audit_record(
-            actor=user, action="auth.sso_login", after={"provider": provider, "email": user.email}
-        )
 
 
 class CampusOIDCBackend(OIDCAuthenticationBackend):
@@ -101,18 +80,23 @@ class CampusOIDCBackend(OIDCAuthenticationBackend):
             return False
         return True
 
+    def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> Any:
+        # The verified ID token names the identity; the userinfo must be about the same subject.
+        self._identity = (str(payload.get("iss") or ""), str(payload.get("sub") or ""))
+        return super().get_or_create_user(access_token, id_token, payload)
+
     def filter_users_by_claims(self, claims: dict[str, Any]) -> QuerySet[User]:
-        email = self._email(claims)
-        found = User.objects.by_email(email).filter(is_active=True).filter(on_roster())
-        found = found.distinct()
-        if not found.exists():
-            refuse(
-                self.request,
-                email=email,
-                why="This e-mail address is on no course's roster in courseops.",
-                provider="oidc",
-            )
-        return found
+        issuer, subject = getattr(self, "_identity", ("", ""))
+        if claims.get("sub") not in (None, subject):
+            subject = ""  # the userinfo speaks of someone else: refused below
+        user = identity_user(
+            self.request,
+            provider="oidc",
+            issuer=issuer,
+            subject=subject,
+            email=self._email(claims),
+        )
+        return User.objects.filter(pk=user.pk) if user is not None else User.objects.none()
 
     def create_user(self, claims: dict[str, Any]) -> None:
         return None  # never: people come from rosters (OIDC_CREATE_USER is off as well)

@@ -13,9 +13,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from djangosaml2.backends import Saml2Backend
 from djangosaml2.views import AssertionConsumerServiceView, LoginView, MetadataView
+from saml2.saml import NAMEID_FORMAT_PERSISTENT
 
 from apps.core.models import User
-from apps.sso.backends import on_roster, refuse, signed_on
+from apps.sso.identity import identity_user
+from apps.sso.refusals import refuse, signed_on
 
 
 def saml_enabled() -> bool:
@@ -50,11 +52,28 @@ def _closed(request: HttpRequest) -> HttpResponse | None:
     return _unavailable(request, missing) if missing else None
 
 
+def _subject(session_info: dict[str, Any]) -> str:
+    """The person's stable id at the IdP: a persistent NameID, else the first of the attributes
+    `SAML_SUBJECT_ATTRIBUTES` names (eduPersonPrincipalName, uid). A transient NameID changes at
+    every sign-on, so it never names anyone; with no stable id the sign-on is refused."""
+    name_id = session_info.get("name_id")
+    text = getattr(name_id, "text", "")
+    if getattr(name_id, "format", "") == NAMEID_FORMAT_PERSISTENT and text:
+        return str(text)
+    ava = session_info.get("ava") or {}
+    for name in getattr(settings, "SAML_SUBJECT_ATTRIBUTES", ("eduPersonPrincipalName", "uid")):
+        values = ava.get(name) or []
+        if values and str(values[0]).strip():
+            return str(values[0]).strip()
+    return ""
+
+
 class CampusSaml2Backend(Saml2Backend):
     def authenticate(self, request: Any, session_info: Any = None, **kwargs: Any) -> Any:
         if not saml_enabled() or session_info is None:
             return None
         self._request = request
+        self._subject = _subject(session_info)
         user = super().authenticate(request, session_info=session_info, **kwargs)
         if user is not None:
             signed_on(user, provider="saml")
@@ -85,22 +104,13 @@ class CampusSaml2Backend(Saml2Backend):
         attribute_mapping: dict[str, Any],
         request: Any,
     ) -> tuple[User | None, bool]:
-        email = self._email(attributes)
-        user = (
-            User.objects.by_email(email)
-            .filter(is_active=True)
-            .filter(on_roster())
-            .distinct()
-            .first()
+        user = identity_user(
+            request,
+            provider="saml",
+            issuer=str(idp_entityid or ""),
+            subject=getattr(self, "_subject", ""),
+            email=self._email(attributes),
         )
-        if user is None:
-            refuse(
-                request,
-                email=email,
-                why="This e-mail address is on no course's roster in courseops.",
-                provider="saml",
-            )
-            return None, False
         return user, False
 
     def _update_user(self, user: Any, *args: Any, **kwargs: Any) -> Any:

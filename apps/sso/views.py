@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -15,7 +16,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from mozilla_django_oidc.views import OIDCAuthenticationRequestView
 
+from apps.core.http import AuthedRequest
 from apps.sso.backends import REFUSAL
+from apps.sso.models import SsoIdentity
 from apps.sso.switches import closed, oidc_enabled, password_login
 
 
@@ -72,5 +75,22 @@ def refused(request: HttpRequest) -> HttpResponse:
             "why": why,
             "contact": getattr(settings, "SSO_HELP_CONTACT", ""),
             "password_login": password_login(),
+        },
+    )
+
+
+@login_required
+@require_GET
+def linked_accounts(request: AuthedRequest) -> HttpResponse:
+    """Your campus accounts: the identities linked to you, and the button that links one while
+    you are signed in (the only way for staff and administrators, whom an e-mail never signs
+    in by itself)."""
+    return render(
+        request,
+        "sso/account.html",
+        {
+            "identities": SsoIdentity.objects.filter(user=request.user).order_by("linked_at"),
+            "oidc_enabled": oidc_enabled(),
+            "oidc_label": getattr(settings, "OIDC_BUTTON_LABEL", "campus account"),
         },
     )

@@ -169,6 +169,10 @@ SSO_HELP_CONTACT = os.environ.get("SSO_HELP_CONTACT", "")
 # SAML 2.0 (djangosaml2): the IdP's metadata (URL or file), the SP's key pair, the attribute
 # with the e-mail. Unset: no SAML button, its URLs 404.
 SAML_EMAIL_ATTRIBUTE = os.environ.get("SAML_EMAIL_ATTRIBUTE", "mail")
+# Who the person is at the IdP when it sends no persistent NameID: the first of these present.
+SAML_SUBJECT_ATTRIBUTES = tuple(
+    os.environ.get("SAML_SUBJECT_ATTRIBUTES", "eduPersonPrincipalName uid").split()
+)
 SAML_BUTTON_LABEL = os.environ.get("SAML_BUTTON_LABEL", "Log in with campus SAML (Shibboleth)")
 SAML_CREATE_UNKNOWN_USER = False
 SAML_DJANGO_USER_MAIN_ATTRIBUTE = "email"

@@ -15,9 +15,11 @@ from tests.factories import CourseFactory, MembershipFactory, UserFactory
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _sign_on(live_server, username: str, next_path: str = "/") -> requests.Response:  # type: ignore[no-untyped-def]
+def _sign_on(  # type: ignore[no-untyped-def]
+    live_server, username: str, next_path: str = "/", s: requests.Session | None = None
+) -> requests.Response:
     """What a browser does: start on courseops, log in on the provider's form, come back."""
-    s = requests.Session()
+    s = s or requests.Session()
     form = s.get(f"{live_server.url}/oidc/authenticate/?next={next_path}", timeout=10)
     assert "Campus sign-on (test provider)" in form.text, form.text[:500]
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
@@ -118,3 +120,77 @@ def test_with_password_log_in_off_the_api_gives_no_token_for_a_password(settings
     )
     assert r.status_code == 403
     assert r.json()["code"] == "password_login_off"
+
+
+def _password_session(live_server, email: str, password: str) -> requests.Session:  # type: ignore[no-untyped-def]
+    s = requests.Session()
+    page = s.get(f"{live_server.url}/accounts/login/", timeout=10)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert token is not None
+    r = s.post(
+        page.url,
+        data={"csrfmiddlewaretoken": token.group(1), "username": email, "password": password},
+        headers={"Referer": page.url},
+        timeout=10,
+    )
+    assert "Log out" in r.text, r.text[:300]
+    return s
+
+
+def test_an_identity_is_its_issuer_and_subject_linked_once_not_its_email(
+    live_server, oidc_provider
+) -> None:  # type: ignore[no-untyped-def]
+    """Ada's first sign-on links the provider's (iss, sub) to her account. When the roster
+    later gives her address to someone else, her sign-on still opens her account, not theirs."""
+    from apps.sso.models import SsoIdentity
+
+    course = CourseFactory()
+    ada = UserFactory(email="ada@campus.example.edu")
+    MembershipFactory(user=ada, course=course, role=Role.STUDENT)
+    assert _sign_on(live_server, "ada", f"/c/{course.code}/").url.endswith(f"/c/{course.code}/")
+    link = SsoIdentity.objects.get(user=ada)
+    assert link.how == SsoIdentity.How.FIRST_SIGN_ON
+    assert link.issuer.startswith("http://127.0.0.1:")
+    assert link.subject
+    User.objects.filter(pk=ada.pk).update(email="ada.lovelace@campus.example.edu")
+    other = UserFactory(email="ada@campus.example.edu")
+    MembershipFactory(user=other, course=course, role=Role.STUDENT)
+    again = _sign_on(live_server, "ada", f"/c/{course.code}/")
+    assert again.url.endswith(f"/c/{course.code}/")
+    assert AuditEvent.objects.filter(action="auth.sso_login", actor=ada).count() == 2
+    assert not AuditEvent.objects.filter(action="auth.sso_login", actor=other).exists()
+    assert SsoIdentity.objects.count() == 1
+
+
+@pytest.mark.parametrize("rights", ["ta", "instructor", "administrator"])
+def test_staff_or_an_administrator_is_never_signed_in_by_email_alone(
+    live_server, oidc_provider, rights: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The provider vouches for ada@…, who is a TA, an instructor or a site administrator here:
+    refused, nothing linked. Signed in with her password, she links the campus account from
+    Your account; from then on the campus sign-on opens her account."""
+    from apps.sso.models import SsoIdentity
+
+    course = CourseFactory()
+    ada = UserFactory(email="ada@campus.example.edu")
+    ada.set_password("a-password-1")
+    if rights == "administrator":
+        ada.is_superuser = ada.is_staff = True
+    ada.save()
+    role = Role.TA if rights == "ta" else Role.INSTRUCTOR
+    MembershipFactory(
+        user=ada, course=course, role=role if rights != "administrator" else Role.STUDENT
+    )
+    refused = _sign_on(live_server, "ada", "/")
+    assert refused.url.startswith(f"{live_server.url}/accounts/sso/refused/")
+    assert "staff or administrator rights" in refused.text
+    assert not SsoIdentity.objects.exists()
+    assert not AuditEvent.objects.filter(action="auth.sso_login").exists()
+    signed_in = _password_session(live_server, "ada@campus.example.edu", "a-password-1")
+    account = signed_in.get(f"{live_server.url}/accounts/sso/", timeout=10).text
+    assert "Link my campus account" in account
+    _sign_on(live_server, "ada", "/accounts/sso/", s=signed_in)
+    assert SsoIdentity.objects.get(user=ada).how == SsoIdentity.How.CONFIRMED
+    later = _sign_on(live_server, "ada", f"/c/{course.code}/")
+    assert later.url.endswith(f"/c/{course.code}/")
+    assert AuditEvent.objects.filter(action="auth.sso_login", actor=ada).count() == 2

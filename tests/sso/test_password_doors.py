@@ -56,8 +56,24 @@ def test_with_password_log_in_on_the_admin_log_in_works_as_before(admin_user) ->
 def test_an_administrator_signed_on_by_campus_sso_reaches_the_admin(  # type: ignore[no-untyped-def]
     live_server, oidc_provider, settings
 ) -> None:
+    """An e-mail alone never makes anyone an administrator: refused until an administrator links
+    the campus identity (issuer + subject) to the account; then the campus sign-on reaches the
+    admin while its password door stays shut."""
+    from django.core.management import call_command
+
     settings.PASSWORD_LOGIN = False
     User.objects.create_superuser(email="ada@campus.example.edu", password=PW)
+    first = _sign_on(live_server, "ada", "/admin/")
+    assert first.url.startswith(f"{live_server.url}/accounts/sso/refused/")
+    assert "staff or administrator rights" in first.text
+    issuer = requests.get(
+        settings.OIDC_OP_AUTHORIZATION_ENDPOINT.replace(
+            "/authorize/", "/.well-known/openid-configuration"
+        ),
+        timeout=10,
+    ).json()["issuer"]
+    # The test provider numbers its people in order (ada is 1) and says so as the subject.
+    call_command("sso_link", "ada@campus.example.edu", provider="oidc", issuer=issuer, subject="1")
     r = _sign_on(live_server, "ada", "/admin/")
     assert r.status_code == 200
     assert r.url == f"{live_server.url}/admin/"

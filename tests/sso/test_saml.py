@@ -90,3 +90,54 @@ def test_without_xmlsec1_every_saml_page_names_it_and_the_start_up_check_fails( 
         assert "apt-get install xmlsec1" in r.text
     with pytest.raises(SystemCheckError, match="xmlsec1"):
         call_command("check")
+
+
+def test_the_first_sign_on_links_the_idps_stable_id_and_staff_need_more_than_an_email(
+    live_server, saml_idp
+) -> None:  # type: ignore[no-untyped-def]
+    """The test IdP sends a transient NameID (new at every sign-on) and the `uid` attribute: the
+    link is (entity id, uid). A TA whose address the IdP sends is refused and nothing is linked;
+    an administrator links her by hand (`manage.py sso_link`) and she comes in."""
+    from django.core.management import call_command
+
+    from apps.sso.models import SsoIdentity
+
+    course = CourseFactory()
+    ada = UserFactory(email="ada@campus.example.edu")
+    MembershipFactory(user=ada, course=course, role=Role.TA)
+    refused = _saml_sign_on(live_server, "ada")
+    assert "/accounts/sso/refused/" in refused.url
+    assert "staff or administrator rights" in refused.text
+    assert not SsoIdentity.objects.exists()
+    issuer = f"{saml_idp.base}/metadata"  # the test IdP's entity id
+    call_command(
+        "sso_link", "ada@campus.example.edu", provider="saml", issuer=issuer, subject="ada"
+    )
+    r = _saml_sign_on(live_server, "ada", f"/c/{course.code}/")
+    assert r.url == f"{live_server.url}/c/{course.code}/", r.url
+    assert SsoIdentity.objects.get(user=ada).how == SsoIdentity.How.ADMIN
+    student = UserFactory(email="eve@elsewhere.example.org")
+    MembershipFactory(user=student, course=course, role=Role.STUDENT)
+    assert _saml_sign_on(live_server, "eve", f"/c/{course.code}/").url.endswith(
+        f"/c/{course.code}/"
+    )
+    eve = SsoIdentity.objects.get(user=student)
+    assert (eve.issuer, eve.subject, eve.how) == (issuer, "eve", SsoIdentity.How.FIRST_SIGN_ON)
+
+
+def test_sso_link_refuses_a_second_link_and_moves_one_with_replace() -> None:
+    from django.core.management import CommandError, call_command
+
+    from apps.sso.models import SsoIdentity
+
+    ada = UserFactory(email="ada@campus.example.edu")
+    bo = UserFactory(email="bo@campus.example.edu")
+    args = {"provider": "saml", "issuer": "https://idp.example.edu", "subject": "ada"}
+    call_command("sso_link", "ada@campus.example.edu", **args)
+    with pytest.raises(CommandError, match="--replace"):
+        call_command("sso_link", "bo@campus.example.edu", **args)
+    with pytest.raises(CommandError, match="No account"):
+        call_command("sso_link", "nobody@campus.example.edu", **args)
+    call_command("sso_link", "bo@campus.example.edu", replace=True, **args)
+    assert SsoIdentity.objects.get(subject="ada").user == bo
+    assert not SsoIdentity.objects.filter(user=ada).exists()
