@@ -10,10 +10,12 @@ STAMP := $(VENV)/.installed-$(shell cat requirements-dev.lock | cksum | cut -d' 
 COURSE_FILE ?= courses/ee290-sp26.yaml
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# make run's links (e-mails, the calendar feed) point where it serves: PORT=8722 make run too.
+export SITE_URL ?= http://$(HOST):$(PORT)
 # Production settings only for the deploy check; the key is a throwaway, never used to sign.
 DEPLOY_CHECK_ENV := DJANGO_SETTINGS_MODULE=courseops.settings.production \
 	SECRET_KEY=deploy-check-$(shell date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
-	ALLOWED_HOSTS=courseops.example.edu
+	ALLOWED_HOSTS=courseops.example.edu SITE_URL=https://courseops.example.edu
 
 .PHONY: run test lint fmt worker bench lock migrate demo check-python clean
 

@@ -159,6 +159,7 @@ env = {
     "REDIS_URL": REDIS_URL,
     "SECRET_KEY": SECRET,
     "ALLOWED_HOSTS": "127.0.0.1",
+    "SITE_URL": f"http://127.0.0.1:{PORT}",
     "SECURE_SSL_REDIRECT": "false",
     "LOG_LEVEL": "ERROR",
 }

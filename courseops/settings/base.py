@@ -268,7 +268,7 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"  # a host named: kombu warns of none otherwise
     CELERY_RESULT_BACKEND = "cache+memory://"
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
@@ -447,5 +447,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "axes": {"level": "WARNING"},
+        # pysaml2's schema loader reports each XSD it reads at INFO: noise, not news.
+        "xmlschema": {"level": "WARNING"},
+        # Eager tasks (make run) would print "Task … succeeded" into the console; workers say it.
+        "celery.app.trace": {"level": "WARNING" if not REDIS_URL else "INFO"},
+    },
 }

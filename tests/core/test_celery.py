@@ -36,7 +36,7 @@ def settings_seen_with(env: dict[str, str]) -> dict:
 def test_without_redis_tasks_run_in_process() -> None:
     seen = settings_seen_with({})
     assert seen["CELERY_TASK_ALWAYS_EAGER"] is True
-    assert seen["CELERY_BROKER_URL"] == "memory://"
+    assert seen["CELERY_BROKER_URL"] == "memory://localhost/"
 
 
 def test_with_redis_tasks_survive_a_dying_worker() -> None:
