@@ -12,6 +12,7 @@ throwaway PostgreSQL database when 127.0.0.1:5432 answers.
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import email
 import os
@@ -81,11 +82,25 @@ else:
     sink = subprocess.Popen(
         [sys.executable, str(ROOT / "bench" / "smtp_sink.py"), str(SINK_PORT), str(sink_file)],
         stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # never the bench's own pipe: a reader would wait for it
         text=True,
     )
     assert sink.stdout is not None
     assert sink.stdout.readline().strip() == "ready"
     sink_name = "aiosmtpd sink"
+
+
+def _stop_sink() -> None:
+    """However the bench ends (a failed assertion, Ctrl-C), its sink ends with it."""
+    if sink.poll() is None:
+        sink.terminate()
+        try:
+            sink.wait(10)
+        except subprocess.TimeoutExpired:
+            sink.kill()
+
+
+atexit.register(_stop_sink)
 settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", SINK_PORT
 settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
@@ -220,8 +235,7 @@ if port_answers(6379):
             w.wait(20)
         for log in logs:
             log.unlink(missing_ok=True)
-sink.terminate()
-sink.wait(10)
+_stop_sink()
 shutil.rmtree(sink_dir, ignore_errors=True)
 connection.close()
 if port_answers(5432):
