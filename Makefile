@@ -22,7 +22,9 @@ DEPLOY_CHECK_ENV := DJANGO_SETTINGS_MODULE=courseops.settings.production \
 $(STAMP): requirements.lock requirements-dev.lock
 	@$(MAKE) --no-print-directory check-python
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "== first run: installing the pinned packages into $(VENV) (once; about 4 minutes on a 2-core machine)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	@echo "== installed; next: migrate, load the EE 290 course and its demo, serve"
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
