@@ -34,7 +34,7 @@ def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[
         "milestones": rows("milestone"),
         "past": [d for d in deadlines if d.is_past][::-1],
         "next_deadline": upcoming[0] if upcoming else None,
-        "folded": role == Role.STUDENT,
+        "folded": role == Role.STUDENT and bool(upcoming),  # nothing ahead: nothing repeated
         "ahead": len(upcoming),
     }
 
