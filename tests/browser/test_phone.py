@@ -83,13 +83,12 @@ def _check(phone, live_server, role: str, pages: dict[str, str]) -> list[str]:  
     ARTIFACTS.mkdir(exist_ok=True)
     problems = []
     for route, path in sorted(pages.items()):
-        phone.goto(f"{live_server.url}{path}")
-        phone.wait_for_load_state("networkidle")
+        phone.goto(f"{live_server.url}{path}", wait_until="load")  # server-rendered: laid out
         extra = _too_wide(phone)
         if extra > 0:
             problems.append(f"{route}: {extra} px wider than the screen")
         name = re.sub(r"[^a-z0-9]+", "-", route.lower()).strip("-") or "home"
-        phone.screenshot(path=str(ARTIFACTS / f"phone-{role}-{name}.png"), full_page=True)
+        phone.screenshot(path=str(ARTIFACTS / f"phone-{role}-{name}.png"))  # the first screen
     return problems
 
 
