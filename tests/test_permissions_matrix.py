@@ -327,6 +327,8 @@ EXPECTED: dict[str, str] = {
     "GET accounts/tokens/": "authed",
     "GET accounts/sso/": "authed",
     "POST accounts/sso/": "n/a",
+    "POST accounts/sso/link/": "authed",
+    "GET accounts/sso/link/": "n/a",
     "POST accounts/tokens/": "n/a",
     "POST accounts/tokens/create/": "authed",
     "GET accounts/tokens/create/": "n/a",

@@ -1,7 +1,7 @@
 """Whom a campus sign-on becomes. An identity is its issuer + subject:
 
 1. linked already → that account (if active), whatever e-mail the provider sends now;
-2. the person is signed in to courseops (linking from Your account) → linked to them;
+2. the person signed in to courseops pressed "Link my campus account" → linked to them;
 3. otherwise the provider's verified e-mail may make the first link, but only to a student on
    a roster: an account with staff rights in any course, or an administrator, is never taken
    by e-mail alone (they sign in with their password and link, or an administrator runs
@@ -19,6 +19,7 @@ from apps.sso.models import SsoIdentity
 from apps.sso.refusals import refuse
 
 STAFF_ROLES = (Role.TA, Role.INSTRUCTOR)
+LINK_INTENT = "sso_link_for"  # session key: the account that pressed "Link my campus account"
 
 
 def has_staff_rights(user: User) -> bool:
@@ -59,7 +60,11 @@ def identity_user(
             return None
         return linked.user
     current = getattr(request, "user", None)
-    if current is not None and current.is_authenticated:
+    # Only a link the person asked for, signed in (the button on Campus accounts), links to the
+    # account in the session: someone else signing on at a shared computer never does.
+    session = getattr(request, "session", None)
+    asked = session.pop(LINK_INTENT, None) if session is not None else None
+    if current is not None and current.is_authenticated and asked == current.pk:
         if SsoIdentity.objects.filter(issuer=issuer, user=current).exists():
             refuse(
                 request,

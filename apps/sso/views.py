@@ -6,18 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 from mozilla_django_oidc.views import OIDCAuthenticationRequestView
 
 from apps.core.http import AuthedRequest
 from apps.sso.backends import REFUSAL
+from apps.sso.identity import LINK_INTENT
 from apps.sso.models import SsoIdentity
 from apps.sso.switches import closed, oidc_enabled, password_login
 
@@ -94,3 +95,17 @@ def linked_accounts(request: AuthedRequest) -> HttpResponse:
             "oidc_label": getattr(settings, "OIDC_BUTTON_LABEL", "campus account"),
         },
     )
+
+
+@login_required
+@require_POST
+def link_start(request: AuthedRequest) -> HttpResponseBase:
+    """ "Link my campus account": remembers who asked, then starts the campus sign-on; the
+    callback links the identity to this account (`apps.sso.identity`)."""
+    if not oidc_enabled():
+        messages.error(
+            request, "This site has no OpenID Connect sign-on to link; ask its administrator."
+        )
+        return redirect("sso-account")
+    request.session[LINK_INTENT] = request.user.pk
+    return redirect(f"{reverse('oidc_authentication_init')}?next={reverse('sso-account')}")

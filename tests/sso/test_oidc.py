@@ -189,7 +189,25 @@ def test_staff_or_an_administrator_is_never_signed_in_by_email_alone(
     signed_in = _password_session(live_server, "ada@campus.example.edu", "a-password-1")
     account = signed_in.get(f"{live_server.url}/accounts/sso/", timeout=10).text
     assert "Link my campus account" in account
-    _sign_on(live_server, "ada", "/accounts/sso/", s=signed_in)
+    # Signing on while signed in does not link by itself (a shared computer): still refused.
+    assert "staff or administrator rights" in _sign_on(live_server, "ada", "/", s=signed_in).text
+    assert not SsoIdentity.objects.exists()
+    page = signed_in.get(f"{live_server.url}/accounts/sso/", timeout=10).text
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert token is not None
+    asked = signed_in.post(
+        f"{live_server.url}/accounts/sso/link/",
+        data={"csrfmiddlewaretoken": token.group(1)},
+        headers={"Referer": f"{live_server.url}/accounts/sso/"},
+        allow_redirects=False,
+        timeout=10,
+    )
+    assert asked.status_code == 302
+    assert asked.headers["Location"].startswith("/oidc/authenticate/")
+    # The provider still knows her from the attempt above: it sends her straight back.
+    done = signed_in.get(f"{live_server.url}{asked.headers['Location']}", timeout=20)
+    assert done.url == f"{live_server.url}/accounts/sso/", done.url
+    assert "Linked by the person" in done.text
     assert SsoIdentity.objects.get(user=ada).how == SsoIdentity.How.CONFIRMED
     later = _sign_on(live_server, "ada", f"/c/{course.code}/")
     assert later.url.endswith(f"/c/{course.code}/")
