@@ -7,6 +7,9 @@ PY := $(BIN)/python
 # requirements.lock: what a server needs (production installs only this);
 # requirements-dev.lock: that plus tests, linters, browser driver and load tool (make run/test).
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.lock | cksum | cut -d' ' -f1)
+# uv installs the same lock files as pip, in parallel and with progress; its own version is pinned
+# in requirements-dev.lock like everything else.
+UV_PIN := $(shell grep -m1 '^uv==' requirements-dev.lock)
 COURSE_FILE ?= courses/ee290-sp26.yaml
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -17,13 +20,18 @@ DEPLOY_CHECK_ENV := DJANGO_SETTINGS_MODULE=courseops.settings.production \
 	SECRET_KEY=deploy-check-$(shell date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
 	ALLOWED_HOSTS=courseops.example.edu SITE_URL=https://courseops.example.edu
 
-.PHONY: run test lint fmt worker bench lock migrate demo check-python clean
+.PHONY: run test lint fmt worker bench lock migrate demo check-python clean docs screenshots
 
 $(STAMP): requirements.lock requirements-dev.lock
 	@$(MAKE) --no-print-directory check-python
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "== first run: installing the pinned packages into $(VENV) (once; about 4 minutes on a 2-core machine)"
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	@echo "== first run: installing the pinned packages into $(VENV) with uv (once; about a minute)"
+	@if $(PY) -m pip install -qq --disable-pip-version-check "$(UV_PIN)"; then \
+		$(BIN)/uv pip install --python $(PY) -r requirements-dev.lock; \
+	else \
+		echo "== uv could not be installed: pip instead (about 4 minutes on a 2-core machine)"; \
+		$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.lock; \
+	fi
 	@echo "== installed; next: migrate, load the EE 290 course and its demo, serve"
 	@rm -f $(VENV)/.installed-*
 	@touch $@
@@ -31,24 +39,32 @@ $(STAMP): requirements.lock requirements-dev.lock
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "courseops needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
 
-## make run: install on first use, migrate, load the EE 290 demo course, serve http://$(HOST):$(PORT)
+## make run: install on first use, then in one process check, migrate, load the EE 290 course
+## and its demo (first_look), serve http://$(HOST):$(PORT)
 run: $(STAMP)
-	$(PY) manage.py check
-	$(PY) manage.py migrate --no-input
-	$(PY) manage.py load_course $(COURSE_FILE)
-	$(PY) manage.py load_demo ee290-sp26
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) manage.py first_look $(COURSE_FILE) --serve $(HOST):$(PORT)
 
-## make test: the whole suite, exactly what CI runs
+## make test: the whole suite, exactly what CI runs (one pytest process per core: PYTEST_WORKERS)
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy apps courseops
 	$(PY) manage.py makemigrations --check --dry-run
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/sphinx-build -q -W --keep-going -b html docs docs/_build/html
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 	@echo "== the first look on SQLite, the database make run uses"
 	DATABASE_URL=sqlite:///:memory: $(BIN)/pytest -q -p no:cacheprovider tests/core/test_first_look.py
+
+## make docs: the documentation site (docs/*.md, Sphinx + MyST + furo) → docs/_build/html/index.html
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+	@echo "== open docs/_build/html/index.html"
+
+## make screenshots: the guides' pictures, taken from the demo in Chromium (1280 and 390 px)
+screenshots: $(STAMP)
+	$(PY) docs/screenshots.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -84,4 +100,4 @@ lock:
 	rm -rf .lockenv
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 .pytest_cache .mypy_cache .ruff_cache docs/_build

@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats as st
+
+if TYPE_CHECKING:
+    pass
 
 MIN_GROUP = 5  # aggregates over fewer participants are suppressed
 
@@ -28,6 +31,8 @@ class Interval:
 
 
 def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
+    from scipy import stats as st  # loaded when used: scipy.stats takes ~1 s to import
+
     x = np.asarray(values, dtype=np.float64)
     n = len(x)
     m = float(np.mean(x))
@@ -62,6 +67,8 @@ class PairedTests:
 
 def paired_tests(pre: np.ndarray, post: np.ndarray) -> PairedTests:
     """Paired t and Wilcoxon signed-rank; both undefined (None) when no participant changed."""
+    from scipy import stats as st  # loaded when used: scipy.stats takes ~1 s to import
+
     if not np.any(np.asarray(post) - np.asarray(pre)):
         return PairedTests(math.nan, math.nan, None, None)
     with (

@@ -30,8 +30,10 @@ import heapq
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 MUTUAL, ONE_SIDED, TOP_K = 50, 10, 5
 BLOCK = 200  # people placed by one exact model; a larger pool is cut into blocks of this size
@@ -208,6 +210,8 @@ def _place_blocks(
 ) -> tuple[cp_model.CpSolverStatus, list[list[int]] | None, bool]:
     """`_place` for a pool of any size: one exact model per block of about `BLOCK` people. A
     block that does not split on its own is joined to the next one."""
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     if len(p.people) <= BLOCK:
         out = _place(p, units)
         if progress is not None:
@@ -248,6 +252,8 @@ def _place(
     p: MatchingProblem, units: list[list[int]]
 ) -> tuple[cp_model.CpSolverStatus, list[list[int]] | None, bool]:
     """(CP-SAT status, groups or None, proven optimal) for placing these units into groups."""
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     n, lo, hi = len(p.people), p.min_size, p.max_size
     unit_of = {x: i for i, u in enumerate(units) for x in u}
     n_groups = n // lo
@@ -314,6 +320,8 @@ def _place(
 
 
 def suggest(p: MatchingProblem, progress: Progress | None = None) -> MatchingResult:
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     n = len(p.people)
     lo, hi = p.min_size, p.max_size
     if n == 0:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+if TYPE_CHECKING:
+    pass
 
 Pair = tuple[int, int]  # (reviewer, reviewee)
 
@@ -146,6 +148,8 @@ def repair(p: PairingProblem, published: Iterable[Pair]) -> Pairing:
 
 
 def _exact(p: PairingProblem, *, keep: set[Pair]) -> Pairing:
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     model = cp_model.CpModel()
     rng = random.Random(p.seed)  # noqa: S311 - tie-breaking, not a secret
     x = {

@@ -21,8 +21,10 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,8 @@ def precheck(p: Problem) -> list[str]:
 def _build(
     p: Problem, *, assumptions: bool
 ) -> tuple[cp_model.CpModel, dict[tuple[int, int], cp_model.IntVar], dict[int, str]]:
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     for s in p.students:
@@ -233,6 +237,8 @@ def _build(
 
 
 def _solver(p: Problem) -> cp_model.CpSolver:
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = p.seed
@@ -241,6 +247,8 @@ def _solver(p: Problem) -> cp_model.CpSolver:
 
 
 def solve(p: Problem) -> Solution:
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     reasons = precheck(p)
     if reasons:
         return Solution(False, [], 0, 0.0, False, reasons, {}, 0.0)
@@ -291,6 +299,8 @@ def solve(p: Problem) -> Solution:
 def explain(p: Problem) -> list[str]:
     """Which per-student and per-lecture rules cannot all hold together (CP-SAT's infeasible core
     over those rules, with spacing, conflicts and group spreads always enforced)."""
+    from ortools.sat.python import cp_model  # loaded when used: ortools takes ~1 s to import
+
     model, _, names = _build(p, assumptions=True)
     model.add_assumptions([model.get_bool_var_from_proto_index(i) for i in names])
     model.clear_objective()

@@ -33,6 +33,12 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 # Tests use their own Redis database so they never touch a developer's queue.
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# Under pytest-xdist each worker (gw0, gw1, …) and the processes it starts take the database
+# below the base one, so two workers' queues, results and caches never meet.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER.startswith("gw"):
+    _base, _, _db = TEST_REDIS_URL.rpartition("/")
+    TEST_REDIS_URL = f"{_base}/{int(_db or 0) - int(_XDIST_WORKER[2:])}"
 CELERY_BROKER_URL = TEST_REDIS_URL
 CELERY_RESULT_BACKEND = TEST_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = False

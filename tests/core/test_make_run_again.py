@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.peers.run import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 COURSE = "ee290-sp26"
@@ -78,16 +83,41 @@ def _manage(db: Path, *args: str) -> str:
 
 
 def _start(db: Path) -> str:
-    """What `make run` does before it serves."""
-    return "".join(
-        _manage(db, *step)
-        for step in (
-            ("check",),
-            ("migrate", "--no-input"),
-            ("load_course", "courses/ee290-sp26.yaml"),
-            ("load_demo", COURSE),
-        )
+    """What `make run` does before it serves (the same command, without --serve)."""
+    return _manage(db, "first_look", "courses/ee290-sp26.yaml")
+
+
+def _serve(db: Path) -> tuple[str, float]:
+    """`make run` whole: the same command serving on a free port, stopped once the log-in page
+    answers; returns everything it printed, the development server's banner included."""
+    port = free_port()
+    command = ["manage.py", "first_look", "courses/ee290-sp26.yaml", "--serve", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(
+        [sys.executable, *command],
+        cwd=ROOT,
+        env=_env(db),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < 120:
+            assert proc.poll() is None, "make run's server exited"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as r:
+                    assert r.status == 200
+                    served_in = time.monotonic() - started
+                    break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise AssertionError("the log-in page did not answer within 120 s")
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=30)
+    return output, served_in
 
 
 NOISE = re.compile(
@@ -116,7 +146,11 @@ def test_make_run_starts_again_on_a_used_demo_and_keeps_what_was_done(tmp_path: 
     assert "Renamed Busters" in before
     assert dissolved not in before
 
-    second = _start(db)
+    second, served_in = _serve(db)
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    (ROOT / "test-artifacts" / "make-run-second-start.txt").write_text(
+        f"second make run: the log-in page answered {served_in:.1f} s after the command started\n"
+    )
     assert _noise(second) == []
     assert "already loaded; nothing changed" in second
     assert "Moved" not in second
