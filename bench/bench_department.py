@@ -8,7 +8,7 @@
 3. Lists every per-course table whose indexes do not lead with the course (a list of one course's
    rows then reads other courses' rows too).
 
-The database gets `random_page_cost = 1.1`, the README's setting for PostgreSQL on SSDs.
+The database gets `random_page_cost = 1.1`, the Operators guide's setting for PostgreSQL on SSDs.
 
 `bench_department.py 5` for another number of courses. Prints figures; never passes or fails.
 Needs PostgreSQL on 127.0.0.1:5432 (a throwaway `courseops_bench_department` database).

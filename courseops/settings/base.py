@@ -148,7 +148,7 @@ AUTHENTICATION_BACKENDS = [
     # Campus sign-on (SAML 2.0): does nothing until SAML_IDP_METADATA_URL or …_FILE is set.
     "apps.sso.saml.CampusSaml2Backend",
 ]
-# --- Campus sign-on, all from the environment (README "Campus sign-on"). The provider's
+# --- Campus sign-on, all from the environment (docs/operators.md, "Campus sign-on"). The provider's
 # endpoints are in its /.well-known/openid-configuration; secrets are never logged.
 OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
 OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")

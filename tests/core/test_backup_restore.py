@@ -1,7 +1,7 @@
 """Backups proven, not described: `pg_dump` of a populated course (the demo, with slack spent, a
 grading pass and allocations), restored with `pg_restore` into a fresh database, holds the same
 ledger sums, grades and allocations, and `check_course` on the restored copy finds 0 violations.
-This is the procedure the README's Operations section gives."""
+This is the procedure the Operators guide (docs/operators.md, Backups) gives."""
 
 from __future__ import annotations
 

@@ -1,0 +1,152 @@
+"""`make screenshots`: the guides' pictures, taken from the demo itself in Debian's Chromium.
+
+Starts `manage.py first_look` on a fresh SQLite file (the demo exactly as `make run` shows it)
+on a free port, logs in as each demo role and photographs each task's page at 1280 px and at
+390 px (a phone), first screen only, into docs/screens/guide/<task>-<width>.jpg. The guides
+reference these files; the docs build (-W) fails when one is missing, so the pictures never
+drift silently from the app. Run it again after changing a page the guides show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "screens" / "guide"
+CHROMIUM = "/usr/bin/chromium"
+COURSE = "/c/ee290-sp26/"
+PASSWORD = "courseops-demo"
+WIDTHS = {1280: 800, 390: 844}
+
+# (file name, who, path under the course or a "link:" to follow from a page, what it shows)
+SHOTS: list[tuple[str, str, str]] = [
+    ("student-today", "student01@example.edu", ""),
+    ("student-slack", "student01@example.edu", "slack/"),
+    ("student-node", "student01@example.edu", "node/"),
+    ("student-questions", "student01@example.edu", "questions/"),
+    ("student-question-set", "student01@example.edu", "questions/a1-numbers/"),
+    ("student-calendar", "student01@example.edu", "calendar/"),
+    ("student-scribing", "student01@example.edu", "scribing/"),
+    ("student-peer-review", "student01@example.edu", "peer-review/"),
+    ("student-checkoffs", "student01@example.edu", "checkoffs/"),
+    ("student-group", "student01@example.edu", "group/"),
+    ("student-milestones", "student01@example.edu", "milestones/"),
+    ("student-gradebook", "student01@example.edu", "gradebook/"),
+    ("student-lab", "student01@example.edu", "link:labs/"),
+    ("ta-today", "ta1@example.edu", ""),
+    ("ta-question-set", "ta1@example.edu", "questions/a1-numbers/"),
+    ("ta-regrades", "ta1@example.edu", "regrades/"),
+    ("ta-checkoff-day", "ta1@example.edu", "checkoffs/schedule/"),
+    ("ta-participation", "ta1@example.edu", "participation/"),
+    ("instructor-today", "instructor@example.edu", ""),
+    ("instructor-roster", "instructor@example.edu", "roster/"),
+    ("instructor-groups", "instructor@example.edu", "groups/"),
+    ("instructor-compute", "instructor@example.edu", "compute/"),
+    ("instructor-scribing", "instructor@example.edu", "scribing/"),
+    ("instructor-peer-review", "instructor@example.edu", "peer-review/"),
+    ("instructor-slack", "instructor@example.edu", "slack/staff/"),
+    ("instructor-gradebook", "instructor@example.edu", "gradebook/"),
+    ("instructor-lms", "instructor@example.edu", "lms/"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(db: Path, port: int) -> subprocess.Popen[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "EMAIL_HOST", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(
+        DATABASE_URL=f"sqlite:///{db}",
+        DJANGO_SETTINGS_MODULE="courseops.settings.dev",
+        SITE_URL=f"http://127.0.0.1:{port}",
+    )
+    command = ["manage.py", "first_look", "courses/ee290-sp26.yaml", "--serve"]
+    proc = subprocess.Popen(
+        [sys.executable, *command, f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the demo server exited:\n{proc.stderr.read()[-3000:]}")  # type: ignore[union-attr]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/"):
+                return proc
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit("the demo server did not answer within 180 s")
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="screens-") as tmp:
+        server = _serve(Path(tmp) / "db.sqlite3", port)
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+                contexts = {}
+                for name, who, where in SHOTS:
+                    for width, height in WIDTHS.items():
+                        key = (who, width)
+                        if key not in contexts:
+                            ctx = browser.new_context(
+                                viewport={"width": width, "height": height},
+                                timezone_id="America/Los_Angeles",
+                            )
+                            page = ctx.new_page()
+                            page.goto(f"{base}/accounts/login/")
+                            page.get_by_label("Email").fill(who)
+                            page.get_by_label("Password").fill(PASSWORD)
+                            page.get_by_role("button", name="Log in").click()
+                            page.wait_for_load_state("load")
+                            contexts[key] = page
+                        page = contexts[key]
+                        url = base + COURSE + where
+                        if where.startswith("link:"):
+                            listing = base + COURSE + where[5:]
+                            page.goto(listing)
+                            rx = re.escape(COURSE + where[5:]) + r"[\w-]+/$"
+                            hrefs = page.eval_on_selector_all(
+                                "main a[href]", "as => as.map(a => a.getAttribute('href'))"
+                            )
+                            url = base + next(h for h in hrefs if re.match(rx, h))
+                        answer = page.goto(url)
+                        if answer is None or answer.status != 200:
+                            raise SystemExit(f"{name}: {url} answered {answer and answer.status}")
+                        page.wait_for_load_state("load")
+                        target = OUT / f"{name}-{width}.jpg"
+                        page.screenshot(path=str(target), type="jpeg", quality=60)
+                        print(f"{target.relative_to(ROOT)}  ({url[len(base) :]})")
+                browser.close()
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
