@@ -33,6 +33,7 @@ from apps.autograder.selectors import (
     totals,
     visible_grades,
 )
+from apps.autograder.setstate import set_states
 from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -76,13 +77,15 @@ def _sets_with_assignment(course_id: int) -> QuerySet[QuestionSet]:
 @login_required
 def sets(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
+    staff = is_staff(request.user, course)
+    sets = list(compiled_query("autograder.sets", _sets_with_assignment, course.pk))
     return render(
         request,
         "autograder/sets.html",
         {
             "course": course,
-            "sets": compiled_query("autograder.sets", _sets_with_assignment, course.pk),
-            "staff": is_staff(request.user, course),
+            "rows": set_states(course=course, sets=sets, student=None if staff else request.user),
+            "staff": staff,
         },
     )
 
@@ -287,6 +290,7 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
         {
             "course": course,
             "qs": qs,
+            "state": set_states(course=course, sets=[qs], student=request.user)[0],
             "rows": rows,
             "released": released,
             "regrade_closes": closes if can_ask else None,

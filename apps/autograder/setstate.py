@@ -1,0 +1,116 @@
+"""Each question set's time and state as one person sees it: when it is due (a student's own
+effective deadline, slack days and extensions applied), whether it is open, closed, not released
+yet or has its results out, how many questions are answered and the released score.
+
+A fixed number of queries for any number of sets, so the list stays within its query budget."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from apps.autograder.models import Answer, Grade, GradingRun, Question, QuestionSet
+from apps.core.models import Course, User
+
+
+@dataclass(frozen=True)
+class SetState:
+    qs: QuestionSet
+    state: str  # "open" | "closed" | "not-released" | "results"
+    due: dt.datetime | None  # the person's deadline (effective for a student, base for staff)
+    base_due: dt.datetime | None
+    opens: dt.datetime | None  # when its assignment is released, if still ahead
+    questions: int
+    answered: int
+    score: float | None
+    max_points: float | None
+
+    @property
+    def label(self) -> str:
+        return {
+            "open": "open",
+            "closed": "closed",
+            "not-released": "not released yet",
+            "results": "results released",
+        }[self.state]
+
+    @property
+    def moved(self) -> bool:
+        """The student's deadline differs from the base one (slack days or an extension)."""
+        return self.due is not None and self.base_due is not None and self.due != self.base_due
+
+
+def set_states(
+    *, course: Course, sets: list[QuestionSet], student: User | None, now: dt.datetime | None = None
+) -> list[SetState]:
+    """`student` None: staff's view (base deadlines, no answers or score of their own)."""
+    now = now or timezone.now()
+    effective: dict[int, dt.datetime] = {}
+    if student is not None:
+        from apps.slackdays.selectors import student_deadlines
+
+        effective = {
+            d.assignment.pk: d.effective for d in student_deadlines(course=course, student=student)
+        }
+    ids = [s.pk for s in sets]
+    counts = dict(
+        Question.objects.filter(question_set_id__in=ids)
+        .values("question_set_id")
+        .annotate(n=Count("id"))
+        .values_list("question_set_id", "n")
+    )
+    answered: dict[int, int] = {}
+    scores: dict[int, tuple[float, float]] = {}
+    if student is not None:
+        answered = dict(
+            Answer.objects.filter(question__question_set_id__in=ids, student=student)
+            .values("question__question_set_id")
+            .annotate(n=Count("question_id", distinct=True))
+            .values_list("question__question_set_id", "n")
+        )
+        released = [s.pk for s in sets if s.released_at is not None and s.released_at <= now]
+        passes: dict[int, int] = {}
+        for set_id, pass_id in GradingRun.objects.filter(
+            question_set_id__in=released, current_pass__isnull=False
+        ).values_list("question_set_id", "current_pass_id"):  # newest first (Meta ordering)
+            passes.setdefault(set_id, pass_id)
+        by_pass = {pass_id: set_id for set_id, pass_id in passes.items()}
+        for pass_id, score, most in (
+            Grade.objects.filter(grading_pass_id__in=list(by_pass), student=student)
+            .values("grading_pass_id")
+            .annotate(score=Sum("score"), most=Sum("max_points"))
+            .values_list("grading_pass_id", "score", "most")
+        ):
+            scores[by_pass[pass_id]] = (float(score or 0), float(most or 0))
+    out = []
+    for s in sets:
+        a = s.assignment
+        base = a.due_at if a is not None else None
+        due = effective.get(a.pk, base) if a is not None else None
+        opens = a.release_at if a is not None and a.release_at > now else None
+        if s.released_at is not None and s.released_at <= now:
+            state = "results"
+        elif opens is not None:
+            state = "not-released"
+        elif due is not None and now > due:
+            state = "closed"
+        else:
+            state = "open"
+        score, most = scores.get(s.pk, (None, None))
+        out.append(
+            SetState(
+                qs=s,
+                state=state,
+                due=due,
+                base_due=base,
+                opens=opens,
+                questions=counts.get(s.pk, 0),
+                answered=answered.get(s.pk, 0),
+                score=score,
+                max_points=most,
+            )
+        )
+    return out
