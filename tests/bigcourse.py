@@ -7,9 +7,10 @@ from django.contrib.auth.hashers import make_password
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.calendar.models import Milestone
+from apps.calendar.models import Assignment, Milestone
 from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
+from apps.extensions.models import ExtensionRequest
 from apps.groups.models import Group, GroupMembership
 from apps.milestones.models import GroupMilestone
 from apps.slackdays.models import DeadlineException
@@ -19,7 +20,8 @@ def build_big_course(
     course: Course, n_students: int, *, tag: str = "", password: str = "x"
 ) -> dict[str, User]:
     """`n_students` active students, in groups of 5 named "Group 0001"…, a TA and an
-    instructor, and one extension per 10 students (so exception reads grow with the course)."""
+    instructor, one extension per 10 students (so exception reads grow with the course) and one
+    open extension request per 10 (so the staff queue does)."""
     hashed = make_password(password)
     users = User.objects.bulk_create(
         [
@@ -70,6 +72,21 @@ def build_big_course(
         ],
         batch_size=2000,
     )
+    assignment = Assignment.objects.filter(course=course).order_by("due_at").first()
+    if assignment is not None:  # one open extension request per 10 students: staff's queue grows
+        ExtensionRequest.objects.bulk_create(
+            [
+                ExtensionRequest(
+                    course=course,
+                    student=u,
+                    assignment=assignment,
+                    days=2,
+                    reason="A conference trip that week.",
+                )
+                for u in users[5::10]
+            ],
+            batch_size=2000,
+        )
     first = Milestone.objects.filter(course=course, tracked=True).order_by("due_at").first()
     if first is not None:  # every other group has recorded the first milestone
         GroupMilestone.objects.bulk_create(

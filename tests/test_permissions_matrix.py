@@ -41,6 +41,7 @@ P = {
     "instructor": "login deny deny deny ok deny",
     "student": "login ok ok deny deny deny",  # a student's own things; staff have their pages
     "student-owner": "login ok deny deny deny deny",
+    "student-owner-or-staff": "login ok deny ok ok deny",  # the asker's own, and staff
     "group-any": "login ok ok ok ok deny",  # rules decide (e.g. join, leave): not a leak
     # Refused to everyone by a rule of the demo term, not by role (group formation is over).
     "closed": "login deny deny deny deny deny",
@@ -413,6 +414,23 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
     **actions("staff", f"{COURSE}assessments/extended-time/"),
+    # extension requests: students ask and withdraw their own; staff decide; the document is
+    # the asker's and staff's only
+    f"GET {COURSE}extensions/": "member",
+    f"POST {COURSE}extensions/": "n/a",
+    **actions("student", f"{COURSE}extensions/ask/"),
+    **actions("student-owner", f"{COURSE}extensions/<int:request_id>/withdraw/"),
+    **actions(
+        "staff",
+        f"{COURSE}extensions/<int:request_id>/approve/",
+        f"{COURSE}extensions/<int:request_id>/decline/",
+    ),
+    f"GET {COURSE}extensions/<int:request_id>/document/": "student-owner-or-staff",
+    f"POST {COURSE}extensions/<int:request_id>/document/": "n/a",
+    f"GET {API}extensions/": "member",  # staff: the queue; a student: their own (scanned below)
+    f"POST {API}extensions/": "student",
+    f"POST {API}extensions/<int:request_id>/decide/": "staff",
+    f"POST {API}extensions/<int:request_id>/withdraw/": "student-owner",
     # regrade requests: students ask (rules refuse an unreleased set: not a leak); staff decide
     **actions("student", f"{COURSE}questions/<slug:key>/regrade/"),
     f"GET {COURSE}regrades/": "staff",
@@ -742,7 +760,9 @@ def _url(route: str, world: World) -> str:
         "<int:question_id>": ids["question_id"],
         "<int:late_id>": ids["late_id"],
         "<int:token_id>": ids["token_id"],
-        "<int:request_id>": ids["request_id"],
+        "<int:request_id>": ids["extension_request_id"]
+        if "extensions" in route
+        else ids["request_id"],
         "<int:assignment_id>": ids["assignment_id"],
         "<int:milestone_id>": ids["milestone_id"],
         "<str:token>": "0123456789abwrong-secret",

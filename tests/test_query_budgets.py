@@ -72,6 +72,8 @@ STUDENT_URLS = [
     A + "questionnaire/",
     C + "contributions/",
     A + "contributions/",
+    C + "extensions/",
+    A + "extensions/",
 ]
 STAFF_URLS = [
     C + "labs/",
@@ -139,6 +141,8 @@ STAFF_URLS = [
     C + "contributions/",
     A + "contributions/",
     A + "contributions/credits/",
+    C + "extensions/",
+    A + "extensions/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000

@@ -63,6 +63,24 @@ class World:
     secrets_of_a: list[str] = field(default_factory=list)
 
 
+def _extension_request(course: Course, student: User, assignment: Any) -> int:
+    """Student A's open extension request, with a supporting document (SECRET-EXTENSION-A)."""
+    from django.core.files.base import ContentFile
+
+    from apps.extensions.models import ExtensionRequest
+
+    r = ExtensionRequest(
+        course=course,
+        student=student,
+        assignment=assignment,
+        days=2,
+        reason="Student A's reason for an extension (SECRET-EXTENSION-A).",
+    )
+    r.document.save("request.pdf", ContentFile(b"%PDF-1.4 student A's note"), save=False)
+    r.save()
+    return r.pk
+
+
 def build_world(course: Course) -> World:
     """`course` is the EE 290 course with the demo people loaded (the `ee290_demo` fixture)."""
     groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name"))
@@ -326,6 +344,7 @@ def build_world(course: Course) -> World:
             reason="Student A's reason for a regrade.",
             old_points=0,
         ).pk,
+        "extension_request_id": _extension_request(course, a_members[0], extension.assignment),
         "key": qs.key,
         "move_id": NodeMove.objects.create(
             course=course,
@@ -384,6 +403,7 @@ def build_world(course: Course) -> World:
         "SECRET-ONBOARDING-NOTE-A",
         "SECRET-PROPOSAL-A",
         "SECRET-PARTICIPATION-A",
+        "SECRET-EXTENSION-A",
         alloc_a.static_ip.address,
         *(u.email for u in a_members[1:]),
     ]

@@ -150,6 +150,17 @@ class StudyPolicy(Strict):
     retention_days: Annotated[int, Field(ge=30, le=3650)] = 365
 
 
+class ExtensionPolicy(Strict):
+    # Extension requests (apps.extensions): a request of at most `auto_approve_max_days` made
+    # before the deadline is approved at once, for each student's first `auto_approve_per_student`
+    # such requests (0 turns auto-approval off); requests close this many hours after the
+    # deadline; nobody may ask for more than `max_days`.
+    auto_approve_max_days: Annotated[int, Field(ge=0, le=14)] = 2
+    auto_approve_per_student: Annotated[int, Field(ge=0, le=20)] = 1
+    closes_hours_after_deadline: Annotated[int, Field(ge=0, le=24 * 30)] = 48
+    max_days: Annotated[int, Field(ge=1, le=30)] = 7
+
+
 class Policy(Strict):
     due_time: HHMM = "23:59"
     release_time: HHMM = "00:00"
@@ -161,6 +172,7 @@ class Policy(Strict):
     sharing_windows: SharingPolicy = SharingPolicy()
     reminders: ReminderPolicy = ReminderPolicy()
     study: StudyPolicy = StudyPolicy()
+    extensions: ExtensionPolicy = ExtensionPolicy()
 
 
 class LectureEntry(Strict):

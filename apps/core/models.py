@@ -197,6 +197,23 @@ class Course(models.Model):
         help_text="Raw quiz imports and the participant-ID map are deleted this many days after "
         "the course's last scheduled day.",
     )
+    extension_auto_max_days = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MaxValueValidator(14)],
+        help_text="Extension requests of at most this many days, made before the deadline, are "
+        "approved at once (0: never).",
+    )
+    extension_auto_per_student = models.PositiveSmallIntegerField(
+        default=1, help_text="How many of a student's requests may be approved automatically."
+    )
+    extension_close_hours = models.PositiveSmallIntegerField(
+        default=48, help_text="Extension requests close this many hours after the deadline."
+    )
+    extension_max_days = models.PositiveSmallIntegerField(
+        default=7,
+        validators=[MinValueValidator(1), MaxValueValidator(30)],
+        help_text="The most days one extension request may ask for.",
+    )
     instructors = models.CharField(
         max_length=300, blank=True, help_text="Names shown on the course page, comma-separated."
     )

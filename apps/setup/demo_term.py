@@ -226,6 +226,29 @@ def demo_requests(course: Course) -> None:
         )
 
 
+def demo_extensions(course: Course) -> None:
+    """Extension requests on A3 (due within the week): student12 asked for one day before a
+    conference, which the course's rule approved at once; student21 asks for four days after a
+    week with the flu, waiting for staff on Today. Once."""
+    from apps.extensions.models import ExtensionRequest
+    from apps.extensions.services import request_create
+
+    a3 = Assignment.objects.filter(course=course, code="A3").first()
+    if a3 is None or ExtensionRequest.objects.filter(course=course).exists():
+        return
+    if a3.release_at > timezone.now() or a3.due_at < timezone.now():
+        return  # --keep-dates outside A3's weeks: nothing to ask about
+    for email, days, reason in (
+        ("student12@", 1, "I present a poster at MLSys on Friday and travel on Thursday."),
+        ("student21@", 4, "I had the flu all last week (a doctor's note is with the DSP office)."),
+    ):
+        student = User.objects.filter(email__startswith=email).first()
+        if student is not None:
+            request_create(
+                actor=student, course=course, days=days, reason=reason, assignment_id=a3.pk
+            )
+
+
 WHY_8PCT = [
     "Attention was only a small share of the step, so Amdahl's law caps the gain.",
     "attention was only a small share of the step,  so Amdahl's law caps the gain",
@@ -338,5 +361,6 @@ def demo_activity(*, course: Course) -> None:
         demo_review_round(course, staff["instructor"])
         demo_question_sets(course, staff["instructor"])
         demo_requests(course)
+        demo_extensions(course)
         demo_lab(course)
         demo_infrastructure(course, staff["ta1"])

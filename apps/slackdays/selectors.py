@@ -110,6 +110,14 @@ def student_slack_full(
         left, allowance = balance, allowed
         if a_id is not None:
             slack[a_id] += 1
+    return left, allowance, _deadlines(course, ext, acc, slack, left)
+
+
+def _deadlines(
+    course: Course, ext: dict[int, int], acc: int, slack: dict[int, int], left: int
+) -> list[StudentDeadline]:
+    """Each assignment's deadline for one student from their exception hours by assignment,
+    accommodation hours, slack days spent by assignment and days left."""
     now = timezone.now()
     out = []
     for a in course_calendar(course).assignments:
@@ -138,7 +146,45 @@ def student_slack_full(
                 can_cancel=slack[a.pk] > 0 and now < without,
             )
         )
-    return left, allowance, out
+    return out
+
+
+def students_slack(
+    *, course: Course, student_ids: Iterable[int]
+) -> dict[int, tuple[int, list[StudentDeadline]]]:
+    """`student_slack` for many students in 3 queries, whatever their number (a staff queue's
+    page): {student id: (days left, deadlines)}."""
+    ids = set(student_ids)
+    groups = dict(
+        GroupMembership.objects.filter(
+            course=course, user_id__in=ids, left_at__isnull=True
+        ).values_list("user_id", "group_id")
+    )
+    ext: dict[int, dict[int, int]] = {i: defaultdict(int) for i in ids}
+    acc: dict[int, int] = dict.fromkeys(ids, 0)
+    members: dict[int, list[int]] = defaultdict(list)
+    for uid, gid in groups.items():
+        members[gid].append(uid)
+    for e in DeadlineException.objects.filter(
+        Q(student_id__in=ids) | Q(group_id__in=list(members)),
+        course=course,
+        revoked_at__isnull=True,
+    ).order_by():
+        if e.kind == "accommodation" and e.student_id in ids:
+            acc[e.student_id] += e.hours
+        elif e.kind == "extension" and e.assignment_id:
+            for uid in [e.student_id] if e.student_id else members.get(e.group_id or 0, []):
+                if uid in ext:
+                    ext[uid][e.assignment_id] += e.hours
+    slack: dict[int, dict[int, int]] = {i: defaultdict(int) for i in ids}
+    left: dict[int, int] = dict.fromkeys(ids, course.slack_days_allowance)
+    for uid, balance, a_id in SlackAccount.objects.filter(
+        course=course, student_id__in=ids
+    ).values_list("student_id", "balance", "active_spends__assignment_id"):
+        left[uid] = balance
+        if a_id is not None:
+            slack[uid][a_id] += 1
+    return {i: (left[i], _deadlines(course, ext[i], acc[i], slack[i], left[i])) for i in ids}
 
 
 def ledger_for(*, course: Course, student: User) -> QuerySet[LedgerEntry]:

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "apps.onboarding",
     "apps.contributions",
     "apps.impact",
+    "apps.extensions",
     "apps.participation",
     "apps.labs",
     "djangosaml2",  # SAML 2.0 service provider (campus Shibboleth)

@@ -1,0 +1,173 @@
+"""Extension requests API: a student asks (JSON; a supporting document goes through the page)
+and lists their own; staff list the queue and approve or decline."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.helpers import (
+    PAGE_PARAMETERS,
+    api_course,
+    error_responses,
+    page_response,
+    paginated,
+)
+from apps.core.permissions import is_staff
+from apps.extensions import services
+from apps.extensions.models import ExtensionRequest
+
+E = error_responses(
+    e409="Requests for this deadline have closed, one is already open, or it was already decided."
+)
+TAGS = ["extensions"]
+
+
+class ExtensionAskedSerializer(serializers.ModelSerializer):
+    student = serializers.EmailField(source="student.email", read_only=True)
+    group = serializers.CharField(source="group.name", read_only=True, allow_null=True)
+    target = serializers.CharField(source="target_name", read_only=True)
+    has_document = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExtensionRequest
+        fields = (
+            "id",
+            "student",
+            "group",
+            "assignment",
+            "milestone",
+            "target",
+            "days",
+            "reason",
+            "dsp",
+            "has_document",
+            "status",
+            "approved_days",
+            "auto",
+            "comment",
+            "created_at",
+            "decided_at",
+        )
+        read_only_fields = fields
+
+    def get_has_document(self, obj: ExtensionRequest) -> bool:
+        return bool(obj.document)
+
+
+class ExtensionAskSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(
+        required=False, allow_null=True, help_text="The assignment's id (or give `milestone`)."
+    )
+    milestone = serializers.IntegerField(
+        required=False, allow_null=True, help_text="A milestone's id: always for your group."
+    )
+    days = serializers.IntegerField(help_text="Days after your current deadline.")
+    reason = serializers.CharField(max_length=2000)
+    for_group = serializers.BooleanField(
+        required=False, default=False, help_text="Group work: move every member's deadline."
+    )
+    dsp = serializers.BooleanField(
+        required=False, default=False, help_text="A DSP accommodation beyond the standing one."
+    )
+
+
+class RequestsView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Extension requests (students: their own; staff: the course's, oldest first)",
+        parameters=[
+            OpenApiParameter(
+                "status",
+                str,
+                required=False,
+                enum=["open", "approved", "declined", "closed"],
+                description="Only requests in this state.",
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(ExtensionAskedSerializer), **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code)
+        rows = ExtensionRequest.objects.filter(course=course).select_related(
+            "student", "group", "assignment", "milestone"
+        )
+        if not is_staff(user, course):
+            rows = rows.filter(student=user)
+        status = request.query_params.get("status", "")
+        if status in {"open", "approved", "declined", "closed"}:
+            rows = rows.filter(status=status)
+        return page_response(
+            request,
+            rows.order_by("created_at", "pk"),
+            lambda page: ExtensionAskedSerializer(page, many=True).data,
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Ask for an extension (students; the course's rule may approve it at once)",
+        request=ExtensionAskSerializer,
+        responses={201: ExtensionAskedSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code, student=True)
+        s = ExtensionAskSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        r = services.request_create(
+            actor=user,
+            course=course,
+            days=d["days"],
+            reason=d["reason"],
+            assignment_id=d.get("assignment"),
+            milestone_id=d.get("milestone"),
+            for_group=d["for_group"],
+            dsp=d["dsp"],
+        )
+        return Response(ExtensionAskedSerializer(r).data, status=201)
+
+
+class ExtensionDecideSerializer(serializers.Serializer):
+    approve = serializers.BooleanField(help_text="true approves, false declines.")
+    days = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Approve other days than asked (1–30)."
+    )
+    comment = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Required to decline or to grant other days; e-mailed to the student.",
+    )
+
+
+class DecideView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Approve (optionally with other days) or decline a request (staff)",
+        request=ExtensionDecideSerializer,
+        responses={200: ExtensionAskedSerializer, **E},
+    )
+    def post(self, request: Request, code: str, request_id: int) -> Response:
+        user, course = api_course(request, code, staff=True)
+        s = ExtensionDecideSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        r = services.decide(actor=user, course=course, request_id=request_id, **s.validated_data)
+        return Response(ExtensionAskedSerializer(r).data)
+
+
+class WithdrawView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Withdraw your open request (students)",
+        request=None,
+        responses={200: ExtensionAskedSerializer, **E},
+    )
+    def post(self, request: Request, code: str, request_id: int) -> Response:
+        user, course = api_course(request, code, student=True)
+        r = services.withdraw(actor=user, course=course, request_id=request_id)
+        return Response(ExtensionAskedSerializer(r).data)

@@ -1,0 +1,247 @@
+"""The extension requests page: a student asks (and sees every request of theirs with staff's
+answer); staff work the queue oldest first, each request beside the student's slack, their
+earlier requests and their deadline as it stands. Every change posts to its own action view."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.core.validators import MaxValueValidator
+from django.http import FileResponse, Http404
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from apps.calendar.models import Assignment, Milestone
+from apps.core.errors import DomainError
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.permissions import is_staff
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
+from apps.extensions import services
+from apps.extensions.models import ExtensionRequest
+
+PAGE = 25
+STATUSES = {"open", "approved", "declined", "closed", ""}
+
+
+def _targets(course: Course) -> list[tuple[str, str]]:
+    now = timezone.now()
+    out = [("", "Choose an assignment or milestone")]
+    out += [
+        (f"a{a.pk}", f"{a.code} {a.title}")
+        for a in Assignment.objects.filter(course=course, release_at__lte=now).order_by("due_at")
+    ]
+    out += [
+        (f"m{m.pk}", f"Milestone: {m.name} (your group)")
+        for m in Milestone.objects.filter(course=course, tracked=True).order_by("due_at")
+    ]
+    return out
+
+
+class AskForm(forms.Form):
+    target = forms.ChoiceField(
+        label="For",
+        help_text="The assignment or your group's milestone whose deadline you need moved.",
+    )
+    days = forms.IntegerField(
+        min_value=1,
+        help_text="Days after your current deadline (slack days and extensions included).",
+    )
+    for_group = forms.BooleanField(
+        required=False,
+        label="For my whole group",
+        help_text="Group work: the extension moves every member's deadline. Milestones are "
+        "always for the group.",
+    )
+    dsp = forms.BooleanField(
+        required=False,
+        label="This is a DSP accommodation",
+        help_text="A disability accommodation beyond the standing one on file with staff.",
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=2000,
+        help_text="Why you need the time, in a sentence or two. Only staff read it.",
+    )
+    document = forms.FileField(
+        required=False,
+        label="Supporting document (optional)",
+        help_text="A PDF, PNG or JPEG of at most 5 MB, e.g. a doctor's note. Only staff see it.",
+    )
+
+    def __init__(self, *args: object, course: Course, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["target"].choices = _targets(course)  # type: ignore[attr-defined]
+        self.fields["days"].validators.append(MaxValueValidator(course.extension_max_days))
+        self.fields["days"].widget.attrs["max"] = course.extension_max_days
+
+
+@login_required
+@require_GET
+def page(request: AuthedRequest, code: str) -> HttpResponseBase:
+    course = course_for(request, code)
+    if is_staff(request.user, course):
+        return _staff(request, course)
+    return _student(request, course, AskForm(course=course))
+
+
+def _student(request: AuthedRequest, course: Course, form: AskForm) -> HttpResponseBase:
+    mine = (
+        ExtensionRequest.objects.filter(course=course, student=request.user)
+        .select_related("assignment", "milestone", "group", "decided_by")
+        .order_by("-created_at")
+    )
+    rows = Paginator(mine, PAGE).get_page(request.GET.get("page"))
+    rule = course.extension_auto_max_days and course.extension_auto_per_student
+    return render(
+        request,
+        "extensions/student.html",
+        {"course": course, "form": form, "page": rows, "rule": rule},
+        status=400 if form.errors else 200,
+    )
+
+
+def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    status = request.GET.get("status", "open")
+    status = status if status in STATUSES else "open"
+    rows = ExtensionRequest.objects.filter(course=course).select_related(
+        "student", "assignment", "milestone", "group", "decided_by"
+    )
+    if status:
+        rows = rows.filter(status=status)
+    page_ = Paginator(rows.order_by("created_at", "pk"), PAGE).get_page(request.GET.get("page"))
+    students = {r.student_id for r in page_}
+    earlier: dict[int, list[ExtensionRequest]] = {}
+    for e in (
+        ExtensionRequest.objects.filter(course=course, student_id__in=students)
+        .select_related("assignment", "milestone")
+        .order_by("created_at")
+    ):
+        earlier.setdefault(e.student_id, []).append(e)
+    from apps.milestones.models import GroupMilestone
+    from apps.slackdays.selectors import students_slack
+
+    slack = students_slack(course=course, student_ids=students)  # 3 queries for the page
+    extra = {
+        (g.milestone_id, g.group_id): g.extension_hours
+        for g in GroupMilestone.objects.filter(
+            course=course,
+            group_id__in={r.group_id for r in page_ if r.milestone_id},
+            milestone_id__in={r.milestone_id for r in page_ if r.milestone_id},
+        )
+    }
+    cards = []
+    for r in page_:
+        left, deadlines = slack[r.student_id]
+        if r.assignment is not None:
+            mine = [d.effective for d in deadlines if d.assignment.pk == r.assignment_id]
+            deadline = mine[0] if mine else r.assignment.due_at
+        else:
+            hours = extra.get((r.milestone_id or 0, r.group_id or 0), 0)
+            deadline = r.milestone.due_at + dt.timedelta(hours=hours)  # type: ignore[union-attr]
+        cards.append(
+            {
+                "r": r,
+                "slack_left": left,
+                "earlier": [e for e in earlier.get(r.student_id, []) if e.pk != r.pk],
+                "deadline": deadline,
+            }
+        )
+    return render(
+        request,
+        "extensions/staff.html",
+        {"course": course, "cards": cards, "page": page_, "status": status},
+    )
+
+
+@course_action(student=True)
+def ask(request: AuthedRequest, course: Course) -> HttpResponseBase:
+    form = AskForm(request.POST, request.FILES, course=course)
+    if not form.is_valid():
+        return _student(request, course, form)
+    d = form.cleaned_data
+    target = d["target"]
+    upload = d.get("document")
+    try:
+        r = services.request_create(
+            actor=request.user,
+            course=course,
+            days=d["days"],
+            reason=d["reason"],
+            assignment_id=int(target[1:]) if target.startswith("a") else None,
+            milestone_id=int(target[1:]) if target.startswith("m") else None,
+            for_group=d["for_group"],
+            dsp=d["dsp"],
+            document=upload.read(services.MAX_DOCUMENT_BYTES + 1) if upload else None,
+        )
+    except DomainError as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        return _student(request, course, form)
+    if r.status == ExtensionRequest.Status.APPROVED:
+        messages.success(
+            request,
+            f"Approved at once by the course's rule: {r.approved_days} more day(s) on "
+            f"{r.target_name}. Your deadlines, calendar and reminders now show it.",
+        )
+    else:
+        messages.success(request, "Request sent; staff will answer it and you will get an e-mail.")
+    return redirect("extensions:page", code=course.code)
+
+
+@course_action(student=True)
+def withdraw(request: AuthedRequest, course: Course, request_id: int) -> HttpResponseBase:
+    with errors_as_messages(request):
+        services.withdraw(actor=request.user, course=course, request_id=request_id)
+        messages.success(request, "Request withdrawn.")
+    return redirect("extensions:page", code=course.code)
+
+
+def _decide(
+    request: AuthedRequest, course: Course, request_id: int, *, approve: bool
+) -> HttpResponseBase:
+    with errors_as_messages(request):
+        raw = request.POST.get("days", "").strip()
+        days = int_or_none(raw)
+        if approve and raw and days is None:
+            raise DomainError(f"{raw!r} is not a whole number of days.", field="days")
+        r = services.decide(
+            actor=request.user,
+            course=course,
+            request_id=request_id,
+            approve=approve,
+            days=days,
+            comment=request.POST.get("comment", ""),
+        )
+        messages.success(request, f"{r.student}: {r.get_status_display().lower()}; e-mailed.")
+    back = request.POST.get("status", "open")
+    return redirect(f"/c/{course.code}/extensions/?status={back if back in STATUSES else 'open'}")
+
+
+@course_action(staff=True)
+def approve(request: AuthedRequest, course: Course, request_id: int) -> HttpResponseBase:
+    return _decide(request, course, request_id, approve=True)
+
+
+@course_action(staff=True)
+def decline(request: AuthedRequest, course: Course, request_id: int) -> HttpResponseBase:
+    return _decide(request, course, request_id, approve=False)
+
+
+@login_required
+@require_GET
+def document(request: AuthedRequest, code: str, request_id: int) -> HttpResponseBase:
+    """The supporting document: to staff and to the student who sent it, nobody else."""
+    course = course_for(request, code)
+    r = ExtensionRequest.objects.filter(course=course, pk=request_id).first()
+    if r is None or not r.document:
+        raise Http404("No such document.")
+    if not (is_staff(request.user, course) or r.student_id == request.user.pk):
+        raise Http404("No such document.")
+    name = (r.document.name or "document").rsplit("/", 1)[-1]
+    return FileResponse(r.document.open("rb"), as_attachment=True, filename=name)
