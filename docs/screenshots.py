@@ -30,6 +30,7 @@ WIDTHS = {1280: 800, 390: 844}
 # (file name, who, path under the course or a "link:" to follow from a page, what it shows)
 SHOTS: list[tuple[str, str, str]] = [
     ("student-today", "student01@example.edu", ""),
+    ("student-checkin", "student01@example.edu", "checkin/"),
     ("student-slack", "student01@example.edu", "slack/"),
     ("student-node", "student01@example.edu", "node/"),
     ("student-questions", "student01@example.edu", "questions/"),
@@ -48,6 +49,7 @@ SHOTS: list[tuple[str, str, str]] = [
     ("ta-regrades", "ta1@example.edu", "regrades/"),
     ("ta-extensions", "ta1@example.edu", "extensions/"),
     ("ta-checkoff-day", "ta1@example.edu", "checkoffs/schedule/"),
+    ("ta-checkin", "ta1@example.edu", "checkin/"),
     ("ta-participation", "ta1@example.edu", "participation/"),
     ("instructor-today", "instructor@example.edu", ""),
     ("instructor-roster", "instructor@example.edu", "roster/"),

@@ -414,6 +414,20 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
     **actions("staff", f"{COURSE}assessments/extended-time/"),
+    # lecture check-in: students enter the room's code; staff open, show, close and correct
+    f"GET {COURSE}checkin/": "member",
+    f"POST {COURSE}checkin/": "n/a",
+    **actions("student", f"{COURSE}checkin/enter/"),
+    **actions(
+        "staff",
+        f"{COURSE}checkin/open/",
+        f"{COURSE}checkin/sessions/<int:session_id>/close/",
+        f"{COURSE}checkin/entries/<int:checkin_id>/remove/",
+    ),
+    f"GET {COURSE}checkin/sessions/<int:session_id>/screen/": "staff",
+    f"POST {COURSE}checkin/sessions/<int:session_id>/screen/": "n/a",
+    f"GET {API}participation/checkin/": "member",
+    f"POST {API}participation/checkin/": "student",
     # extension requests: students ask and withdraw their own; staff decide; the document is
     # the asker's and staff's only
     f"GET {COURSE}extensions/": "member",
@@ -760,6 +774,8 @@ def _url(route: str, world: World) -> str:
         "<int:question_id>": ids["question_id"],
         "<int:late_id>": ids["late_id"],
         "<int:token_id>": ids["token_id"],
+        "<int:session_id>": ids["checkin_session_id"],
+        "<int:checkin_id>": ids["checkin_id"],
         "<int:request_id>": ids["extension_request_id"]
         if "extensions" in route
         else ids["request_id"],

@@ -74,6 +74,8 @@ STUDENT_URLS = [
     A + "contributions/",
     C + "extensions/",
     A + "extensions/",
+    C + "checkin/",
+    A + "participation/checkin/",
 ]
 STAFF_URLS = [
     C + "labs/",
@@ -143,6 +145,8 @@ STAFF_URLS = [
     A + "contributions/credits/",
     C + "extensions/",
     A + "extensions/",
+    C + "checkin/",
+    A + "participation/checkin/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000

@@ -81,6 +81,25 @@ def _extension_request(course: Course, student: User, assignment: Any) -> int:
     return r.pk
 
 
+def _checkin(course: Course, student: User, ta: User) -> dict[str, int]:
+    """Student A's check-in to the first lecture (its session long closed)."""
+    from apps.calendar.models import Lecture
+    from apps.participation.models import Checkin, CheckinSession
+
+    lecture = Lecture.objects.filter(course=course).order_by("starts_at").first()
+    assert lecture is not None
+    session = CheckinSession.objects.create(
+        course=course,
+        lecture=lecture,
+        secret="world-secret",
+        opened_by=ta,
+        opened_at=lecture.starts_at,
+        closes_at=lecture.ends_at,
+    )
+    c = Checkin.objects.create(session=session, student=student, at=lecture.starts_at)
+    return {"checkin_session_id": session.pk, "checkin_id": c.pk}
+
+
 def build_world(course: Course) -> World:
     """`course` is the EE 290 course with the demo people loaded (the `ee290_demo` fixture)."""
     groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name"))
@@ -345,6 +364,7 @@ def build_world(course: Course) -> World:
             old_points=0,
         ).pk,
         "extension_request_id": _extension_request(course, a_members[0], extension.assignment),
+        **_checkin(course, a_members[0], ta),
         "key": qs.key,
         "move_id": NodeMove.objects.create(
             course=course,

@@ -91,7 +91,8 @@ class Panel:
     key: str
     title: str
     template: str
-    context: Callable[[HttpRequest, Course, Role], dict[str, Any]]
+    # The template's context, or None to leave the panel out of the page this time.
+    context: Callable[[HttpRequest, Course, Role], dict[str, Any] | None]
     roles: frozenset[Role] = ALL_ROLES
     order: int = 100
     wide: bool = field(default=False)

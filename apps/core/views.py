@@ -43,7 +43,12 @@ def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
         todo.sort(key=lambda i: (i.when or now, i.title))
     else:  # decisions waiting (no time of their own) lead
         todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
-    panels = [{"panel": p, "ctx": p.context(request, course, role)} for p in panels_for(Role(role))]
+    # A panel whose context is None has nothing to show now (e.g. check-in outside lectures).
+    panels = [
+        {"panel": p, "ctx": ctx}
+        for p in panels_for(Role(role))
+        if (ctx := p.context(request, course, role)) is not None
+    ]
     return render(
         request,
         "core/dashboard.html",

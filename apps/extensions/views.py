@@ -46,7 +46,7 @@ def _targets(course: Course) -> list[tuple[str, str]]:
 
 class AskForm(forms.Form):
     target = forms.ChoiceField(
-        label="For",
+        label="Assignment or milestone",
         help_text="The assignment or your group's milestone whose deadline you need moved.",
     )
     days = forms.IntegerField(

@@ -65,3 +65,50 @@ class ParticipationEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student_id} {self.kind} {self.occurred_on}"
+
+
+class CheckinSession(models.Model):
+    """Staff opened check-in for one lecture: a code rotating every 30 s (an HMAC of the secret
+    and the time step, so nothing is stored per code) is shown in the room; students enter it
+    while the session is open."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
+    lecture = models.OneToOneField(
+        "coursecalendar.Lecture", on_delete=models.CASCADE, related_name="checkin"
+    )
+    secret = models.CharField(max_length=64)
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    opened_at = models.DateTimeField()
+    closes_at = models.DateTimeField(help_text="No check-in after this instant.")
+
+    class Meta:
+        ordering = ("-opened_at",)
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(closes_at__gt=models.F("opened_at")), name="checkin_closes_after"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"check-in {self.lecture}"
+
+
+class Checkin(models.Model):
+    """One student's check-in to one lecture (at most one: a unique constraint)."""
+
+    session = models.ForeignKey(CheckinSession, on_delete=models.CASCADE, related_name="checkins")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("at",)
+        constraints = [
+            models.UniqueConstraint(fields=["session", "student"], name="one_checkin_per_lecture")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.student_id} at {self.session_id}"

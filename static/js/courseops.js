@@ -143,5 +143,10 @@
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);
+    // The check-in screen in the room shows the current code: read it again every few seconds.
+    document.querySelectorAll("[data-reload-every]").forEach(function (el) {
+      var seconds = parseInt(el.dataset.reloadEvery, 10) || 5;
+      window.setTimeout(function () { window.location.reload(); }, seconds * 1000);
+    });
   });
 }());

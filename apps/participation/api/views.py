@@ -24,7 +24,8 @@ from apps.participation import selectors, services
 from apps.participation.models import KINDS, ParticipationEvent, ParticipationImport
 
 E = error_responses(
-    e409="Already marked present that day, or the import has problems or was stored."
+    e409="Already marked present that day or checked in to this lecture, no check-in is open, "
+    "the code expired, or the import has problems or was stored."
 )
 TAGS = ["participation"]
 
@@ -202,3 +203,56 @@ class ImportCommitView(APIView):
         return Response(
             _import(course, services.import_get(actor=user, course=course, import_id=import_id))
         )
+
+
+class CheckinStateSerializer(serializers.Serializer):
+    open = serializers.BooleanField()
+    lecture = serializers.IntegerField(allow_null=True, help_text="The lecture's number.")
+    closes_at = serializers.DateTimeField(allow_null=True)
+    checked_in_at = serializers.DateTimeField(
+        allow_null=True, help_text="When you checked in to it (students)."
+    )
+
+
+class CheckinInSerializer(serializers.Serializer):
+    code = serializers.CharField(max_length=20, help_text="The digits shown in the room.")
+
+
+def _state(course: Any, user: Any) -> dict[str, Any]:
+    from apps.participation.checkin import open_session
+    from apps.participation.models import Checkin
+
+    session = open_session(course)
+    mine = Checkin.objects.filter(session=session, student=user).first() if session else None
+    return {
+        "open": session is not None,
+        "lecture": session.lecture.number if session else None,
+        "closes_at": session.closes_at if session else None,
+        "checked_in_at": mine.at if mine else None,
+    }
+
+
+class CheckinView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Whether a lecture check-in is open now, and whether you checked in to it",
+        responses={200: CheckinStateSerializer, **E},
+    )
+    def get(self, request: Request, code: str) -> Response:
+        user, course = api_course(request, code)
+        return Response(_state(course, user))
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Check in with the code shown in the room (students; once per lecture)",
+        request=CheckinInSerializer,
+        responses={201: CheckinStateSerializer, **E},
+    )
+    def post(self, request: Request, code: str) -> Response:
+        from apps.participation.checkin import check_in
+
+        user, course = api_course(request, code, student=True)
+        s = CheckinInSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        check_in(actor=user, course=course, code=s.validated_data["code"])
+        return Response(_state(course, user), status=201)
