@@ -42,6 +42,7 @@ SHOTS: list[tuple[str, str, str]] = [
     ("student-checkoffs", "student01@example.edu", "checkoffs/"),
     ("student-group", "student01@example.edu", "group/"),
     ("student-milestones", "student01@example.edu", "milestones/"),
+    ("student-contributions", "student01@example.edu", "contributions/"),
     ("student-gradebook", "student01@example.edu", "gradebook/"),
     ("student-lab", "student01@example.edu", "link:labs/"),
     ("ta-today", "ta1@example.edu", ""),

@@ -445,6 +445,12 @@ EXPECTED: dict[str, str] = {
     f"POST {API}extensions/": "student",
     f"POST {API}extensions/<int:request_id>/decide/": "staff",
     f"POST {API}extensions/<int:request_id>/withdraw/": "student-owner",
+    # fair written grading: staff hide names for a set and give written questions to graders
+    **actions(
+        "staff",
+        f"{COURSE}questions/<slug:key>/hide-names/",
+        f"{COURSE}questions/<slug:key>/written/<slug:qkey>/grader/",
+    ),
     # regrade requests: students ask (rules refuse an unreleased set: not a leak); staff decide
     **actions("student", f"{COURSE}questions/<slug:key>/regrade/"),
     f"GET {COURSE}regrades/": "staff",

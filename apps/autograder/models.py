@@ -36,6 +36,10 @@ class QuestionSet(models.Model):
     released_at = models.DateTimeField(
         null=True, blank=True, help_text="When students may see keys and worked solutions."
     )
+    hide_names = models.BooleanField(
+        default=False,
+        help_text="Written answers are graded without the students' names or e-mails.",
+    )
 
     class Meta:
         ordering = ("course_id", "key")
@@ -95,6 +99,14 @@ class Question(models.Model):
         blank=True,
         help_text='The bank\'s declared rubric: {"name", "text", "unit_slip"} (empty: the base '
         "rule's own wording).",
+    )
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The staff member who grades this written question (empty: anyone).",
     )
 
     class Meta:

@@ -29,6 +29,12 @@ urlpatterns = [
         name="written",
     ),
     path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/grader/",
+        views.grader_set,
+        name="written-grader",
+    ),
+    path("c/<slug:code>/questions/<slug:key>/hide-names/", views.names_toggle, name="hide-names"),
+    path(
         "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/marks/",
         views_written.marks_apply,
         name="written-marks",

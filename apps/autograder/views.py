@@ -217,7 +217,16 @@ def _staff_set(
     )
     preview = uploads.progress(shown) if shown else None
     questions = []
-    for q in qs.questions.order_by("position"):
+    every = list(qs.questions.order_by("position"))
+    hand = [q for q in every if q.kind == Question.Kind.WRITTEN]
+    # A TA who was given written questions sees theirs unless they ask for all (?all=1).
+    mine_only = request.GET.get("all") != "1" and any(q.grader_id == request.user.pk for q in hand)
+    shown_qs = [
+        q
+        for q in every
+        if not mine_only or q.kind != Question.Kind.WRITTEN or q.grader_id == request.user.pk
+    ]
+    for q in shown_qs:
         try:
             params, keys = services.preview(q)
         except rules.KeyError_ as exc:
@@ -248,8 +257,32 @@ def _staff_set(
             "upload": shown,
             "runs": GradingRun.objects.filter(question_set=qs),
             "answers": Answer.objects.filter(question__question_set=qs).count(),
+            "written": _written_rows(request, course, qs, hand, mine_only),
         },
     )
+
+
+def _written_rows(
+    request: AuthedRequest,
+    course: Course,
+    qs: QuestionSet,
+    hand: list[Question],
+    mine_only: bool,
+) -> dict[str, Any]:
+    """The set page's written-grading card: each question's graded / answered and grader."""
+    done = written.progress(qs) if hand else {}
+    rows = [
+        {"q": q, "graded": done.get(q.pk, (0, 0))[0], "answered": done.get(q.pk, (0, 0))[1]}
+        for q in hand
+        if not mine_only or q.grader_id == request.user.pk
+    ]
+    return {
+        "rows": rows,
+        "any": bool(hand),
+        "graders": written.graders_of(course) if hand else [],
+        "mine_only": mine_only,
+        "others": len(hand) - len(rows),
+    }
 
 
 def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> HttpResponse:
@@ -359,3 +392,35 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
             "review": secondary_credit(run),
         },
     )
+
+
+@course_action(staff=True)
+def names_toggle(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
+    """Staff hide (or show again) the students' names while written answers are graded."""
+    qs = _set(course, key)
+    hidden = request.POST.get("hide") == "1"
+    with errors_as_messages(request):
+        written.names_hidden_set(actor=request.user, question_set=qs, hidden=hidden)
+        messages.success(
+            request,
+            "Names and e-mails are hidden while written answers are graded."
+            if hidden
+            else "Names are shown again on the written-answer pages.",
+        )
+    return _to_set(course, qs)
+
+
+@course_action(staff=True)
+def grader_set(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
+    """Staff give one written question to a TA (or to anyone)."""
+    qs = _set(course, key)
+    with errors_as_messages(request):
+        q = qs.questions.filter(key=qkey).first()
+        if q is None:
+            raise DomainError("No such question in this set.", field="grader")
+        raw = request.POST.get("grader", "")
+        written.grader_assign(
+            actor=request.user, question=q, grader_id=int(raw) if raw.isdigit() else None
+        )
+        messages.success(request, f"{q.key}: grader saved.")
+    return _to_set(course, qs)

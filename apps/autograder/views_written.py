@@ -48,7 +48,8 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
     q = _question(course, key, qkey)
     search = request.GET.get("q", "").strip()
     ungraded = request.GET.get("show") == "ungraded"
-    groups = written.answer_groups(q, q=search, ungraded=ungraded)
+    hide = q.question_set.hide_names
+    groups = written.answer_groups(q, q=search, ungraded=ungraded, hide_names=hide)
     page = Paginator(groups, PAGE).get_page(request.GET.get("page"))
     items = list(q.rubric_items.all())
     graded = RubricMark.objects.filter(item__question=q)
@@ -66,6 +67,7 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
             "answered": sum(g.size for g in groups),
             "graded_students": graded.values("student_id").distinct().count(),
             "scoring": written.scoring_of(q),
+            "hide": hide,
         },
     )
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from apps.autograder.models import (
     Answer,
@@ -37,7 +37,7 @@ from apps.autograder.models import (
 )
 from apps.autograder.regrades import overrides, regrade_detail
 from apps.core.errors import DomainError, NotAllowed, NotFound
-from apps.core.models import Membership, Role, User
+from apps.core.models import STAFF_ROLES, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
 
@@ -292,10 +292,15 @@ class AnswerGroup:
         return len(self.student_ids)
 
 
-def answer_groups(question: Question, *, q: str = "", ungraded: bool = False) -> list[AnswerGroup]:
-    """Every answered student's written answer, identical ones grouped, largest group first."""
+def answer_groups(
+    question: Question, *, q: str = "", ungraded: bool = False, hide_names: bool = False
+) -> list[AnswerGroup]:
+    """Every answered student's written answer, identical ones grouped, largest group first.
+    With `hide_names` the groups carry no names and a search reads the answers' words only."""
     answers = Answer.objects.filter(question=question, part=0).exclude(Q(text="") & Q(raw=""))
-    if q:
+    if q and hide_names:
+        answers = answers.filter(text__icontains=q)
+    elif q:
         answers = answers.filter(
             Q(text__icontains=q)
             | Q(student__email__icontains=q)
@@ -313,9 +318,90 @@ def answer_groups(question: Question, *, q: str = "", ungraded: bool = False) ->
         text = a.text or a.raw
         g = groups.setdefault(normalise(text), AnswerGroup(text=text))
         g.student_ids.append(a.student_id)
-        g.names.append(a.student.get_full_name() or a.student.email)
+        if not hide_names:
+            g.names.append(a.student.get_full_name() or a.student.email)
     for g in groups.values():
         sets = [marks.get(s, set()) for s in g.student_ids]
         g.item_ids = set.intersection(*sets) if sets else set()
         g.partly = set.union(*sets) - g.item_ids if sets else set()
     return sorted(groups.values(), key=lambda g: (-g.size, g.text.lower()))
+
+
+def names_hidden_set(*, actor: User, question_set: QuestionSet, hidden: bool) -> None:
+    """Staff turn anonymous grading of a set's written answers on or off (audited)."""
+    course = question_set.course
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course's staff change how answers are graded.")
+    with transaction.atomic():
+        before = question_set.hide_names
+        QuestionSet.objects.filter(pk=question_set.pk).update(hide_names=hidden)
+        question_set.hide_names = hidden
+        audit_record(
+            actor=actor,
+            action="grading.names_hidden" if hidden else "grading.names_shown",
+            course=course,
+            obj=question_set,
+            before={"hide_names": before},
+            after={"hide_names": hidden},
+        )
+
+
+def grader_assign(*, actor: User, question: Question, grader_id: int | None) -> None:
+    """Staff give a written question to one staff member to grade (None: to anyone)."""
+    course = question.question_set.course
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course's staff assign graders.")
+    if question.kind != Question.Kind.WRITTEN:
+        raise DomainError("Only written questions are graded by hand.", field="grader")
+    if (
+        grader_id is not None
+        and not Membership.objects.filter(
+            course=course, user_id=grader_id, role__in=STAFF_ROLES, is_active=True
+        ).exists()
+    ):
+        raise DomainError("Choose one of the course's TAs or instructors.", field="grader")
+    with transaction.atomic():
+        before = question.grader_id
+        Question.objects.filter(pk=question.pk).update(grader_id=grader_id)
+        question.grader_id = grader_id
+        audit_record(
+            actor=actor,
+            action="grading.grader_assigned",
+            course=course,
+            obj=question,
+            before={"grader": before},
+            after={"grader": grader_id},
+        )
+
+
+def progress(question_set: QuestionSet) -> dict[int, tuple[int, int]]:
+    """{written question id: (students graded, students who answered)} in two queries."""
+    answered = dict(
+        Answer.objects.filter(
+            question__question_set=question_set, question__kind=Question.Kind.WRITTEN, part=0
+        )
+        .exclude(Q(text="") & Q(raw=""))
+        .values("question_id")
+        .annotate(n=Count("student_id", distinct=True))
+        .values_list("question_id", "n")
+    )
+    graded = dict(
+        RubricMark.objects.filter(item__question__question_set=question_set)
+        .values("item__question_id")
+        .annotate(n=Count("student_id", distinct=True))
+        .values_list("item__question_id", "n")
+    )
+    return {qid: (graded.get(qid, 0), n) for qid, n in answered.items()}
+
+
+def graders_of(course: Any) -> list[User]:
+    """The course's active TAs and instructors, by name: who can be given a question."""
+    return list(
+        User.objects.filter(
+            memberships__course=course,
+            memberships__role__in=STAFF_ROLES,
+            memberships__is_active=True,
+        )
+        .distinct()
+        .order_by("full_name", "email")
+    )

@@ -16,7 +16,12 @@ STATUSES = [
     ("accepted", "Accepted"),
     ("rejected", "Rejected"),
 ]
-KINDS = [("numeric", "Numeric"), ("choice", "Multiple choice")]
+KINDS = [
+    ("numeric", "Numeric"),
+    ("choice", "Multiple choice"),
+    # The syllabus's other enhancement: "reframe the programmatic part" of an assignment.
+    ("reframing", "Reframing of an assignment's programmatic part"),
+]
 
 
 class QuestionProposal(Declared):
@@ -35,7 +40,20 @@ class QuestionProposal(Declared):
     authors = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="+", help_text="Who is credited."
     )
-    kind = models.CharField(max_length=8, choices=KINDS)
+    kind = models.CharField(max_length=10, choices=KINDS)
+    assignment = models.ForeignKey(
+        "coursecalendar.Assignment",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Reframing: the assignment whose programmatic part it changes.",
+    )
+    link = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Reframing: the starter code or notebook (https://…; never fetched).",
+    )
     prompt = models.TextField(help_text="The question; {name} shows a parameter's value.")
     params_text = models.TextField(
         blank=True, help_text="One parameter a line: n = 8, n in 8..64 step 8, n in {8, 16}."

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from apps.autograder.rules import KeyError_, draw_params, evaluate_key
 
@@ -63,9 +64,12 @@ def check(
     answer: str,
     rel_tol: float,
     options: Sequence[Mapping[str, Any]],
+    link: str = "",
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]:
     """(params spec, samples [{params, key}], problems by field)."""
     problems: dict[str, str] = {}
+    if kind == "reframing":
+        return {}, [], reframing_problems(prompt, link)
     spec, bad = parse_params(params_text)
     if bad:
         problems["params"] = "; ".join(bad)
@@ -109,7 +113,7 @@ def check(
         ):
             problems["options"] = "Name the misconception each wrong option reveals."
     else:
-        problems["kind"] = "kind is numeric or choice."
+        problems["kind"] = "kind is numeric, choice or reframing."
     return spec, samples, problems
 
 
@@ -133,3 +137,17 @@ def options_from_text(text: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def reframing_problems(description: str, link: str) -> dict[str, str]:
+    """A reframing describes what changes in an assignment's programmatic part and links to the
+    new starter code or notebook (checked for form only: the server never opens it)."""
+    problems: dict[str, str] = {}
+    if len(description.strip()) < 40:
+        problems["prompt"] = (
+            "Describe what changes in the programmatic part and why (at least 40 characters)."
+        )
+    parts = urlsplit(link.strip())
+    if parts.scheme != "https" or not parts.hostname or "." not in parts.hostname:
+        problems["link"] = "Link the starter code or notebook with an https:// address."
+    return problems

@@ -12,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from apps.autograder.models import Question, QuestionSet
+from apps.calendar.models import Assignment
 from apps.contributions import rules
 from apps.contributions.models import QuestionProposal
 from apps.core import integrity
@@ -32,7 +33,7 @@ class ProposalProblems(DomainError):
         self.problems = problems
 
 
-def _checked(data: dict[str, Any]) -> dict[str, Any]:
+def _checked(data: dict[str, Any], course: Course | None = None) -> dict[str, Any]:
     spec, _, problems = rules.check(
         kind=data["kind"],
         prompt=data["prompt"],
@@ -40,10 +41,35 @@ def _checked(data: dict[str, Any]) -> dict[str, Any]:
         answer=data.get("answer", ""),
         rel_tol=float(data.get("rel_tol", 0.02)),
         options=data.get("options", []),
+        link=data.get("link", ""),
     )
+    if data["kind"] == "reframing":
+        assignment = (
+            Assignment.objects.filter(course=course, pk=data.get("assignment") or 0).first()
+            if course is not None
+            else None
+        )
+        if assignment is None:
+            problems.setdefault("assignment", "Choose the assignment it reframes.")
+        if problems:
+            raise ProposalProblems(problems)
+        return {
+            "kind": "reframing",
+            "prompt": data["prompt"].strip(),
+            "params_text": "",
+            "params": {},
+            "answer": "",
+            "unit": "",
+            "rel_tol": 0.02,
+            "options": [],
+            "assignment": assignment,
+            "link": data.get("link", "").strip(),
+        }
     if problems:
         raise ProposalProblems(problems)
     return {
+        "assignment": None,
+        "link": "",
         "kind": data["kind"],
         "prompt": data["prompt"].strip(),
         "params_text": data.get("params_text", "").strip(),
@@ -68,7 +94,7 @@ def proposal_submit(
     parameters names the parameters and the error)."""
     if not is_student(actor, course):
         raise NotAllowed("Students propose questions; staff review them.")
-    fields = _checked(data) | _declared(data)
+    fields = _checked(data, course) | _declared(data)
     group = group_for_student(user=actor, course=course) if as_group else None
     if as_group and group is None:
         raise Conflict("You are in no group: propose it as yourself.")
@@ -114,7 +140,7 @@ def proposal_update(
 ) -> QuestionProposal:
     """An author edits a proposal that waits (proposed, or changes requested): it goes back to
     proposed."""
-    fields = _checked(data) | _declared(data)
+    fields = _checked(data, course) | _declared(data)
     with transaction.atomic():
         p = _visible(actor, course, proposal_id)
         if is_staff(actor, course):
@@ -147,7 +173,9 @@ def proposal_review(
         if p.status in ("accepted", "rejected"):
             raise Conflict(f"This proposal was already {p.status}.")
         before = p.status
-        if decision == "accept":
+        if decision == "accept" and p.kind == "reframing":
+            pass  # credited like a question; the course adopts it in the assignment's own repo
+        elif decision == "accept":
             # The proposal is checked again: the calculator may have changed since it was written.
             _checked(
                 {

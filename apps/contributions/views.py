@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from apps.calendar.models import Assignment
 from apps.contributions import rules, selectors, services
 from apps.contributions.models import QuestionProposal
 from apps.core import integrity
@@ -47,6 +48,8 @@ def form_data(post: Any) -> dict[str, Any]:
         "unit": post.get("unit", ""),
         "rel_tol": rel,
         "options": rules.options_from_text(post.get("options_text", "")),
+        "assignment": int(post["assignment"]) if post.get("assignment", "").isdigit() else None,
+        "link": post.get("link", ""),
         "ai_used": post.get("ai_used"),
         "ai_description": post.get("ai_description", ""),
     }
@@ -82,7 +85,14 @@ def _student_page(
     proposals = selectors.proposal_list(user=request.user, course=course)
     mine = [p for p in proposals.prefetch_related("authors") if request.user in p.authors.all()]
     accepted = list(proposals.filter(status="accepted").prefetch_related("authors"))[:100]
-    ctx = {"course": course, "staff": False, "mine": mine, "accepted": accepted, **extra}
+    ctx = {
+        "course": course,
+        "staff": False,
+        "mine": mine,
+        "accepted": accepted,
+        "assignments": Assignment.objects.filter(course=course).order_by("due_at"),
+        **extra,
+    }
     return render(request, "contributions/student.html", ctx)
 
 
@@ -112,7 +122,7 @@ def _staff_page(request: AuthedRequest, course: Course) -> HttpResponseBase:
         return csv_response(
             f"{course.code}-contributions.csv",
             itertools.chain(
-                [["email", "name", "accepted questions"]],
+                [["email", "name", "accepted contributions (questions and reframings)"]],
                 ([u.email, u.full_name, credits[u.pk]] for u in people),
             ),
         )
@@ -145,6 +155,7 @@ def proposal_check(request: AuthedRequest, course: Course) -> HttpResponseBase:
         answer=data["answer"],
         rel_tol=data["rel_tol"],
         options=data["options"],
+        link=data["link"],
     )
     extra = {"draft": request.POST, "samples": samples, "problems": problems}
     return _student_page(request, course, extra)

@@ -58,6 +58,16 @@ class ProposalInSerializer(DeclarationSerializerMixin):
         required=False, default=0.02, help_text="Relative tolerance, 0.02 = 2 %."
     )
     options = ProposalOptionSerializer(many=True, required=False, default=list)
+    assignment = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="Reframing: the assignment's id."
+    )
+    link = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=500,
+        help_text="Reframing: https:// link to the starter code or notebook (never fetched).",
+    )
     as_group = serializers.BooleanField(
         required=False, default=False, help_text="Credit every member of your group."
     )
@@ -78,6 +88,8 @@ class ProposalSerializer(serializers.ModelSerializer):
             "unit",
             "rel_tol",
             "options",
+            "assignment",
+            "link",
             "status",
             "staff_comment",
             "authors",
@@ -173,6 +185,7 @@ class CheckView(APIView):
             answer=d["answer"],
             rel_tol=d["rel_tol"],
             options=d["options"],
+            link=d["link"],
         )
         return Response({"ok": not problems, "problems": problems, "samples": samples})
 
