@@ -36,6 +36,7 @@ SHOTS: list[tuple[str, str, str]] = [
     ("student-questions", "student01@example.edu", "questions/"),
     ("student-question-set", "student01@example.edu", "questions/a1-numbers/"),
     ("student-extensions", "student01@example.edu", "extensions/"),
+    ("student-practice", "student01@example.edu", "questions/roofline-practice/"),
     ("student-calendar", "student01@example.edu", "calendar/"),
     ("student-scribing", "student01@example.edu", "scribing/"),
     ("student-peer-review", "student01@example.edu", "peer-review/"),

@@ -445,6 +445,14 @@ EXPECTED: dict[str, str] = {
     f"POST {API}extensions/": "student",
     f"POST {API}extensions/<int:request_id>/decide/": "staff",
     f"POST {API}extensions/<int:request_id>/withdraw/": "student-owner",
+    # practice sets: students check at once and draw new numbers (rules refuse a graded set)
+    **actions(
+        "student",
+        f"{COURSE}questions/<slug:key>/practice/<slug:qkey>/check/",
+        f"{COURSE}questions/<slug:key>/practice/<slug:qkey>/variant/",
+    ),
+    f"POST {API}question-sets/<slug:key>/practice/<slug:qkey>/check/": "student",
+    f"POST {API}question-sets/<slug:key>/practice/<slug:qkey>/variant/": "student",
     # fair written grading: staff hide names for a set and give written questions to graders
     **actions(
         "staff",
@@ -757,7 +765,9 @@ def _url(route: str, world: World) -> str:
         "<int:run_id>": ids["run_id"],
         "<int:allocation_id>": ids["allocation_id"],
         "<int:node_id>": ids["node_id"],
-        "<slug:key>": ids["written_key"] if "written" in route else ids["key"],
+        "<slug:key>": ids["written_key"]
+        if "written" in route or "practice" in route
+        else ids["key"],
         "<slug:qkey>": ids["written_qkey"],
         "<slug:kind>": "hosts",
         "<slug:action>": "cancel",

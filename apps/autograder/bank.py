@@ -50,7 +50,13 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
         qs, _ = QuestionSet.objects.update_or_create(
             course=course,
             key=spec["key"],
-            defaults={"title": spec["title"], "assignment": assignment},
+            defaults={
+                "title": spec["title"],
+                "assignment": assignment,
+                "practice": bool(spec.get("practice", False)),
+                "checks": int((spec.get("checks") or {}).get("allowed", 0)),
+                "checks_keep": str((spec.get("checks") or {}).get("keep", "last")),
+            },
         )
         declared = spec.get("rubrics") or {}
         for pos, q in enumerate(spec["questions"], start=1):

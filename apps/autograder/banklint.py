@@ -244,6 +244,23 @@ def bank_problems(spec: Any) -> list[str]:
             out.append(f"rubric {name}: a unit-slip rule needs a two-part base")
         elif not str(d.get("text", "")).strip():
             out.append(f"rubric {name}: say in words what earns each score (text)")
+    if "practice" in spec and not isinstance(spec["practice"], bool):
+        out.append("practice is true or false")
+    elif spec.get("practice") and spec.get("assignment"):
+        out.append("a practice set belongs to no assignment (practice never counts in a grade)")
+    elif spec.get("practice") and any(
+        isinstance(q, dict) and q.get("kind") == "written" for q in spec.get("questions") or []
+    ):
+        out.append("a practice set has no written questions (they are graded by hand, not at once)")
+    checks = spec.get("checks")
+    if checks is not None:
+        allowed = checks.get("allowed") if isinstance(checks, dict) else None
+        if not isinstance(allowed, int) or isinstance(allowed, bool) or not 0 <= allowed <= 20:
+            out.append("checks: allowed is a whole number of checks per answer, 0 to 20")
+        elif checks.get("keep", "last") not in ("best", "last"):
+            out.append("checks: keep is best or last (which checked answer is graded)")
+        elif spec.get("practice"):
+            out.append("checks: a practice set is checked without limit; drop checks")
     rubrics = set(rules.RUBRICS) | set(declared)
     seen: set[str] = set()
     for q in questions:

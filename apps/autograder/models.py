@@ -40,6 +40,22 @@ class QuestionSet(models.Model):
         default=False,
         help_text="Written answers are graded without the students' names or e-mails.",
     )
+    practice = models.BooleanField(
+        default=False,
+        help_text="Practice: each check is graded at once against the student's own variant; "
+        "never in the gradebook (the bank's `practice: true`).",
+    )
+    checks = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Graded sets: how many times a student may check each answer with feedback "
+        "before the deadline (0: none; the bank's `checks: {allowed, keep}`).",
+    )
+    checks_keep = models.CharField(
+        max_length=4,
+        choices=[("best", "The best checked answer"), ("last", "The last answer")],
+        default="last",
+        help_text="Which answer is graded when checks are allowed.",
+    )
 
     class Meta:
         ordering = ("course_id", "key")
@@ -135,6 +151,47 @@ class Instance(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question} for {self.student_id}"
+
+
+class PracticeVariant(models.Model):
+    """Which variant of a practice question a student is on (0: their own instance; each "new
+    variant" draws fresh numbers from the next seed)."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    number = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["question", "student"], name="one_practice_variant")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question} v{self.number} for {self.student_id}"
+
+
+class PracticeAttempt(models.Model):
+    """One check of a practice answer, graded at once with the graded sets' parser and rubric."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    variant = models.PositiveIntegerField(default=0)
+    answers = models.JSONField(help_text="The raw answer of each part, as typed.")
+    fraction = models.FloatField()
+    points = models.FloatField()
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-at", "-pk")
+        indexes = [models.Index(fields=["student", "question"])]
+
+    def __str__(self) -> str:
+        return f"{self.question} by {self.student_id}: {self.fraction:.2f}"
 
 
 class Answer(models.Model):

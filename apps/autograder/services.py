@@ -492,13 +492,16 @@ def _raw_value(q: Question, part: int, answers: list[str]) -> float:
 
 
 def score_raw(
-    questions: list[Question], rows: list[dict[str, list[str]]]
+    questions: list[Question],
+    rows: list[dict[str, list[str]]],
+    keys_of: dict[str, list[list[float]]] | None = None,
 ) -> list[dict[str, dict[str, Any]]]:
     """Score answers that belong to no course account (a pre/post quiz keyed by participant ID):
     `rows[i][question.key]` is the list of raw answers per part (one for a choice). The same
     parsing, tolerance bands, two-part rubrics and known wrong answers as `grade_students`; only
-    questions with fixed keys (no per-student draws). Returns, per row and question: points,
-    fraction, and the rule / chosen option / misconception behind them."""
+    questions with fixed keys (no per-student draws) unless `keys_of[question.key][i]` gives row
+    i's keys (a practice variant's). Returns, per row and question: points, fraction, and the
+    rule / chosen option / misconception behind them."""
     out: list[dict[str, dict[str, Any]]] = [{} for _ in rows]
     for q in questions:
         if q.kind == Question.Kind.CHOICE:
@@ -515,14 +518,17 @@ def score_raw(
                     "misconception": "" if c else misconceptions.get(ch, ""),
                 }
             continue
-        keys = np.array(fixed_keys(q), dtype=np.float64)
+        keys = (
+            np.array(keys_of[q.key], dtype=np.float64)
+            if keys_of and q.key in keys_of
+            else np.tile(np.array(fixed_keys(q), dtype=np.float64), (len(rows), 1))
+        )
         values = [
             np.array([_raw_value(q, part, r.get(q.key) or []) for r in rows], dtype=np.float64)
             for part in range(len(q.parts))
         ]
         credits = [
-            rules.score_numeric(values[p], np.full(len(rows), keys[p]), _bands(q))
-            for p in range(len(q.parts))
+            rules.score_numeric(values[p], keys[:, p], _bands(q)) for p in range(len(q.parts))
         ]
         if q.rubric in rules.SECONDARY and len(credits) == 2:
             fraction, rule = rules.score_two_part_rules(
@@ -532,7 +538,7 @@ def score_raw(
                 ratio_tol=q.rel_tol,
                 unit_slip=bool((q.rubric_spec or {}).get("unit_slip")),
                 values=(values[0], values[1]),
-                keys=(np.full(len(rows), keys[0]), np.full(len(rows), keys[1])),
+                keys=(keys[:, 0], keys[:, 1]),
             )
         else:
             fraction, rule = np.mean(credits, axis=0), np.full(len(rows), "")

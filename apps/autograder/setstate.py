@@ -19,7 +19,7 @@ from apps.core.models import Course, User
 @dataclass(frozen=True)
 class SetState:
     qs: QuestionSet
-    state: str  # "open" | "closed" | "not-released" | "results"
+    state: str  # "open" | "closed" | "not-released" | "results" | "practice"
     due: dt.datetime | None  # the person's deadline (effective for a student, base for staff)
     base_due: dt.datetime | None
     opens: dt.datetime | None  # when its assignment is released, if still ahead
@@ -35,6 +35,7 @@ class SetState:
             "closed": "closed",
             "not-released": "not released yet",
             "results": "results released",
+            "practice": "practice: checked at once",
         }[self.state]
 
     @property
@@ -91,7 +92,9 @@ def set_states(
         base = a.due_at if a is not None else None
         due = effective.get(a.pk, base) if a is not None else None
         opens = a.release_at if a is not None and a.release_at > now else None
-        if s.released_at is not None and s.released_at <= now:
+        if s.practice:
+            state = "practice"
+        elif s.released_at is not None and s.released_at <= now:
             state = "results"
         elif opens is not None:
             state = "not-released"

@@ -35,6 +35,16 @@ urlpatterns = [
     ),
     path("c/<slug:code>/questions/<slug:key>/hide-names/", views.names_toggle, name="hide-names"),
     path(
+        "c/<slug:code>/questions/<slug:key>/practice/<slug:qkey>/check/",
+        views.practice_check,
+        name="practice-check",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/practice/<slug:qkey>/variant/",
+        views.practice_variant,
+        name="practice-variant",
+    ),
+    path(
         "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/marks/",
         views_written.marks_apply,
         name="written-marks",

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from apps.autograder import (
     passes,
+    practice,
     regrades,
     rules,
     services,
@@ -39,7 +40,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, form_kept
 
 
 class UploadForm(forms.Form):
@@ -98,6 +99,8 @@ def set_page(request: AuthedRequest, code: str, key: str) -> HttpResponse:
     course = course_for(request, code)
     qs = _set(course, key)
     if not is_staff(request.user, course):
+        if qs.practice:
+            return practice_set(request, course, qs)
         return student_set(request, course, qs)
     return _staff_set(request, course, qs, UploadForm())
 
@@ -297,6 +300,7 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
     asked = views_regrades.mine(qs, request.user) if released else {}
     closes = regrades.window_closes(qs)
     can_ask = released and closes is not None and timezone.now() <= closes
+    checked = practice.last_attempts(qs, request.user) if qs.checks else {}
     rows = []
     for q in questions:
         params = _params_for(q, request.user)
@@ -315,6 +319,8 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
                 "can_ask": can_ask
                 and grades.get(q.pk) is not None
                 and not any(r.status == "open" for r in asked.get(q.pk, [])),
+                "last_check": checked.get(q.pk, (None, 0))[0],
+                "checks_left": max(qs.checks - checked.get(q.pk, (None, 0))[1], 0),
             }
         )
     return render(
@@ -424,3 +430,76 @@ def grader_set(request: AuthedRequest, course: Course, key: str, qkey: str) -> H
         )
         messages.success(request, f"{q.key}: grader saved.")
     return _to_set(course, qs)
+
+
+def practice_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> HttpResponse:
+    """A practice set: each question with the student's current variant, a Check button that
+    grades it at once, the last result and New variant."""
+    last = practice.last_attempts(qs, request.user)
+    rows = []
+    for q in qs.questions.order_by("position"):
+        number = practice.variant_of(q, request.user)
+        params, _ = practice.variant(q, request.user, number)
+        latest, tries = last.get(q.pk, (None, 0))
+        rows.append(
+            {
+                "q": q,
+                "prompt": _prompt(q, params),
+                "parts": list(enumerate(q.parts)) if q.parts else [(0, {})],
+                "last": latest if latest is not None and latest.variant == number else None,
+                "tries": tries,
+                "drawn": any(isinstance(v, dict) for v in (q.params or {}).values()),
+            }
+        )
+    return render(
+        request,
+        "autograder/set_practice.html",
+        {"course": course, "qs": qs, "rows": rows, "kept": form_kept(request, "practice")},
+    )
+
+
+def _practice_question(course: Course, key: str, qkey: str) -> Question:
+    q = (
+        Question.objects.select_related("question_set__course")
+        .filter(question_set__course=course, question_set__key=key, key=qkey)
+        .first()
+    )
+    if q is None:
+        raise DomainError("No such question in this set.", field="answers")
+    return q
+
+
+@course_action(student=True)
+def practice_check(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
+    """Grade one practice question at once (right, partly right or not yet)."""
+    with errors_as_messages(request, form="practice"):
+        q = _practice_question(course, key, qkey)
+        n = max(len(q.parts), 1)
+        a = practice.check(
+            actor=request.user,
+            question=q,
+            answers={p: request.POST.get(f"{q.key}-{p}", "") for p in range(n)},
+        )
+        verdict = (
+            "right"
+            if a.fraction >= 1
+            else f"partly right ({a.fraction:.0%})"
+            if a.fraction > 0
+            else "not right yet"
+        )
+        messages.success(request, f"{q.key}: {verdict}.")
+    return redirect(
+        reverse("autograder:set", kwargs={"code": course.code, "key": key}) + f"#q-{qkey}"
+    )
+
+
+@course_action(student=True)
+def practice_variant(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
+    """Fresh numbers for one practice question."""
+    with errors_as_messages(request):
+        q = _practice_question(course, key, qkey)
+        n = practice.new_variant(actor=request.user, question=q)
+        messages.success(request, f"{q.key}: new numbers (variant {n + 1}).")
+    return redirect(
+        reverse("autograder:set", kwargs={"code": course.code, "key": key}) + f"#q-{qkey}"
+    )

@@ -258,6 +258,7 @@ SCORE_SOURCES = (
     "impact",
     "participation",
     "labs",
+    "practice",
 )
 
 

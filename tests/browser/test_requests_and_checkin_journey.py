@@ -112,3 +112,25 @@ def test_the_code_on_the_screen_checks_a_student_in_from_todays_box(phone, live_
     student.get_by_text("Checked in to L7").first.wait_for()
     _fits(student)
     assert Checkin.objects.filter(student=ada).count() == 1
+
+
+def test_a_practice_check_on_a_phone_says_right_at_once(phone, live_server) -> None:  # type: ignore[no-untyped-def]
+    from apps.autograder import practice
+    from apps.autograder.bank import BANKS, bank_load
+
+    course = CourseFactory()
+    ada = member(course, email="ada@uni.edu")
+    qs = bank_load(course=course, path=BANKS / "roofline-practice.yaml")
+    q = qs.questions.get(key="decode-practice")
+    _, keys = practice.variant(q, ada, 0)
+    student = phone(ada)
+    student.goto(f"{live_server.url}/c/{course.code}/questions/{qs.key}/")
+    _fits(student)
+    item = student.locator(f"#q-{q.key}")
+    item.get_by_label("time per token").fill(f"{keys[0]:.4f}")
+    item.get_by_role("button", name="Check").click()
+    student.locator(f"#q-{q.key}").get_by_text("✓ Right").wait_for()
+    _fits(student)
+    item = student.locator(f"#q-{q.key}")
+    item.get_by_role("button", name="New numbers").click()
+    assert student.locator(f"#q-{q.key}").get_by_text("✓ Right").count() == 0  # a fresh variant

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.autograder.api import regrade_views, views, written_views
+from apps.autograder.api import practice_views, regrade_views, views, written_views
 
 app_name = "autograder-api"
 P = "courses/<slug:code>/"
@@ -20,6 +20,16 @@ urlpatterns = [
         name="upload-commit",
     ),
     path(P + "question-sets/<slug:key>/runs/", views.RunsView.as_view(), name="runs"),
+    path(
+        P + "question-sets/<slug:key>/practice/<slug:qkey>/check/",
+        practice_views.PracticeCheckView.as_view(),
+        name="practice-check",
+    ),
+    path(
+        P + "question-sets/<slug:key>/practice/<slug:qkey>/variant/",
+        practice_views.PracticeVariantView.as_view(),
+        name="practice-variant",
+    ),
     path(P + "question-sets/<slug:key>/release/", views.ReleaseView.as_view(), name="release"),
     path(P + "grading-runs/<int:run_id>/", views.RunView.as_view(), name="run"),
     path(
