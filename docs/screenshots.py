@@ -27,12 +27,14 @@ COURSE = "/c/ee290-sp26/"
 PASSWORD = "courseops-demo"
 WIDTHS = {1280: 800, 390: 844}
 
-# (file name, who, path under the course or a "link:" to follow from a page, what it shows)
+# (file name, who, path under the course — or from the site's root when it starts with "/" — or
+# a "link:" to follow from a page)
 SHOTS: list[tuple[str, str, str]] = [
     ("student-today", "student01@example.edu", ""),
     ("student-checkin", "student01@example.edu", "checkin/"),
     ("student-slack", "student01@example.edu", "slack/"),
     ("student-node", "student01@example.edu", "node/"),
+    ("student-ssh-keys", "student01@example.edu", "/accounts/ssh-keys/"),
     ("student-questions", "student01@example.edu", "questions/"),
     ("student-question-set", "student01@example.edu", "questions/a1-numbers/"),
     ("student-extensions", "student01@example.edu", "extensions/"),
@@ -132,7 +134,7 @@ def main() -> None:
                             page.wait_for_load_state("load")
                             contexts[key] = page
                         page = contexts[key]
-                        url = base + COURSE + where
+                        url = base + (where if where.startswith("/") else COURSE + where)
                         if where.startswith("link:"):
                             listing = base + COURSE + where[5:]
                             page.goto(listing)

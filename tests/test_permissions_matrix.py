@@ -414,6 +414,14 @@ EXPECTED: dict[str, str] = {
     f"GET {COURSE}assessments/": "member",
     f"POST {COURSE}assessments/": "staff",
     **actions("staff", f"{COURSE}assessments/extended-time/"),
+    # SSH keys: each person's own, not course-scoped
+    "GET accounts/ssh-keys/": "authed",
+    "POST accounts/ssh-keys/": "n/a",
+    **actions("authed", "accounts/ssh-keys/add/"),
+    **actions("student-owner", "accounts/ssh-keys/<int:key_id>/remove/"),
+    "GET api/v1/me/ssh-keys/": "authed",
+    "POST api/v1/me/ssh-keys/": "authed",
+    "DELETE api/v1/me/ssh-keys/<int:key_id>/": "student-owner",
     # lecture check-in: students enter the room's code; staff open, show, close and correct
     f"GET {COURSE}checkin/": "member",
     f"POST {COURSE}checkin/": "n/a",
@@ -791,6 +799,7 @@ def _url(route: str, world: World) -> str:
         "<int:late_id>": ids["late_id"],
         "<int:token_id>": ids["token_id"],
         "<int:session_id>": ids["checkin_session_id"],
+        "<int:key_id>": ids["ssh_key_id"],
         "<int:checkin_id>": ids["checkin_id"],
         "<int:request_id>": ids["extension_request_id"]
         if "extensions" in route
@@ -925,6 +934,7 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "event_id",
                 "token_id",
                 "request_id",
+                "key_id",
                 "number",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")

@@ -29,7 +29,7 @@ from apps.autograder.models import (
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
-from apps.compute.models import Allocation, NodeMove
+from apps.compute.models import Allocation, NodeMove, SshKey
 from apps.compute.windows import window_approve, window_request
 from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
@@ -365,6 +365,14 @@ def build_world(course: Course) -> World:
         ).pk,
         "extension_request_id": _extension_request(course, a_members[0], extension.assignment),
         **_checkin(course, a_members[0], ta),
+        "ssh_key_id": SshKey.objects.create(
+            user=a_members[0],
+            kind="ssh-ed25519",
+            bits=256,
+            fingerprint="SHA256:student-A-world-key",
+            public_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStudentAWorldKey",
+            label="student A's laptop",
+        ).pk,
         "key": qs.key,
         "move_id": NodeMove.objects.create(
             course=course,

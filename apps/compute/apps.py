@@ -45,6 +45,16 @@ class ComputeConfig(AppConfig):
         register_nav(NavItem("Compute", "compute:board", roles=STAFF, order=35, section="compute"))
         register_nav(
             NavItem(
+                "SSH keys",
+                "compute:ssh-keys",
+                course_scoped=False,
+                order=36,
+                section="group",
+                staff_section="compute",
+            )
+        )
+        register_nav(
+            NavItem(
                 "Incidents", "compute:incidents", order=36, section="group", staff_section="compute"
             )
         )

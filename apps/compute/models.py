@@ -379,3 +379,26 @@ class NodeMove(models.Model):
 
     def __str__(self) -> str:
         return f"move {self.group_id} off {self.from_node_id}"
+
+
+class SshKey(models.Model):
+    """A person's SSH public key (what node access will put in an instance's `ssh-keys`).
+    One key belongs to one person: its fingerprint is unique."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=40, help_text="ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa …")
+    bits = models.PositiveIntegerField(help_text="The key's size in bits.")
+    fingerprint = models.CharField(
+        max_length=80, unique=True, help_text="SHA256:… as ssh-keygen -l shows it."
+    )
+    public_key = models.TextField(help_text="The key as one line: type, base64 body (no comment).")
+    label = models.CharField(
+        max_length=80, blank=True, help_text="Which machine it is, e.g. laptop."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("created_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.fingerprint}"

@@ -1,11 +1,14 @@
 from django.urls import path
 
-from apps.compute import views, views_runs
+from apps.compute import views, views_keys, views_runs
 
 app_name = "compute"
 C = "c/<slug:code>/"
 W = f"{C}windows/<int:window_id>/"
 urlpatterns = [
+    path("accounts/ssh-keys/", views_keys.keys_page, name="ssh-keys"),
+    path("accounts/ssh-keys/add/", views_keys.key_add, name="ssh-key-add"),
+    path("accounts/ssh-keys/<int:key_id>/remove/", views_keys.key_remove, name="ssh-key-remove"),
     path(f"{C}node/", views.my_node, name="mine"),
     path(f"{C}node/files/<slug:kind>/", views.my_node_file, name="my-file"),
     path(f"{C}node/move/", views.node_move_request, name="node-move"),

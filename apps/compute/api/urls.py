@@ -1,10 +1,12 @@
 from django.urls import path
 
-from apps.compute.api import views
+from apps.compute.api import key_views, views
 
 app_name = "compute-api"
 P = "courses/<slug:code>/"
 urlpatterns = [
+    path("me/ssh-keys/", key_views.SshKeysView.as_view(), name="ssh-keys"),
+    path("me/ssh-keys/<int:key_id>/", key_views.SshKeyView.as_view(), name="ssh-key"),
     path(P + "nodes/", views.NodeListView.as_view(), name="nodes"),
     path(P + "nodes/<int:node_id>/", views.NodeDetailView.as_view(), name="node"),
     path(P + "static-ips/", views.StaticIPListView.as_view(), name="ips"),
