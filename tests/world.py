@@ -65,7 +65,6 @@ class World:
 
 def _extension_request(course: Course, student: User, assignment: Any) -> int:
     """Student A's open extension request, with a supporting document (SECRET-EXTENSION-A)."""
-    from django.core.files.base import ContentFile
 
     from apps.extensions.models import ExtensionRequest
 
@@ -76,7 +75,7 @@ def _extension_request(course: Course, student: User, assignment: Any) -> int:
         days=2,
         reason="Student A's reason for an extension (SECRET-EXTENSION-A).",
     )
-    r.document.save("request.pdf", ContentFile(b"%PDF-1.4 student A's note"), save=False)
+    r.document, r.document_kind = b"%PDF-1.4 student A's note", "pdf"
     r.save()
     return r.pk
 

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from apps.autograder.models import Answer, Grade, GradingRun, Question, QuestionSet
+from apps.autograder.models import (
+    Answer,
+    Grade,
+    GradingRun,
+    PracticeAttempt,
+    Question,
+    QuestionSet,
+)
 from apps.core.models import Course, User
 
 
@@ -72,6 +79,16 @@ def set_states(
             .annotate(n=Count("question_id", distinct=True))
             .values_list("question__question_set_id", "n")
         )
+        practising = [s.pk for s in sets if s.practice]
+        if practising:  # a practice set is answered by its checks, never saved answers
+            answered |= dict(
+                PracticeAttempt.objects.filter(
+                    question__question_set_id__in=practising, student=student
+                )
+                .values("question__question_set_id")
+                .annotate(n=Count("question_id", distinct=True))
+                .values_list("question__question_set_id", "n")
+            )
         released = [s.pk for s in sets if s.released_at is not None and s.released_at <= now]
         passes: dict[int, int] = {}
         for set_id, pass_id in GradingRun.objects.filter(

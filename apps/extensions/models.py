@@ -50,7 +50,11 @@ class ExtensionRequest(models.Model):
     dsp = models.BooleanField(
         default=False, help_text="A disability (DSP) accommodation beyond the standing one."
     )
-    document = models.FileField(upload_to="extension-requests/", blank=True)
+    # Kept in the database like every other upload (backups hold it; any web machine serves it).
+    document = models.BinaryField(null=True, blank=True, editable=False)
+    document_kind = models.CharField(
+        max_length=4, blank=True, help_text="pdf, png or jpg: read from the document's bytes."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     approved_days = models.PositiveSmallIntegerField(null=True, blank=True)
     auto = models.BooleanField(default=False, help_text="Approved by the course's rule.")

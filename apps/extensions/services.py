@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 
 from django.conf import settings
-from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -99,7 +98,6 @@ def request_create(
     for_group: bool = False,
     dsp: bool = False,
     document: bytes | None = None,
-    document_name: str = "",
 ) -> ExtensionRequest:
     if not is_student(actor, course):
         raise NotAllowed("Only the course's students ask for extensions.")
@@ -149,7 +147,7 @@ def request_create(
                 dsp=dsp,
             )
             if document:
-                r.document.save(f"request.{kind}", ContentFile(document), save=False)
+                r.document, r.document_kind = document, kind
             r.save()
             audit_record(
                 actor=actor,

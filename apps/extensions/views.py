@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.core.validators import MaxValueValidator
-from django.http import FileResponse, Http404
+from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -239,9 +239,12 @@ def document(request: AuthedRequest, code: str, request_id: int) -> HttpResponse
     """The supporting document: to staff and to the student who sent it, nobody else."""
     course = course_for(request, code)
     r = ExtensionRequest.objects.filter(course=course, pk=request_id).first()
-    if r is None or not r.document:
+    if r is None or not r.document_kind or r.document is None:
         raise Http404("No such document.")
     if not (is_staff(request.user, course) or r.student_id == request.user.pk):
         raise Http404("No such document.")
-    name = (r.document.name or "document").rsplit("/", 1)[-1]
-    return FileResponse(r.document.open("rb"), as_attachment=True, filename=name)
+    types = {"pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg"}
+    answer = HttpResponse(bytes(r.document), content_type=types[r.document_kind])
+    name = f"extension-request-{r.pk}.{r.document_kind}"
+    answer["Content-Disposition"] = f'attachment; filename="{name}"'
+    return answer

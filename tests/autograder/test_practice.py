@@ -97,6 +97,7 @@ def test_practice_never_reaches_the_gradebook_and_the_api_answers(drill) -> None
     assert refused.status_code == 409
     listing = as_user(ada).get(f"/c/{course.code}/questions/").content.decode()
     assert "practice: checked at once" in listing
+    assert f"1 of {qs.questions.count()} answered" in listing  # its checks count as answers
 
 
 def test_the_bank_refuses_a_practice_set_that_claims_an_assignment() -> None:

@@ -268,7 +268,7 @@ def test_the_api_asks_lists_and_decides(world) -> None:  # type: ignore[no-untyp
 )
 @given(data=st.one_of(st.binary(max_size=2048), st.binary(max_size=64).map(lambda b: b"%PDF-" + b)))
 def test_any_bytes_as_a_document_get_a_clear_answer_never_a_500(world, data: bytes) -> None:  # type: ignore[no-untyped-def]
-    course, a1, _ta, ada, _bo, _group = world
+    course, a1, ta, ada, _bo, _group = world
     ExtensionRequest.objects.all().delete()
     answer = as_user(ada).post(
         f"/c/{course.code}/extensions/ask/",
@@ -283,7 +283,9 @@ def test_any_bytes_as_a_document_get_a_clear_answer_never_a_500(world, data: byt
     if data.startswith((b"%PDF-", b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")):
         assert answer.status_code == 302
         r = ExtensionRequest.objects.get()
-        assert r.document.read() == data
+        assert bytes(r.document) == data
+        staff_copy = as_user(ta).get(f"/c/{course.code}/extensions/{r.pk}/document/")
+        assert staff_copy.content == data
     else:
         assert answer.status_code == 400
         page = answer.content.decode()

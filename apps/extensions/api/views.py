@@ -55,7 +55,7 @@ class ExtensionAskedSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_has_document(self, obj: ExtensionRequest) -> bool:
-        return bool(obj.document)
+        return bool(obj.document_kind)
 
 
 class ExtensionAskSerializer(serializers.Serializer):
