@@ -200,6 +200,7 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
 
 
 from tests.peers.fixtures import (  # noqa: E402, F401  (fixtures for every test)
+    gce_peer,
     lti_platform,
     oidc_provider,
     saml_idp,

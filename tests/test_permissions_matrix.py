@@ -65,6 +65,32 @@ def actions(policy: str, *routes: str) -> dict[str, str]:
 COURSE = "c/<slug:code>/"
 API = "api/v1/courses/<slug:code>/"
 EXPECTED: dict[str, str] = {
+    # --- the cloud behind the compute board (apps.compute.views_cloud)
+    f"GET {COURSE}compute/cloud/": "staff",
+    f"POST {COURSE}compute/cloud/": "n/a",
+    f"GET {COURSE}compute/cloud/jobs/<int:op_id>/": "staff",
+    f"POST {COURSE}compute/cloud/jobs/<int:op_id>/": "n/a",
+    f"GET {COURSE}compute/cloud/sync/": "staff",
+    f"POST {COURSE}compute/cloud/sync/": "n/a",
+    f"GET {COURSE}compute/budget/": "staff",
+    f"POST {COURSE}compute/budget/": "n/a",
+    f"GET {COURSE}compute/budget/export.csv": "staff",
+    f"POST {COURSE}compute/budget/export.csv": "n/a",
+    f"GET {COURSE}compute/agent.py": "staff",
+    f"POST {COURSE}compute/agent.py": "n/a",
+    f"GET {COURSE}compute/nodes/<int:node_id>/agent/": "staff",
+    f"POST {COURSE}compute/nodes/<int:node_id>/agent/": "n/a",
+    # Power: staff, and the holding group when the course file allows it (EE 290 does).
+    f"GET {COURSE}compute/nodes/<int:node_id>/power/": "owner",
+    f"POST {COURSE}compute/nodes/<int:node_id>/power/": "n/a",
+    **actions("owner", f"{COURSE}compute/nodes/<int:node_id>/power/do/"),
+    **actions(
+        "staff",
+        f"{COURSE}compute/cloud/check/",
+        f"{COURSE}compute/cloud/jobs/<int:op_id>/retry/",
+        f"{COURSE}compute/cloud/sync/apply/",
+        f"{COURSE}compute/nodes/<int:node_id>/agent/token/",
+    ),
     # --- pages: core, calendar, calculator, accounts
     "GET ": "authed",
     f"GET {COURSE}": "member",
@@ -419,6 +445,8 @@ EXPECTED: dict[str, str] = {
     "POST accounts/ssh-keys/": "n/a",
     **actions("authed", "accounts/ssh-keys/add/"),
     **actions("student-owner", "accounts/ssh-keys/<int:key_id>/remove/"),
+    # The node agent authenticates with its node's token, never a person's session.
+    "POST api/v1/compute/agent/samples/": "to-login",
     "GET api/v1/me/ssh-keys/": "authed",
     "POST api/v1/me/ssh-keys/": "authed",
     "DELETE api/v1/me/ssh-keys/<int:key_id>/": "student-owner",
@@ -773,6 +801,7 @@ def _url(route: str, world: World) -> str:
         "<int:run_id>": ids["run_id"],
         "<int:allocation_id>": ids["allocation_id"],
         "<int:node_id>": ids["node_id"],
+        "<int:op_id>": ids["op_id"],
         "<slug:key>": ids["written_key"]
         if "written" in route or "practice" in route
         else ids["key"],

@@ -342,8 +342,21 @@ def build_world(course: Course) -> World:
         "instructor": instructor,
         "outsider": outsider,
     }
+    from apps.compute.models import CloudOp, ComputePolicy
+
+    ComputePolicy.objects.update_or_create(course=course, defaults={"groups_may_power": True})
+    cloud_op = CloudOp.objects.create(
+        course=course,
+        kind="start",
+        node_id=alloc_a.node_id,
+        target=f"start:{alloc_a.node_id}",
+        status="failed",
+        reason="403 FORBIDDEN",
+        why="world",
+    )
     ids = {
         "code": course.code,
+        "op_id": cloud_op.pk,
         "group_id": group_a.pk,
         "user_id": a_members[1].pk,
         "allocation_id": alloc_a.pk,

@@ -90,8 +90,17 @@ def firewall_rule_name(b: Bundle) -> str:
     return f"courseops-{b.slug}"[:62].rstrip("-")
 
 
+def firewall_sources(b: Bundle) -> list[str]:
+    return [f"{p.external_ip}/32" for p in sorted(b.participants, key=lambda p: p.rank)]
+
+
+def firewall_ports(b: Bundle) -> list[str]:
+    """SSH and torchrun's rendezvous range (the master port and the 100 above it)."""
+    return ["22", f"{b.master_port}-{b.master_port + 100}"]
+
+
 def firewall_command(b: Bundle) -> str:
-    sources = ",".join(f"{p.external_ip}/32" for p in sorted(b.participants, key=lambda p: p.rank))
+    sources = ",".join(firewall_sources(b))
     lo, hi = b.master_port, b.master_port + 100
     name = firewall_rule_name(b)
     cmd = [

@@ -28,6 +28,17 @@ class ComputeConfig(AppConfig):
             "no live window borrows a node its lender no longer holds",
             lifecycle.windows_on_held_nodes,
         )
+        from apps.compute import checks, cloud, jobs, signals  # noqa: F401
+        from apps.core.jobs import register_jobs, register_sweeper
+        from apps.core.lifecycle import MemberLeft, StudentDropped
+
+        register_check(
+            "the cloud matches the board (keys, addresses, rules)", cloud.unexplained_drift
+        )
+        register_sweeper("cloud", jobs.sweep)
+        register_jobs("cloud", jobs.listed)
+        subscribe(MemberLeft, lifecycle.on_member_left)
+        subscribe(StudentDropped, lifecycle.on_student_dropped)
 
         register_events("windows", sources.window_events)
         from apps.core.models import Role

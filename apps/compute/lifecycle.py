@@ -26,7 +26,13 @@ from apps.compute.models import (
     StaticIP,
     WindowNode,
 )
-from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
+from apps.core.lifecycle import (
+    GroupDissolved,
+    GroupMerged,
+    LifecycleEvent,
+    MemberLeft,
+    StudentDropped,
+)
 from apps.core.models import Course
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
@@ -157,6 +163,14 @@ def on_group_merged(event: GroupMerged) -> None:
         )
     _close_windows(event, event.source_id, event.source_name)
     _decline_moves(event, event.source_id, f"{event.source_name} was merged")
+    # The merged members' keys go onto the node the target holds, and off the source's.
+    from apps.compute import cloud
+
+    cloud.groups_changed(
+        event.course.pk,
+        [event.target_id],
+        f"{event.source_name} was merged into {event.target_name}",
+    )
     # "Affects us too" marks become the merged group's: once per incident, never on its own report.
     marks = IncidentAffected.objects.filter(group_id=event.source_id)
     already = IncidentAffected.objects.filter(group_id=event.target_id).values("incident_id")
@@ -173,6 +187,28 @@ def on_group_merged(event: GroupMerged) -> None:
             obj=event.course,
             after={"runs": moved_runs, "to": event.target_name, **event.caused_by()},
         )
+
+
+@in_callers_transaction
+def on_member_left(event: MemberLeft) -> None:
+    """The member's keys leave the group's node (and join the new group's, if they moved)."""
+    from apps.compute import cloud
+
+    groups = [event.group_id, event.to_group_id or 0]
+    cloud.groups_changed(event.course.pk, groups, f"user {event.user_id} left a group")
+
+
+@in_callers_transaction
+def on_student_dropped(event: StudentDropped) -> None:
+    from apps.compute import cloud
+    from apps.groups.models import GroupMembership
+
+    groups = GroupMembership.objects.filter(course=event.course, user_id=event.user_id)
+    cloud.groups_changed(
+        event.course.pk,
+        list(groups.values_list("group_id", flat=True)),
+        f"user {event.user_id} was dropped",
+    )
 
 
 def dissolve_preview(course: Course, group_id: int) -> list[str]:

@@ -24,6 +24,24 @@ class Node(models.Model):
     gpu_count = models.PositiveSmallIntegerField(default=8)
     internal_ip = models.GenericIPAddressField(protocol="IPv4")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.READY)
+    # What the cloud last reported (compute.cloud): RUNNING, STOPPING, TERMINATED, SUSPENDED …
+    cloud_status = models.CharField(
+        max_length=16, blank=True, help_text="The instance's status as the cloud reports it."
+    )
+    cloud_status_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the cloud status last changed."
+    )
+    external_ip = models.GenericIPAddressField(
+        protocol="IPv4", null=True, blank=True, help_text="The address the cloud reports."
+    )
+    labels = models.JSONField(default=dict, blank=True, help_text="The instance's GCP labels.")
+    synced_at = models.DateTimeField(null=True, blank=True)
+    agent_token_hash = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the node agent's token."
+    )
+    idle_alerted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the group was last told the node sits idle."
+    )
 
     class Meta:
         ordering = ("course_id", "name")
@@ -281,6 +299,31 @@ class ComputePolicy(models.Model):
         help_text="A sharing window's access files are given out only once a run record names "
         "the window.",
     )
+    gcp_project = models.CharField(max_length=63, blank=True, help_text="The GCP project ID.")
+    price_per_node_hour = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        help_text="US dollars one running node costs per hour (0: not tracked).",
+    )
+    credit_budget = models.DecimalField(
+        max_digits=12, decimal_places=2, default=0, help_text="The course's credits in US dollars."
+    )
+    budget_alerted_pct = models.PositiveSmallIntegerField(
+        default=0, help_text="The highest budget threshold (50, 80, 100) staff were e-mailed at."
+    )
+    idle_below_pct = models.PositiveSmallIntegerField(
+        default=5, help_text="A node whose GPUs stay under this utilisation (%) is idle."
+    )
+    idle_hours = models.PositiveSmallIntegerField(
+        default=6, help_text="Hours of idle samples before the group and staff are e-mailed."
+    )
+    idle_stop = models.BooleanField(
+        default=False, help_text="Stop a node once it has been idle for `idle_hours`."
+    )
+    groups_may_power = models.BooleanField(
+        default=False, help_text="The group holding a node may start and stop it."
+    )
 
     def __str__(self) -> str:
         return f"compute policy of {self.course_id}"
@@ -402,3 +445,102 @@ class SshKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.fingerprint}"
+
+
+class NodeStatusChange(models.Model):
+    """The cloud status of a node from `at` until the next row: the GPU-hours and the budget
+    are computed from these intervals (RUNNING counts; everything else does not)."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="status_changes")
+    status = models.CharField(max_length=16)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("node_id", "at")
+        indexes = [models.Index(fields=["node", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} {self.status} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class GpuSample(models.Model):
+    """One reading the node agent posted: mean and max GPU utilisation and memory used."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="gpu_samples")
+    at = models.DateTimeField()
+    util_mean = models.FloatField(help_text="Mean utilisation over the node's GPUs, percent.")
+    util_max = models.FloatField(help_text="The busiest GPU's utilisation, percent.")
+    mem_used_mib = models.PositiveIntegerField(help_text="GPU memory in use, summed, MiB.")
+    gpus = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ("node_id", "at")
+        indexes = [models.Index(fields=["node", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.node_id} {self.util_mean:.0f}% at {self.at:%H:%M}"
+
+
+class CloudOp(models.Model):
+    """One cloud job: make a node's keys and address match the board (`node`), make the
+    course's window firewall rules match (`rules`), or start/stop a node. What it intends is
+    computed when it runs, so running it twice is harmless; `calls` is what it asked the cloud
+    and what the cloud answered. At most one queued op per (kind, node): changes coalesce."""
+
+    class Kind(models.TextChoices):
+        NODE = "node", "Keys and address"
+        RULES = "rules", "Window firewall rules"
+        START = "start", "Start node"
+        STOP = "stop", "Stop node"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="cloud_ops")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    node = models.ForeignKey(
+        Node, null=True, blank=True, on_delete=models.CASCADE, related_name="cloud_ops"
+    )
+    target = models.CharField(max_length=40, help_text="kind:node, e.g. node:3 or rules.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    why = models.CharField(max_length=500, blank=True, help_text="What asked for it.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    not_before = models.DateTimeField(null=True, blank=True, help_text="Backoff: retry after.")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True, help_text="Why it failed.")
+    calls = models.JSONField(default=list, blank=True)
+    provider = models.CharField(max_length=16, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("course_id", "-created_at")
+        indexes = [models.Index(fields=["course", "status", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course", "target"],
+                condition=models.Q(status="queued"),
+                name="one_queued_cloud_op",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} op #{self.pk} ({self.status})"
+
+
+class DryRunProject(models.Model):
+    """The dry-run provider's stand-in for a GCP project (instances, addresses, firewall rules
+    as JSON), seeded from the board; every operation changes it as the cloud would."""
+
+    course = models.OneToOneField(Course, on_delete=models.CASCADE, related_name="+")
+    state = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"dry-run project of {self.course_id}"

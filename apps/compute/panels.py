@@ -35,4 +35,9 @@ def my_node_context(request: HttpRequest, course: Course, role: Role) -> dict[st
     if gid is not None:
         found = compiled_query("compute.my_node", _current_allocation, course.pk, gid)
         allocation = found[0] if found else None
-    return {"allocation": allocation, "in_group": gid is not None}
+    login = None
+    if allocation is not None:
+        from apps.compute.cloud import unix_names
+
+        login = unix_names(course.pk, [user.pk]).get(user.pk)
+    return {"allocation": allocation, "in_group": gid is not None, "login": login}

@@ -117,21 +117,33 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
     allocations = Allocation.objects.filter(pk__in=allocation_ids).select_related(
         "group", "node", "static_ip"
     )
+    from apps.compute.cloud import unix_names
+    from apps.groups.models import GroupMembership
+
     for a in allocations:
-        to = _member_emails(a.group_id)
-        if not to:
-            continue
-        mail = outbox.Mail(
-            to,
-            f"[{course.code}] {a.group.name}: your node is {a.node.name}",
-            f"Group formation is done. {a.group.name} holds {a.node.name} "
-            f"({a.node.gpu_count}× {a.node.gpu_model}, {a.node.zone}) with the static IP "
-            f"{a.static_ip.address}.\n\n"
-            f"Log in with:\n    ssh YOUR_USERNAME@{a.static_ip.address}\n\n"
-            f"SSH config, /etc/hosts block and launch files: "
-            f"{settings.SITE_URL}/c/{course.code}/node/\n",
+        # One e-mail per member: each gets their own login name on the node.
+        members = dict(
+            GroupMembership.objects.filter(group_id=a.group_id, left_at__isnull=True).values_list(
+                "user_id", "user__email"
+            )
         )
-        mails.append(mail)
+        logins = unix_names(course.pk, list(members))
+        for user_id, email in sorted(members.items()):
+            mails.append(
+                outbox.Mail(
+                    [email],
+                    f"[{course.code}] {a.group.name}: your node is {a.node.name}",
+                    f"Group formation is done. {a.group.name} holds {a.node.name} "
+                    f"({a.node.gpu_count}× {a.node.gpu_model}, {a.node.zone}) with the static IP "
+                    f"{a.static_ip.address}.\n\n"
+                    f"Log in with:\n    ssh {logins.get(user_id, 'YOUR_USERNAME')}@"
+                    f"{a.static_ip.address}\n\n"
+                    f"courseops puts the SSH keys on your profile onto the node; add yours at "
+                    f"{settings.SITE_URL}/accounts/ssh-keys/ if you have not.\n\n"
+                    f"SSH config, /etc/hosts block and launch files: "
+                    f"{settings.SITE_URL}/c/{course.code}/node/\n",
+                )
+            )
     staff = _staff_emails(course.pk)
     if staff:
         left = "\n".join(f"- {g}" for g in leftover) or "- none"
@@ -187,3 +199,47 @@ def notify_node_move(move_id: int) -> int:
     mail = outbox.Mail(to, f"[{course.code}] Node move: {move.get_status_display()}", body)
     outbox.post("compute.notify_node_move", [mail], course_id=course.pk)
     return len(to)
+
+
+@shared_task(name="compute.run_cloud_op")
+def run_cloud_op(op_id: int) -> str:
+    """Run one cloud job (apps.compute.cloud.run): done, queued again with backoff, or failed
+    with the cloud's reason. Safe to deliver twice: only a queued job is claimed."""
+    from apps.compute.cloud import run
+
+    return run(op_id)
+
+
+@shared_task(name="compute.reconcile_cloud")
+def reconcile_cloud() -> int:
+    """Beat: every course with nodes — statuses from the cloud, a job for whatever drifted from
+    the board (keys, addresses, window rules that should start or end). Returns drift lines."""
+    from apps.compute.cloud import reconcile
+    from apps.compute.models import Node
+    from apps.compute.providers.base import CloudError
+    from apps.core.models import Course
+
+    found = 0
+    for course in Course.objects.filter(pk__in=Node.objects.values("course_id")):
+        try:
+            found += len(reconcile(course)[1])
+        except CloudError as exc:
+            import logging
+
+            logging.getLogger(__name__).warning("reconcile %s: %s", course.code, exc.reason)
+    return found
+
+
+@shared_task(name="compute.watch_usage")
+def watch_usage() -> int:
+    """Beat: idle nodes (e-mail, stop if the course says so) and budget thresholds. Returns how
+    many nodes were reported idle."""
+    from apps.compute.models import Node
+    from apps.compute.usage import budget_alert, idle_check
+    from apps.core.models import Course
+
+    told = 0
+    for course in Course.objects.filter(pk__in=Node.objects.values("course_id")):
+        told += len(idle_check(course))
+        budget_alert(course)
+    return told

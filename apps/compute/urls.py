@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.compute import views, views_keys, views_runs
+from apps.compute import views, views_cloud, views_keys, views_runs
 
 app_name = "compute"
 C = "c/<slug:code>/"
@@ -40,6 +40,31 @@ urlpatterns = [
         name="allocation-release",
     ),
     path(f"{C}compute/nodes/<int:node_id>/status/", views.node_status, name="node-status"),
+    path(f"{C}compute/cloud/", views_cloud.cloud_page, name="cloud"),
+    path(f"{C}compute/cloud/check/", views_cloud.cloud_reconcile, name="cloud-reconcile"),
+    path(f"{C}compute/cloud/jobs/<int:op_id>/", views_cloud.cloud_job, name="cloud-job"),
+    path(
+        f"{C}compute/cloud/jobs/<int:op_id>/retry/",
+        views_cloud.cloud_job_retry,
+        name="cloud-job-retry",
+    ),
+    path(f"{C}compute/cloud/sync/", views_cloud.cloud_sync, name="cloud-sync"),
+    path(f"{C}compute/cloud/sync/apply/", views_cloud.cloud_sync_apply, name="cloud-sync-apply"),
+    path(f"{C}compute/budget/", views_cloud.budget_page, name="budget"),
+    path(f"{C}compute/budget/export.csv", views_cloud.budget_export, name="budget-export"),
+    path(f"{C}compute/agent.py", views_cloud.agent_file, name="agent-file"),
+    path(
+        f"{C}compute/nodes/<int:node_id>/power/",
+        views_cloud.node_power_confirm,
+        name="node-power-confirm",
+    ),
+    path(f"{C}compute/nodes/<int:node_id>/power/do/", views_cloud.node_power, name="node-power"),
+    path(f"{C}compute/nodes/<int:node_id>/agent/", views_cloud.agent_page, name="agent"),
+    path(
+        f"{C}compute/nodes/<int:node_id>/agent/token/",
+        views_cloud.agent_token,
+        name="agent-token",
+    ),
     path(f"{C}runs/", views_runs.run_list, name="runs"),
     path(f"{C}runs/export.csv", views_runs.run_export, name="runs-export"),
     path(f"{C}incidents/", views.incidents, name="incidents"),

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from apps.compute import access, formation, services, windows
+from apps.compute import access, cloud, formation, services, windows
 from apps.compute.forms import WindowRequestForm
 from apps.compute.models import Allocation, ComputePolicy, Node, NodeMove, SharingWindow
 from apps.compute.runs import window_needs_record
@@ -44,11 +44,12 @@ FILES = {
 }
 
 
-def _download(bundle: access.Bundle, kind: str) -> HttpResponse:
+def _download(bundle: access.Bundle, kind: str, login: str = "") -> HttpResponse:
     if kind not in FILES:
         raise Http404("No such file.")
     name, mime, render_file = FILES[kind]
-    response = HttpResponse(render_file(bundle), content_type=f"{mime}; charset=utf-8")
+    text = access.ssh_config(bundle, user=login) if kind == "ssh" and login else render_file(bundle)
+    response = HttpResponse(text, content_type=f"{mime}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{bundle.slug}-{name}"'
     return response
 
@@ -115,11 +116,19 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
                     f"Window #{w.pk} requested; the other groups see it on their node page.",
                 )
                 return redirect("compute:mine", code=code)
+    login = (
+        cloud.unix_names(course.pk, [request.user.pk]).get(request.user.pk)
+        if allocation is not None
+        else None
+    )
     return render(
         request,
         "compute/my_node.html",
         {
             "course": course,
+            "login": login,
+            "may_power": allocation is not None
+            and ComputePolicy.objects.filter(course=course, groups_may_power=True).exists(),
             "group": group,
             "allocation": allocation,
             "form": form,
@@ -146,7 +155,8 @@ def my_node_file(request: AuthedRequest, code: str, kind: str) -> HttpResponse:
     )
     if allocation is None:
         raise Http404("Your group holds no node.")
-    return _download(own_node_bundle(allocation=allocation), kind)
+    login = cloud.unix_names(course.pk, [request.user.pk]).get(request.user.pk, "")
+    return _download(own_node_bundle(allocation=allocation), kind, login)
 
 
 def _window_for(request: AuthedRequest, course: Course, window_id: int) -> SharingWindow:

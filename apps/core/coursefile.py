@@ -332,6 +332,17 @@ class Compute(Strict):
     formation_milestone: Slug = "group-formation"
     # A sharing window's access files are given out only once a run record names the window.
     windows_need_run_record: bool = False
+    # The budget: what one running node costs an hour (US$) and the course's credits. Staff are
+    # e-mailed at 50, 80 and 100 % of the credits; 0 turns the budget off.
+    price_per_node_hour: Annotated[Decimal, Field(ge=0, le=10000)] = Decimal(0)
+    credit_budget: Annotated[Decimal, Field(ge=0, le=100_000_000)] = Decimal(0)
+    # A node whose busiest GPU stays under idle_below_pct % for idle_hours is idle: its group
+    # and staff are e-mailed, and with idle_stop it is stopped.
+    idle_below_pct: Annotated[int, Field(ge=1, le=100)] = 5
+    idle_hours: Annotated[int, Field(ge=1, le=168)] = 6
+    idle_stop: bool = False
+    # The group holding a node may start and stop it (staff always may).
+    groups_may_power: bool = False
 
 
 class CourseFile(Strict):

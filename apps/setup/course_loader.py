@@ -301,6 +301,13 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                     "allocate_at_formation": cf.compute.allocate_at_formation,
                     "formation_milestone": cf.compute.formation_milestone,
                     "windows_need_run_record": cf.compute.windows_need_run_record,
+                    "gcp_project": cf.compute.gcp_project,
+                    "price_per_node_hour": cf.compute.price_per_node_hour,
+                    "credit_budget": cf.compute.credit_budget,
+                    "idle_below_pct": cf.compute.idle_below_pct,
+                    "idle_hours": cf.compute.idle_hours,
+                    "idle_stop": cf.compute.idle_stop,
+                    "groups_may_power": cf.compute.groups_may_power,
                 },
             )
             report.tally("compute policy", o)

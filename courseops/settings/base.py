@@ -329,6 +329,27 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "options": {"expires": 55},
     },
 }
+# The cloud (apps.compute.cloud): `dry-run` keeps a stand-in project in the database; `gcp` drives
+# the course's project with Application Default Credentials. COMPUTE_ENDPOINT points the client
+# at another Compute Engine endpoint (the tests' local peer) with anonymous credentials.
+COMPUTE_PROVIDER = os.environ.get("COMPUTE_PROVIDER", "dry-run")
+COMPUTE_ENDPOINT = os.environ.get("COMPUTE_ENDPOINT", "")
+COMPUTE_NETWORK = os.environ.get("COMPUTE_NETWORK", "default")
+COMPUTE_CALL_TIMEOUT_S = float(os.environ.get("COMPUTE_CALL_TIMEOUT_S", "60"))
+COMPUTE_OP_LEASE_S = int(os.environ.get("COMPUTE_OP_LEASE_S", "300"))
+COMPUTE_OP_MAX_ATTEMPTS = int(os.environ.get("COMPUTE_OP_MAX_ATTEMPTS", "6"))
+COMPUTE_OP_BACKOFF_S = float(os.environ.get("COMPUTE_OP_BACKOFF_S", "5"))
+# Statuses, drift and window rules every 2 minutes; idle nodes and the budget every 15.
+CELERY_BEAT_SCHEDULE["cloud-reconcile"] = {
+    "task": "compute.reconcile_cloud",
+    "schedule": float(os.environ.get("CLOUD_RECONCILE_EVERY_S", "120")),
+    "options": {"expires": 110},
+}
+CELERY_BEAT_SCHEDULE["cloud-watch"] = {
+    "task": "compute.watch_usage",
+    "schedule": float(os.environ.get("CLOUD_WATCH_EVERY_S", "900")),
+    "options": {"expires": 890},
+}
 # The LMS roster, synced by beat: off unless LTI_ROSTER_SYNC_EVERY_S is set (e.g. 86400).
 if os.environ.get("LTI_ROSTER_SYNC_EVERY_S"):
     CELERY_BEAT_SCHEDULE["lti-roster-sync"] = {

@@ -55,11 +55,16 @@ def test_past_the_deadline_every_eligible_group_gets_a_node_once(  # type: ignor
         assert set(held) == {"Attention", "Bubbles", "Dense"}  # Cache (2) is under the minimum
         assert len({n for n, _ in held.values()}) == 3
         # Each allocated group's members got their node, IP and SSH line; staff got the rest.
+        # One e-mail per member, each with that member's own login name on the node.
         to_groups = [m for m in mail.outbox if "your node is" in m.subject]
-        assert len(to_groups) == 3
-        bubbles = next(m for m in to_groups if "Bubbles" in m.subject)
-        assert f"ssh YOUR_USERNAME@{held['Bubbles'][1]}" in bubbles.body
-        assert len(bubbles.to) == 5
+        assert len(to_groups) == 4 + 5 + 6
+        bubbles = [m for m in to_groups if "Bubbles" in m.subject]
+        assert len(bubbles) == 5
+        assert all(len(m.to) == 1 for m in bubbles)
+        for m in bubbles:
+            login = m.to[0].split("@")[0]
+            assert f"ssh {login}@{held['Bubbles'][1]}" in m.body
+        assert "YOUR_USERNAME" not in "".join(m.body for m in to_groups)
         staff = next(m for m in mail.outbox if "Formation allocation" in m.subject)
         assert "Cache (2 members)" in staff.body
         # A second run (or a second worker) changes nothing and sends nothing.

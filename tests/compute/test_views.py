@@ -39,7 +39,8 @@ def test_my_node_shows_my_ip_and_nobody_elses(world) -> None:  # type: ignore[no
     course, _staff, alloc, students = world
     page = as_user(students["G0"]).get(f"/c/{course.code}/node/").content.decode()
     assert f'id="static-ip">{alloc["G0"].static_ip.address}' in page
-    assert f"ssh YOUR_USERNAME@{alloc['G0'].static_ip.address}" in page
+    login = students["G0"].email.split("@")[0]
+    assert f"ssh {login}@{alloc['G0'].static_ip.address}" in page
     for other in ("G1", "G2"):
         assert alloc[other].static_ip.address not in page
 

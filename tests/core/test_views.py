@@ -206,7 +206,8 @@ def test_the_student_dashboard_answers_the_first_questions_without_a_click(ee290
     assert todo.count(f"A5 {a.title}") == 1
     node = page[page.index('id="panel-glance-node"') :]
     assert allocation.node.name in node
-    assert f"ssh YOUR_USERNAME@{allocation.static_ip.address}" in node
+    login = re.sub(r"[^a-z0-9_-]", "_", student.email.split("@")[0].lower())
+    assert re.search(rf"ssh {login}\d*@{re.escape(allocation.static_ip.address)}", node), node
     assert page.index('id="panel-glance-slack"') < page.index('id="panel-deadlines"')
 
 

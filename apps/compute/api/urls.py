@@ -1,10 +1,11 @@
 from django.urls import path
 
-from apps.compute.api import key_views, views
+from apps.compute.api import agent_views, key_views, views
 
 app_name = "compute-api"
 P = "courses/<slug:code>/"
 urlpatterns = [
+    path("compute/agent/samples/", agent_views.AgentSampleView.as_view(), name="agent-samples"),
     path("me/ssh-keys/", key_views.SshKeysView.as_view(), name="ssh-keys"),
     path("me/ssh-keys/<int:key_id>/", key_views.SshKeyView.as_view(), name="ssh-key"),
     path(P + "nodes/", views.NodeListView.as_view(), name="nodes"),

@@ -1,0 +1,275 @@
+"""The cloud behind the board: what differs, the jobs and their calls, the inventory plan,
+power, the budget and the node agent. Staff pages; power also for the holding group when the
+course file allows it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
+
+from apps.compute import cloud, inventory, usage
+from apps.compute.models import Allocation, CloudOp, ComputePolicy, Node
+from apps.compute.providers import is_live, provider_name
+from apps.compute.providers.base import CloudError
+from apps.compute.selectors import group_id_of
+from apps.core.errors import Conflict
+from apps.core.http import AuthedRequest
+from apps.core.models import Course
+from apps.core.permissions import is_staff
+from apps.core.services import audit_record
+from apps.core.views_helpers import course_action, course_for, errors_as_messages
+
+AGENT = Path(__file__).resolve().parent / "agent" / "courseops_agent.py"
+PAGE = 25
+
+
+@login_required
+@require_safe
+def cloud_page(request: AuthedRequest, code: str) -> HttpResponse:
+    """Staff: the provider, where the cloud differs from the board, and every cloud job."""
+    course = course_for(request, code, staff=True)
+    problem, drift = "", []
+    try:
+        drift = cloud.drift(course)
+    except CloudError as exc:
+        problem = exc.reason
+    status = request.GET.get("status", "")
+    ops = CloudOp.objects.filter(course=course).select_related("node")
+    if status in CloudOp.Status.values:
+        ops = ops.filter(status=status)
+    page = Paginator(ops.order_by("-created_at"), PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "compute/cloud.html",
+        {
+            "course": course,
+            "provider": provider_name(),
+            "live": is_live(),
+            "drift": drift,
+            "problem": problem,
+            "page": page,
+            "status": status,
+            "statuses": CloudOp.Status.choices,
+            "nodes": Node.objects.filter(course=course).order_by("name"),
+        },
+    )
+
+
+@login_required
+@require_safe
+def cloud_job(request: AuthedRequest, code: str, op_id: int) -> HttpResponse:
+    course = course_for(request, code, staff=True)
+    op = CloudOp.objects.filter(course=course, pk=op_id).select_related("node").first()
+    if op is None:
+        raise Http404("No such cloud job in this course.")
+    calls = [
+        {**c, "at": dt.datetime.fromisoformat(c["at"]) if c.get("at") else None} for c in op.calls
+    ]
+    return render(request, "compute/cloud_job.html", {"course": course, "op": op, "calls": calls})
+
+
+@course_action(staff=True)
+def cloud_job_retry(request: AuthedRequest, course: Course, op_id: int) -> HttpResponse:
+    """Staff: try a failed job's thing again (a new job, so the history stays)."""
+    op = CloudOp.objects.filter(course=course, pk=op_id).first()
+    if op is None:
+        raise Http404("No such cloud job in this course.")
+    new = cloud.request(
+        course.pk, op.kind, op.node_id, why=f"retry of #{op.pk} by staff", actor_id=request.user.pk
+    )
+    messages.success(request, f"Queued job #{new.pk}; this page shows how it went.")
+    return redirect("compute:cloud-job", code=course.code, op_id=new.pk)
+
+
+@course_action(staff=True)
+def cloud_reconcile(request: AuthedRequest, course: Course) -> HttpResponse:
+    """Staff: read the cloud now and queue a job for whatever differs from the board."""
+    try:
+        changed, drift = cloud.reconcile(course)
+    except CloudError as exc:
+        messages.error(request, f"The cloud did not answer: {exc.reason}. Nothing was changed.")
+        return redirect("compute:cloud", code=course.code)
+    if drift:
+        messages.info(request, f"{len(drift)} difference(s) found; jobs are queued below.")
+    else:
+        messages.success(request, "The cloud matches the board.")
+    if changed:
+        messages.info(request, f"{changed} node status(es) changed.")
+    return redirect("compute:cloud", code=course.code)
+
+
+@login_required
+@require_safe
+def cloud_sync(request: AuthedRequest, code: str) -> HttpResponse:
+    """Staff: what the project holds that the board does not, and the reverse."""
+    course = course_for(request, code, staff=True)
+    plan, problem = None, ""
+    try:
+        plan = inventory.plan(course)
+    except CloudError as exc:
+        problem = exc.reason
+    return render(
+        request,
+        "compute/cloud_sync.html",
+        {"course": course, "plan": plan, "problem": problem, "provider": provider_name()},
+    )
+
+
+@course_action(staff=True)
+def cloud_sync_apply(request: AuthedRequest, course: Course) -> HttpResponse:
+    with errors_as_messages(request):
+        try:
+            done = inventory.apply(
+                actor=request.user, course=course, digest=request.POST.get("digest", "")
+            )
+        except CloudError as exc:
+            raise Conflict(f"The cloud did not answer: {exc.reason}. Nothing was changed.") from exc
+        messages.success(request, f"Applied {len(done.changes)} change(s) to the board.")
+        return redirect("compute:board", code=course.code)
+    return redirect("compute:cloud-sync", code=course.code)
+
+
+def _may_power(request: AuthedRequest, course: Course, node: Node) -> bool:
+    if is_staff(request.user, course):
+        return True
+    policy = ComputePolicy.objects.filter(course=course).first()
+    if policy is None or not policy.groups_may_power:
+        return False
+    group = group_id_of(user=request.user, course=course)
+    return bool(
+        group
+        and Allocation.objects.filter(node=node, group_id=group, ended_at__isnull=True).exists()
+    )
+
+
+def _node(course: Course, node_id: int) -> Node:
+    node = Node.objects.filter(course=course, pk=node_id).first()
+    if node is None:
+        raise Http404("No such node in this course.")
+    return node
+
+
+@login_required
+@require_safe
+def node_power_confirm(request: AuthedRequest, code: str, node_id: int) -> HttpResponse:
+    """The page that asks before a node is started or stopped."""
+    course = course_for(request, code)
+    node = _node(course, node_id)
+    if not _may_power(request, course, node):
+        raise Http404("No such node of yours.")
+    policy = ComputePolicy.objects.filter(course=course).first()
+    return render(
+        request,
+        "compute/power.html",
+        {"course": course, "node": node, "policy": policy, "provider": provider_name()},
+    )
+
+
+@course_action()
+def node_power(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
+    node = _node(course, node_id)
+    if not _may_power(request, course, node):
+        raise Http404("No such node of yours.")
+    action = request.POST.get("action", "")
+    if action not in (CloudOp.Kind.START, CloudOp.Kind.STOP):
+        messages.error(request, "Choose start or stop.")
+        return redirect("compute:node-power-confirm", code=course.code, node_id=node.pk)
+    op = cloud.request(
+        course.pk,
+        action,
+        node.pk,
+        why=f"{action} by {request.user.email}",
+        actor_id=request.user.pk,
+    )
+    audit_record(
+        actor=request.user, action=f"node.{action}", course=course, obj=node, after={"job": op.pk}
+    )
+    messages.success(
+        request,
+        f"{'Starting' if action == 'start' else 'Stopping'} {node.name} (job #{op.pk}); its "
+        "status updates within a couple of minutes.",
+    )
+    if is_staff(request.user, course):
+        return redirect("compute:cloud", code=course.code)
+    return redirect("compute:mine", code=course.code)
+
+
+@login_required
+@require_safe
+def budget_page(request: AuthedRequest, code: str) -> HttpResponse:
+    """Staff: credits spent, the burn-down and its projection, GPU-hours per group."""
+    course = course_for(request, code, staff=True)
+    b = usage.budget(course)
+    return render(
+        request,
+        "compute/budget.html",
+        {
+            "course": course,
+            "b": b,
+            "chart": mark_safe(usage.burndown_svg(b, course.timezone)),
+            "pct": round(b.pct, 1),
+        },
+    )
+
+
+@login_required
+@require_safe
+def budget_export(request: AuthedRequest, code: str) -> HttpResponseBase:
+    from apps.core.csvexport import csv_response
+
+    course = course_for(request, code, staff=True)
+    b = usage.budget(course)
+    rows = [[g.group, f"{g.gpu_hours:.1f}", f"{g.node_hours:.2f}", str(g.cost)] for g in b.groups]
+    header = ["group", "gpu_hours", "node_hours", "cost_usd"]
+    return csv_response(f"{course.code}-gpu-hours.csv", [header, *rows])
+
+
+@login_required
+@require_safe
+def agent_page(request: AuthedRequest, code: str, node_id: int) -> HttpResponse:
+    """Staff: the node agent — how to install it, and a new token (shown once)."""
+    course = course_for(request, code, staff=True)
+    node = _node(course, node_id)
+    recent = node.gpu_samples.order_by("-at")[:12]
+    return render(
+        request,
+        "compute/agent.html",
+        {"course": course, "node": node, "recent": recent, "token": None},
+    )
+
+
+@course_action(staff=True)
+def agent_token(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
+    """Staff: a new agent token for the node (the old one stops working); shown once."""
+    node = _node(course, node_id)
+    token = f"cna_{secrets.token_urlsafe(32)}"
+    Node.objects.filter(pk=node.pk).update(
+        agent_token_hash=hashlib.sha256(token.encode()).hexdigest()
+    )
+    audit_record(actor=request.user, action="node.agent_token", course=course, obj=node)
+    recent = node.gpu_samples.order_by("-at")[:12]
+    return render(
+        request,
+        "compute/agent.html",
+        {"course": course, "node": node, "recent": recent, "token": token},
+    )
+
+
+@login_required
+@require_safe
+def agent_file(request: AuthedRequest, code: str) -> HttpResponse:
+    course_for(request, code, staff=True)
+    response = HttpResponse(AGENT.read_text(), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="courseops_agent.py"'
+    return response
