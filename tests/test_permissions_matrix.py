@@ -83,7 +83,11 @@ EXPECTED: dict[str, str] = {
     # Power: staff, and the holding group when the course file allows it (EE 290 does).
     f"GET {COURSE}compute/nodes/<int:node_id>/power/": "owner",
     f"POST {COURSE}compute/nodes/<int:node_id>/power/": "n/a",
-    **actions("owner", f"{COURSE}compute/nodes/<int:node_id>/power/do/"),
+    **actions(
+        "owner",
+        f"{COURSE}compute/nodes/<int:node_id>/start/",
+        f"{COURSE}compute/nodes/<int:node_id>/stop/",
+    ),
     **actions(
         "staff",
         f"{COURSE}compute/cloud/check/",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.db.models import Q
+from django.urls import reverse
 
 from apps.compute.models import CloudOp
 from apps.core.jobs import Job
@@ -60,7 +61,7 @@ def listed(course_id: int | None) -> list[Job]:
                 status=op.status,
                 since=op.created_at,
                 detail=op.reason or op.why,
-                url=f"/c/{op.course.code}/compute/cloud/jobs/{op.pk}/",
+                url=reverse("compute:cloud-job", kwargs={"code": op.course.code, "op_id": op.pk}),
             )
         )
     return out

@@ -6,26 +6,9 @@ from celery import shared_task
 from django.conf import settings
 
 from apps.compute.models import Incident
+from apps.compute.recipients import member_emails as _member_emails
+from apps.compute.recipients import staff_emails as _staff_emails
 from apps.core import outbox
-from apps.core.models import STAFF_ROLES, Membership
-
-
-def _staff_emails(course_id: int) -> list[str]:
-    return list(
-        Membership.objects.filter(
-            course_id=course_id, role__in=STAFF_ROLES, is_active=True
-        ).values_list("user__email", flat=True)
-    )
-
-
-def _member_emails(group_id: int) -> list[str]:
-    from apps.groups.models import GroupMembership
-
-    return list(
-        GroupMembership.objects.filter(group_id=group_id, left_at__isnull=True).values_list(
-            "user__email", flat=True
-        )
-    )
 
 
 @shared_task(name="compute.notify_staff_of_incident")

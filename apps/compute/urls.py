@@ -58,7 +58,8 @@ urlpatterns = [
         views_cloud.node_power_confirm,
         name="node-power-confirm",
     ),
-    path(f"{C}compute/nodes/<int:node_id>/power/do/", views_cloud.node_power, name="node-power"),
+    path(f"{C}compute/nodes/<int:node_id>/start/", views_cloud.node_start, name="node-start"),
+    path(f"{C}compute/nodes/<int:node_id>/stop/", views_cloud.node_stop, name="node-stop"),
     path(f"{C}compute/nodes/<int:node_id>/agent/", views_cloud.agent_page, name="agent"),
     path(
         f"{C}compute/nodes/<int:node_id>/agent/token/",

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.compute.models import Allocation, ComputePolicy, GpuSample, Node, NodeStatusChange
+from apps.compute.recipients import member_emails, staff_emails
 from apps.core.models import Course
 
 Interval = tuple[dt.datetime, dt.datetime]
@@ -182,7 +183,6 @@ def burndown_svg(b: Budget, tz_name: str) -> str:
 def budget_alert(course: Course, now: dt.datetime | None = None) -> int | None:
     """E-mail staff the first time spend crosses 50, 80 and 100 % of the credits; returns the
     threshold e-mailed now, if any. The row lock makes two runs send one e-mail."""
-    from apps.compute.tasks import _staff_emails
     from apps.core import outbox
 
     b = budget(course, now)
@@ -201,7 +201,7 @@ def budget_alert(course: Course, now: dt.datetime | None = None) -> int | None:
             "compute.budget",
             [
                 outbox.Mail(
-                    _staff_emails(course.pk),
+                    staff_emails(course.pk),
                     f"[{course.code}] Compute credits: {b.pct:.0f}% used",
                     f"${b.spent:,} of ${b.budget:,} spent ({b.pct:.1f}%), ${b.rate_per_day:,} a "
                     f"day over the last week{out}.\n\nGPU-hours by group and the burn-down: "
@@ -232,7 +232,6 @@ def idle_check(course: Course, now: dt.datetime | None = None) -> list[str]:
     again only after a busy sample), and stop it when the course file says so."""
     from apps.compute import cloud
     from apps.compute.models import CloudOp
-    from apps.compute.tasks import _member_emails, _staff_emails
     from apps.core import outbox
 
     now = now or timezone.now()
@@ -268,7 +267,7 @@ def idle_check(course: Course, now: dt.datetime | None = None) -> list[str]:
                     node.pk,
                     why=f"idle under {policy.idle_below_pct}% for {policy.idle_hours} h",
                 )
-            to = _staff_emails(course.pk) + (_member_emails(alloc.group_id) if alloc else [])
+            to = staff_emails(course.pk) + (member_emails(alloc.group_id) if alloc else [])
             who = alloc.group.name if alloc else "no group"
             cost = policy.price_per_node_hour
             outbox.post(

@@ -5,8 +5,6 @@ course file allows it."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import secrets
 from pathlib import Path
 
 from django.contrib import messages
@@ -18,16 +16,14 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from apps.compute import cloud, inventory, usage
-from apps.compute.models import Allocation, CloudOp, ComputePolicy, Node
+from apps.compute import cloud, inventory, nodeops, usage
+from apps.compute.models import CloudOp, ComputePolicy, Node
 from apps.compute.providers import is_live, provider_name
 from apps.compute.providers.base import CloudError
-from apps.compute.selectors import group_id_of
-from apps.core.errors import Conflict
+from apps.core.errors import Conflict, NotFound
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
-from apps.core.services import audit_record
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 
 AGENT = Path(__file__).resolve().parent / "agent" / "courseops_agent.py"
@@ -140,19 +136,6 @@ def cloud_sync_apply(request: AuthedRequest, course: Course) -> HttpResponse:
     return redirect("compute:cloud-sync", code=course.code)
 
 
-def _may_power(request: AuthedRequest, course: Course, node: Node) -> bool:
-    if is_staff(request.user, course):
-        return True
-    policy = ComputePolicy.objects.filter(course=course).first()
-    if policy is None or not policy.groups_may_power:
-        return False
-    group = group_id_of(user=request.user, course=course)
-    return bool(
-        group
-        and Allocation.objects.filter(node=node, group_id=group, ended_at__isnull=True).exists()
-    )
-
-
 def _node(course: Course, node_id: int) -> Node:
     node = Node.objects.filter(course=course, pk=node_id).first()
     if node is None:
@@ -165,9 +148,10 @@ def _node(course: Course, node_id: int) -> Node:
 def node_power_confirm(request: AuthedRequest, code: str, node_id: int) -> HttpResponse:
     """The page that asks before a node is started or stopped."""
     course = course_for(request, code)
-    node = _node(course, node_id)
-    if not _may_power(request, course, node):
-        raise Http404("No such node of yours.")
+    try:
+        node = nodeops.node_of(request.user, course, node_id, power=True)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
     policy = ComputePolicy.objects.filter(course=course).first()
     return render(
         request,
@@ -176,33 +160,32 @@ def node_power_confirm(request: AuthedRequest, code: str, node_id: int) -> HttpR
     )
 
 
-@course_action()
-def node_power(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
-    node = _node(course, node_id)
-    if not _may_power(request, course, node):
-        raise Http404("No such node of yours.")
-    action = request.POST.get("action", "")
-    if action not in (CloudOp.Kind.START, CloudOp.Kind.STOP):
-        messages.error(request, "Choose start or stop.")
-        return redirect("compute:node-power-confirm", code=course.code, node_id=node.pk)
-    op = cloud.request(
-        course.pk,
-        action,
-        node.pk,
-        why=f"{action} by {request.user.email}",
-        actor_id=request.user.pk,
-    )
-    audit_record(
-        actor=request.user, action=f"node.{action}", course=course, obj=node, after={"job": op.pk}
-    )
+def _power(request: AuthedRequest, course: Course, node_id: int, kind: str) -> HttpResponse:
+    try:
+        op = nodeops.power_request(actor=request.user, course=course, node_id=node_id, kind=kind)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    name = op.node.name if op.node else "the node"
     messages.success(
         request,
-        f"{'Starting' if action == 'start' else 'Stopping'} {node.name} (job #{op.pk}); its "
-        "status updates within a couple of minutes.",
+        f"{'Starting' if kind == CloudOp.Kind.START else 'Stopping'} {name} (job #{op.pk}); "
+        "its status updates within a couple of minutes.",
     )
     if is_staff(request.user, course):
         return redirect("compute:cloud", code=course.code)
     return redirect("compute:mine", code=course.code)
+
+
+@course_action()
+def node_start(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
+    """Start the node (staff, or the holding group when the course file allows it)."""
+    return _power(request, course, node_id, CloudOp.Kind.START)
+
+
+@course_action()
+def node_stop(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
+    """Stop the node: whatever runs on it ends; its disk, address and keys stay."""
+    return _power(request, course, node_id, CloudOp.Kind.STOP)
 
 
 @login_required
@@ -252,12 +235,10 @@ def agent_page(request: AuthedRequest, code: str, node_id: int) -> HttpResponse:
 @course_action(staff=True)
 def agent_token(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
     """Staff: a new agent token for the node (the old one stops working); shown once."""
-    node = _node(course, node_id)
-    token = f"cna_{secrets.token_urlsafe(32)}"
-    Node.objects.filter(pk=node.pk).update(
-        agent_token_hash=hashlib.sha256(token.encode()).hexdigest()
-    )
-    audit_record(actor=request.user, action="node.agent_token", course=course, obj=node)
+    try:
+        node, token = nodeops.agent_token_issue(actor=request.user, course=course, node_id=node_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
     recent = node.gpu_samples.order_by("-at")[:12]
     return render(
         request,

@@ -185,3 +185,28 @@ def test_a_real_worker_takes_the_cloud_job_to_the_peer(
         raise AssertionError(gce_peer.state()["calls"])
     assert not CloudOp.objects.filter(course=ee290, status=CloudOp.Status.FAILED).exists()
     assert Allocation.objects.filter(pk=alloc.pk, ended_at__isnull=True).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_holding_group_starts_and_stops_its_node_and_nobody_elses(ee290, celery_eager) -> None:  # type: ignore[no-untyped-def]
+    staff = member(ee290, Role.INSTRUCTOR)
+    mine, theirs = group_of(ee290, 4, "Alpha"), group_of(ee290, 4, "Bravo")
+    node = allocation_create(actor=staff, course=ee290, group_id=mine.pk).node
+    other = allocation_create(actor=staff, course=ee290, group_id=theirs.pk).node
+    student = mine.memberships.first().user
+    c = _login(student)
+    base = f"/c/{ee290.code}/compute/nodes"
+    assert c.get(f"{base}/{node.pk}/power/").status_code == 200
+    assert c.get(f"{base}/{other.pk}/power/").status_code == 404
+    assert c.post(f"{base}/{other.pk}/stop/").status_code == 404
+    assert c.post(f"{base}/999999/stop/").status_code == 404
+    r = c.post(f"{base}/{node.pk}/stop/", follow=True)
+    assert "Stopping" in r.content.decode()
+    node.refresh_from_db()
+    assert node.cloud_status == "TERMINATED"  # the dry-run project, through the job
+    assert c.post(f"{base}/{node.pk}/start/").status_code == 302
+    node.refresh_from_db()
+    assert node.cloud_status == "RUNNING"
+    ComputePolicy.objects.filter(course=ee290).update(groups_may_power=False)
+    assert c.post(f"{base}/{node.pk}/stop/").status_code == 404
+    assert CloudOp.objects.filter(course=ee290, kind="stop").count() == 1
