@@ -345,6 +345,23 @@ def build_world(course: Course) -> World:
     from apps.compute.models import CloudOp, ComputePolicy
 
     ComputePolicy.objects.update_or_create(course=course, defaults={"groups_may_power": True})
+    # A few days of running time, so the budget page draws its burn-down in every walk.
+    from apps.compute.models import NodeStatusChange
+
+    now = timezone.now()
+    NodeStatusChange.objects.bulk_create(
+        [
+            NodeStatusChange(
+                node_id=alloc_a.node_id, status="RUNNING", at=now - dt.timedelta(days=3)
+            ),
+            NodeStatusChange(
+                node_id=alloc_b.node_id, status="RUNNING", at=now - dt.timedelta(days=2)
+            ),
+            NodeStatusChange(
+                node_id=alloc_b.node_id, status="TERMINATED", at=now - dt.timedelta(days=1)
+            ),
+        ]
+    )
     cloud_op = CloudOp.objects.create(
         course=course,
         kind="start",

@@ -130,7 +130,7 @@ def burndown_svg(b: Budget, tz_name: str) -> str:
     """Cumulative spend per day, the budget line, and the projection to the run-out day."""
     from django.utils.html import escape
 
-    w, h, left, bottom, top, right = 640, 260, 64, 36, 16, 16
+    w, h, left, bottom, top, right = 640, 300, 48, 36, 16, 16
     if not b.daily:
         return ""
     first = b.daily[0][0]
@@ -146,33 +146,35 @@ def burndown_svg(b: Budget, tz_name: str) -> str:
         return h - bottom - (h - bottom - top) * v / top_value
 
     pts = " ".join(f"{x(d):.1f},{y(float(v)):.1f}" for d, v in b.daily)
+    base = h - bottom
     parts = [
-        f'<svg class="chart" role="img" viewBox="0 0 {w} {h}" width="100%" '
-        f'aria-labelledby="burn-title"><title id="burn-title">Credits spent by day: '
-        f"${b.spent:,} of ${b.budget:,}</title>",
-        f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" class="axis"/>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" class="axis"/>',
-        f'<polyline points="{pts}" fill="none" class="series" stroke-width="2"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+        f'viewBox="0 0 {w} {h}" aria-labelledby="burn-title" font-family="system-ui, sans-serif" '
+        f'font-size="14"><title id="burn-title">Credits spent by day: ${b.spent:,} of '
+        f"${b.budget:,}</title>",
+        f'<line x1="{left}" y1="{base}" x2="{w - right}" y2="{base}" stroke="#555"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="#555"/>',
+        f'<polyline points="{pts}" fill="none" stroke="#2957c4" stroke-width="3"/>',
+        f'<text x="{left - 6}" y="{base}" text-anchor="end" fill="#333">$0</text>',
     ]
     if b.budget:
+        yb = y(float(b.budget))
         parts.append(
-            f'<line x1="{left}" y1="{y(float(b.budget)):.1f}" x2="{w - right}" '
-            f'y2="{y(float(b.budget)):.1f}" class="limit" stroke-dasharray="6 4"/>'
-            f'<text x="{left + 4}" y="{y(float(b.budget)) - 4:.1f}" class="label">budget '
-            f"${b.budget:,.0f}</text>"
+            f'<line x1="{left}" y1="{yb:.1f}" x2="{w - right}" y2="{yb:.1f}" stroke="#a32018" '
+            f'stroke-width="2" stroke-dasharray="8 5"/>'
+            f'<text x="{left + 6}" y="{yb - 6:.1f}" fill="#a32018">budget ${b.budget:,.0f}</text>'
         )
     if b.runs_out and b.budget:
         last_day, last_v = b.daily[-1]
         parts.append(
             f'<line x1="{x(last_day):.1f}" y1="{y(float(last_v)):.1f}" x2="{x(end):.1f}" '
-            f'y2="{y(float(b.budget)):.1f}" class="projection" stroke-dasharray="3 3"/>'
+            f'y2="{y(float(b.budget)):.1f}" stroke="#2957c4" stroke-width="2" '
+            f'stroke-dasharray="3 4"/>'
         )
     parts.append(
-        f'<text x="{left}" y="{h - 10}" class="label">{escape(first.isoformat())}</text>'
-        f'<text x="{w - right}" y="{h - 10}" text-anchor="end" class="label">'
-        f"{escape(end.isoformat())} ({escape(tz_name)})</text>"
-        f'<text x="{left - 6}" y="{h - bottom}" text-anchor="end" class="label">$0</text>'
-        "</svg>"
+        f'<text x="{left}" y="{h - 10}" fill="#333">{escape(first.isoformat())}</text>'
+        f'<text x="{w - right}" y="{h - 10}" text-anchor="end" fill="#333">'
+        f"{escape(end.isoformat())} ({escape(tz_name)})</text></svg>"
     )
     return "".join(parts)
 

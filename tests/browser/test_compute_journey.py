@@ -66,3 +66,41 @@ def test_request_a_window_the_other_group_approves_download_hosts(
     text = open(info.value.path(), encoding="utf-8").read()  # noqa: SIM115
     hosts = [line.split("\t")[0] for line in text.splitlines() if line and not line.startswith("#")]
     assert hosts == [ip0, ip1]
+
+
+def test_staff_read_the_burn_down_on_a_phone_with_its_numbers_as_text(
+    browser, live_server, ee290
+) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.models import NodeStatusChange
+
+    staff = UserFactory(email="prof@uni.edu")
+    MembershipFactory(user=staff, course=ee290, role=Role.INSTRUCTOR)
+    g = group_of(ee290, 4, "Flash")
+    alloc = allocate_all(actor=staff, course=ee290)[0]
+    assert alloc.group == g
+    four_days_ago = timezone.now() - dt.timedelta(days=4)
+    Allocation.objects.filter(pk=alloc.pk).update(started_at=four_days_ago)
+    NodeStatusChange.objects.create(node=alloc.node, status="RUNNING", at=four_days_ago)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    phone = context.new_page()
+    log_in(phone, live_server, "prof@uni.edu", PASSWORD)
+    phone.goto(f"{live_server.url}/c/{ee290.code}/compute/")
+    phone.get_by_role("link", name="Budget and GPU-hours").click()
+    chart = phone.locator("figure svg.chart")
+    assert chart.is_visible()
+    box = chart.bounding_box()
+    assert box is not None
+    assert box["width"] <= 390
+    assert box["height"] > 80
+    assert phone.locator("svg.chart polyline").count() == 1
+    assert phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    # The same numbers as text: 4 days × 24 h × $88.49 ≈ $8,495, and Flash's 768 GPU-hours.
+    text = phone.locator("main").inner_text()
+    assert "of $250,000.00 spent" in text
+    spent = float(text.split("spent")[0].rsplit("$", 2)[-2].split()[0].replace(",", ""))
+    assert spent == pytest.approx(4 * 24 * 88.49, rel=0.01)
+    row = phone.get_by_role("row", name="Flash")
+    assert "768" in row.inner_text()
+    phone.get_by_text("Spend by day (a table)").click()
+    assert phone.get_by_role("table", name="Credits spent by the end of each day").is_visible()
+    context.close()

@@ -155,7 +155,7 @@ def test_gpu_hours_and_the_burn_down_of_a_simulated_term(
         assert usage.budget_alert(ee290, now) is None
     assert len([m for m in mail.outbox if "Compute credits" in m.subject]) == 1
     page = _login(staff).get(f"/c/{ee290.code}/compute/budget/").content.decode()
-    assert "$61200.00" in page
+    assert "$61,200.00" in page
     assert "Alpha" in page
     assert "1600.0" in page
     assert "America/Los_Angeles" in page or ee290.timezone in page
