@@ -82,10 +82,17 @@ worker: $(STAMP)
 worker-only: $(STAMP)
 	$(BIN)/celery -A courseops worker --loglevel=INFO
 
+# Each bench BENCH_REPEAT times under one BENCH_RUN id; figures and floors go to bench/results.json
+# and the summary (min / median / max of each figure and its ratio to the floor) is printed last.
+BENCH_REPEAT ?= 3
+BENCH_RUN ?= $(shell date -u +%Y%m%d-%H%M)-$(shell git rev-parse --short HEAD)
 bench: $(STAMP)
-	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
-	@echo "== bench/load.py (gunicorn + locust, 2,000 students)"; $(PY) bench/load.py
+	@export BENCH_RUN=$(BENCH_RUN); for i in $$(seq $(BENCH_REPEAT)); do \
+		for f in bench/bench_*.py; do echo "== $$f ($$i of $(BENCH_REPEAT))"; $(PY) $$f || exit 1; done; \
+		echo "== bench/load.py (gunicorn + locust, 2,000 students)"; $(PY) bench/load.py || exit 1; \
+	done
 	@echo "== bench/term.py (a whole term through the services, 2,000 students)"; $(PY) bench/term.py
+	@$(PY) bench/results.py $(BENCH_RUN)
 
 ## make lock: re-resolve pyproject.toml's ranges into requirements.lock (runtime) and
 ## requirements-dev.lock (runtime + dev, the runtime pins held as constraints)

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import port_answers  # noqa: E402
+from bench.results import record  # noqa: E402
 
 DB = "courseops_bench_load"
 DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
@@ -196,7 +197,7 @@ try:
         "Redis"
     )
 
-    def run_locust(label: str, users: int, extra_env: dict[str, str]) -> None:
+    def run_locust(label: str, users: int, extra_env: dict[str, str]) -> dict[str, str]:
         prefix = work / label.replace(" ", "_")
         subprocess.run(
             [
@@ -243,6 +244,7 @@ try:
             f"{label}: {float(a['Requests/s']):.1f} requests/s, p50 {a['50%']} ms, p95 {a['95%']} "
             f"ms, p99 {a['99%']} ms, {a['Request Count']} requests, {a['Failure Count']} errors"
         )
+        return a
 
     # Warm-up: each worker imports lazily, compiles templates and resolves URLs on its first
     # requests; a server in service is warm, so these seconds are not counted. The requests go
@@ -278,44 +280,79 @@ try:
 
     parts = set(os.environ.get("LOAD_PARTS", "read,open,write").split(","))
     if "read" in parts:
-        run_locust("read spike, 50 connections, no think time", 50, {})
+        spike = run_locust("read spike, 50 connections, no think time", 50, {})
         # This machine's ceiling: the same load on a page with no data (log-in page for a
         # logged-in student: session, user, navigation, base template). Figures from machines
         # of different speed compare as the share of this one.
-        run_locust("floor, a page with no data", 50, {"LOAD_ONLY": "/accounts/password/reset/"})
+        bare = run_locust(
+            "floor, a page with no data", 50, {"LOAD_ONLY": "/accounts/password/reset/"}
+        )
+        rps, floor_rps = float(spike["Requests/s"]), float(bare["Requests/s"])
+        print(f"read spike: {rps / floor_rps:.3f} of the floor's rate (aim ≥ 0.35, then 0.5)")
+        record(
+            "load",
+            "read spike, student mix",
+            rps,
+            "req/s",
+            floor=floor_rps,
+            target=round(1 / 0.35, 2),
+            higher_is_better=True,
+        )
+        record(
+            "load",
+            "read spike p99",
+            float(spike["99%"]),
+            "ms",
+            floor=float(bare["99%"]),
+            target=4,
+        )
     if "open" in parts:
         run_locust("open loop, 100 requests/s offered", 50, {"LOAD_OPEN_LOOP_RPS_PER_USER": "2"})
     if "write" not in parts:
         sys.exit(0)
 
     # Write spike: 200 groups at the same instant.
-    barrier = threading.Barrier(len(tokens))
-    latencies: list[float] = []
-    codes: list[int] = []
-    lock = threading.Lock()
+    def at_once(assignment: int) -> tuple[list[float], list[int]]:
+        """Every token POSTs a slack spend of `assignment` at the same instant."""
+        barrier = threading.Barrier(len(tokens))
+        latencies: list[float] = []
+        codes: list[int] = []
+        lock = threading.Lock()
 
-    def spend(token: str) -> None:
-        barrier.wait()
-        t = time.perf_counter()
-        r = requests.post(
-            f"http://127.0.0.1:{PORT}/api/v1/courses/{course.code}/slack/apply/",
-            json={"assignment": load_assignment.pk},
-            headers={"Authorization": f"Token {token}"},
-            timeout=60,
-        )
-        with lock:
-            latencies.append(time.perf_counter() - t)
-            codes.append(r.status_code)
+        def spend(token: str) -> None:
+            barrier.wait()
+            t = time.perf_counter()
+            r = requests.post(
+                f"http://127.0.0.1:{PORT}/api/v1/courses/{course.code}/slack/apply/",
+                json={"assignment": assignment},
+                headers={"Authorization": f"Token {token}"},
+                timeout=60,
+            )
+            with lock:
+                latencies.append(time.perf_counter() - t)
+                codes.append(r.status_code)
 
-    threads = [threading.Thread(target=spend, args=(tok,)) for tok in tokens]
+        threads = [threading.Thread(target=spend, args=(tok,)) for tok in tokens]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        latencies.sort()
+        return latencies, codes
+
+    # The floor first: the same 200 authenticated POSTs at once, refused after one SELECT (no
+    # such assignment): token, session, routing and the response, nothing of the spend.
+    floor_lat, floor_codes = at_once(0)
+    floor_p95 = floor_lat[int(0.95 * len(floor_lat)) - 1]
+    print(
+        f"write floor: 200 no-op POSTs at once ({sorted(set(floor_codes))}): p50 "
+        f"{statistics.median(floor_lat):.2f} s, p95 {floor_p95:.2f} s"
+    )
     before = _cpu(server.pid)
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    latencies, codes = at_once(load_assignment.pk)
     spent = {k: v - before.get(k, 0.0) for k, v in _cpu(server.pid).items()}
-    latencies.sort()
     p95 = latencies[int(0.95 * len(latencies)) - 1]
+    record("load", "write spike p95, 200 at once", p95, "s", floor=floor_p95, target=2)
     ok = codes.count(201)
     charged = LedgerEntry.objects.filter(
         account__course=course, assignment=load_assignment, kind="spend"
