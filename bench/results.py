@@ -80,7 +80,7 @@ def summary(rows: list[dict[str, object]]) -> list[str]:
         ratios = [float(r["ratio"]) for r in rs if r["ratio"] is not None]  # type: ignore[arg-type]
         unit = rs[0]["unit"]
         line = (
-            f"{run:<18} {bench:<12} {figure:<44} n={len(rs)}  "
+            f"{run:<22} {bench:<11} {figure:<32} n={len(rs)}  "
             f"{min(vals):,.3g} / {statistics.median(vals):,.3g} / {max(vals):,.3g} {unit}"
         )
         if ratios:
@@ -99,8 +99,6 @@ if __name__ == "__main__":
         sys.exit(0)
     rows = json.loads(FILE.read_text())
     wanted = sys.argv[1:]
-    print(
-        "run                bench        figure                                       n   min / median / max"
-    )
+    print(f"{'run':<22} {'bench':<11} {'figure':<32} n    min / median / max")
     for line in summary([r for r in rows if not wanted or r["run"] in wanted]):
         print(line)
