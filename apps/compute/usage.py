@@ -184,9 +184,13 @@ def burndown_svg(b: Budget, tz_name: str) -> str:
 
 def budget_alert(course: Course, now: dt.datetime | None = None) -> int | None:
     """E-mail staff the first time spend crosses 50, 80 and 100 % of the credits; returns the
-    threshold e-mailed now, if any. The row lock makes two runs send one e-mail."""
+    threshold e-mailed now, if any. The row lock makes two runs send one e-mail. A dry run's
+    stand-in statuses are not spend: nothing is e-mailed until the provider is live."""
+    from apps.compute.providers import is_live
     from apps.core import outbox
 
+    if not is_live():
+        return None
     b = budget(course, now)
     if not b.budget:
         return None

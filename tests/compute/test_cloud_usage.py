@@ -116,7 +116,7 @@ def test_six_idle_hours_email_the_group_and_staff_once_and_stop_the_node_when_to
 
 @pytest.mark.django_db
 def test_gpu_hours_and_the_burn_down_of_a_simulated_term(
-    ee290, time_machine, django_capture_on_commit_callbacks
+    ee290, time_machine, django_capture_on_commit_callbacks, settings
 ) -> None:  # type: ignore[no-untyped-def]
     staff = member(ee290, Role.INSTRUCTOR)
     ComputePolicy.objects.filter(course=ee290).update(
@@ -151,10 +151,15 @@ def test_gpu_hours_and_the_burn_down_of_a_simulated_term(
     assert "$61,200.00 of $100,000.00" in svg
     # 61 % used: staff hear about 50 % once, not again, and 80 % later.
     with django_capture_on_commit_callbacks(execute=True):
+        # A dry run's stand-in statuses are not spend: no e-mail until the provider is live.
+        assert usage.budget_alert(ee290, now) is None
+        settings.COMPUTE_PROVIDER = "gcp"
         assert usage.budget_alert(ee290, now) == 50
         assert usage.budget_alert(ee290, now) is None
     assert len([m for m in mail.outbox if "Compute credits" in m.subject]) == 1
+    settings.COMPUTE_PROVIDER = "dry-run"
     page = _login(staff).get(f"/c/{ee290.code}/compute/budget/").content.decode()
+    assert "Dry run: the running time below is the stand-in project" in page
     assert "$61,200.00" in page
     assert "Alpha" in page
     assert "1600.0" in page
