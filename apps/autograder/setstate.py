@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Count, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
 from apps.autograder.models import (
@@ -20,6 +21,7 @@ from apps.autograder.models import (
     Question,
     QuestionSet,
 )
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, User
 
 
@@ -51,6 +53,38 @@ class SetState:
         return self.due is not None and self.base_due is not None and self.due != self.base_due
 
 
+def _questions(course_id: int) -> QuerySet[Any]:
+    return (
+        Question.objects.filter(question_set__course_id=course_id)
+        .order_by()
+        .values("question_set_id")
+        .annotate(n=Count("id"))
+        .values_list("question_set_id", "n")
+    )
+
+
+def _answered(course_id: int, student_id: int) -> QuerySet[Any]:
+    return (
+        Answer.objects.filter(question__question_set__course_id=course_id, student_id=student_id)
+        .order_by()
+        .values("question__question_set_id")
+        .annotate(n=Count("question_id", distinct=True))
+        .values_list("question__question_set_id", "n")
+    )
+
+
+def _practised(course_id: int, student_id: int) -> QuerySet[Any]:
+    return (
+        PracticeAttempt.objects.filter(
+            question__question_set__course_id=course_id, student_id=student_id
+        )
+        .order_by()
+        .values("question__question_set_id")
+        .annotate(n=Count("question_id", distinct=True))
+        .values_list("question__question_set_id", "n")
+    )
+
+
 def set_states(
     *, course: Course, sets: list[QuestionSet], student: User | None, now: dt.datetime | None = None
 ) -> list[SetState]:
@@ -63,32 +97,21 @@ def set_states(
         effective = {
             d.assignment.pk: d.effective for d in student_deadlines(course=course, student=student)
         }
-    ids = [s.pk for s in sets]
-    counts = dict(
-        Question.objects.filter(question_set_id__in=ids)
-        .values("question_set_id")
-        .annotate(n=Count("id"))
-        .values_list("question_set_id", "n")
-    )
+    # Counted over the course's sets (one compiled query each, whatever `sets` holds): the sets
+    # not asked about are never looked up.
+    counts = dict(compiled_query("autograder.sets.questions", _questions, course.pk))
     answered: dict[int, int] = {}
     scores: dict[int, tuple[float, float]] = {}
     if student is not None:
         answered = dict(
-            Answer.objects.filter(question__question_set_id__in=ids, student=student)
-            .values("question__question_set_id")
-            .annotate(n=Count("question_id", distinct=True))
-            .values_list("question__question_set_id", "n")
+            compiled_query("autograder.sets.answered", _answered, course.pk, student.pk)
         )
-        practising = [s.pk for s in sets if s.practice]
-        if practising:  # a practice set is answered by its checks, never saved answers
-            answered |= dict(
-                PracticeAttempt.objects.filter(
-                    question__question_set_id__in=practising, student=student
-                )
-                .values("question__question_set_id")
-                .annotate(n=Count("question_id", distinct=True))
-                .values_list("question__question_set_id", "n")
+        if any(s.practice for s in sets):  # a practice set is answered by its checks
+            practised = compiled_query(
+                "autograder.sets.practised", _practised, course.pk, student.pk
             )
+            practising = {s.pk for s in sets if s.practice}
+            answered |= {k: n for k, n in practised if k in practising}
         released = [s.pk for s in sets if s.released_at is not None and s.released_at <= now]
         passes: dict[int, int] = {}
         for set_id, pass_id in GradingRun.objects.filter(

@@ -4,27 +4,54 @@ deadline is this week with questions still unanswered; staff's regrade queue."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
 from apps.autograder.models import Answer, QuestionSet, RegradeRequest
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
 
 WEEK = dt.timedelta(days=7)
 
 
+def _decided(course_id: int, user_id: int, since: dt.datetime) -> QuerySet[Any]:
+    return RegradeRequest.objects.filter(
+        question__question_set__course_id=course_id, student_id=user_id, decided_at__gte=since
+    ).select_related("question__question_set")
+
+
+def _answered(course_id: int, user_id: int) -> QuerySet[Any]:
+    return (
+        Answer.objects.filter(question__question_set__course_id=course_id, student_id=user_id)
+        .values("question__question_set")
+        .annotate(n=Count("question", distinct=True))
+        .values_list("question__question_set", "n")
+    )
+
+
+def _due_sets(course_id: int, after: dt.datetime, until: dt.datetime) -> QuerySet[Any]:
+    return (
+        QuestionSet.objects.filter(
+            course_id=course_id,
+            released_at__isnull=True,
+            assignment__due_at__gt=after,
+            assignment__due_at__lte=until,
+        )
+        .annotate(n=Count("questions"))
+        .select_related("assignment")
+    )
+
+
 def for_student(
     request: HttpRequest, course: Course, role: Role, now: dt.datetime
 ) -> list[TodayItem]:
     out = []
-    for r in RegradeRequest.objects.filter(
-        question__question_set__course=course,
-        student=request.user,  # type: ignore[misc]
-        decided_at__gte=now - WEEK,
-    ).select_related("question__question_set"):
+    user_id = request.user.pk
+    for r in compiled_query("autograder.today.decided", _decided, course.pk, user_id, now - WEEK):
         qs = r.question.question_set
         verdict = (
             f"re-scored {r.old_points:g} → {r.new_points:g}"
@@ -40,25 +67,11 @@ def for_student(
                 detail=r.comment[:200],
             )
         )
-    answered = dict(
-        Answer.objects.filter(
-            question__question_set__course=course,
-            student=request.user,  # type: ignore[misc]
-        )
-        .values("question__question_set")
-        .annotate(n=Count("question", distinct=True))
-        .values_list("question__question_set", "n")
-    )
-    for qs in (
-        QuestionSet.objects.filter(
-            course=course,
-            released_at__isnull=True,
-            assignment__due_at__gt=now,
-            assignment__due_at__lte=now + WEEK,
-        )
-        .annotate(n=Count("questions"))
-        .select_related("assignment")
-    ):
+    due = compiled_query("autograder.today.due_sets", _due_sets, course.pk, now, now + WEEK)
+    if not due:  # most weeks: no set is due, and what was answered does not matter
+        return out
+    answered = dict(compiled_query("autograder.today.answered", _answered, course.pk, user_id))
+    for qs in due:
         left = qs.n - answered.get(qs.pk, 0)
         if left > 0:
             out.append(

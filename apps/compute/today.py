@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
 from apps.compute.models import Incident, SharingWindow
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
 
@@ -45,12 +48,21 @@ def decisions(
     return out
 
 
+def _course_wide_open(course_id: int) -> QuerySet[Any]:
+    """`incidents.course_wide_incidents` without the resolved ones or the count: the three a
+    student's Today shows, newest first."""
+    return (
+        Incident.objects.filter(course_id=course_id, course_wide=True)
+        .exclude(status=Incident.Status.RESOLVED)
+        .select_related("node")
+        .order_by("-created_at", "-id")[:3]
+    )
+
+
 def course_wide(
     request: HttpRequest, course: Course, role: Role, now: dt.datetime
 ) -> list[TodayItem]:
     """For everyone: an open incident staff marked as affecting the course (node down …)."""
-    from apps.compute.incidents import course_wide_incidents
-
     return [
         TodayItem(
             kind="incident",
@@ -60,5 +72,5 @@ def course_wide(
             detail=f"{i.get_status_display()} · affects the whole course",
             urgent=True,
         )
-        for i in course_wide_incidents(course).exclude(status=Incident.Status.RESOLVED)[:3]
+        for i in compiled_query("compute.today.course_wide", _course_wide_open, course.pk)
     ]

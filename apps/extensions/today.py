@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
+from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
 from apps.extensions.models import ExtensionRequest
@@ -15,16 +17,22 @@ from apps.extensions.models import ExtensionRequest
 WEEK = dt.timedelta(days=7)
 
 
+def _decided(course_id: int, user_id: int, since: dt.datetime) -> QuerySet[ExtensionRequest]:
+    return ExtensionRequest.objects.filter(
+        course_id=course_id,
+        student_id=user_id,
+        decided_at__gte=since,
+        status__in=["approved", "declined"],
+    ).select_related("assignment", "milestone")
+
+
 def for_student(
     request: HttpRequest, course: Course, role: Role, now: dt.datetime
 ) -> list[TodayItem]:
     out = []
-    for r in ExtensionRequest.objects.filter(
-        course=course,
-        student=request.user,  # type: ignore[misc]
-        decided_at__gte=now - WEEK,
-        status__in=["approved", "declined"],
-    ).select_related("assignment", "milestone"):
+    for r in compiled_query(
+        "extensions.today.decided", _decided, course.pk, request.user.pk, now - WEEK
+    ):
         verdict = f"approved, {r.approved_days} day(s)" if r.approved_days else "declined"
         out.append(
             TodayItem(

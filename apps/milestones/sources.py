@@ -60,6 +60,19 @@ def _group_records(course_id: int, group_id: int) -> QuerySet[Any]:
     )
 
 
+def group_records(course_id: int, group_id: int, memo: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """milestone id → the group's record (extension, submitted_at, excused), read once per
+    `memo` (a request's: the dashboard's deadlines and its Today list share it)."""
+    key = f"milestone_records:{course_id}:{group_id}"
+    if key not in memo:
+        memo[key] = {
+            r["milestone_id"]: dict(r)
+            for r in compiled_query("milestones.group_records", _group_records, course_id, group_id)
+        }
+    records: dict[int, dict[str, Any]] = memo[key]
+    return records
+
+
 def milestone_events(query: EventQuery) -> Iterable[Event]:
     """Staff: every milestone's base date. A student: their group's deadline and status (the
     milestones from the course's cached calendar, the group's records in one query)."""
@@ -69,14 +82,7 @@ def milestone_events(query: EventQuery) -> Iterable[Event]:
         yield from (_event(m, course, due=m.due_at, staff=True) for m in milestones)
         return
     gid = current_group_id(course=course, user=query.user, memo=query.memo)
-    records: dict[int, dict[str, Any]] = (
-        {
-            r["milestone_id"]: dict(r)
-            for r in compiled_query("milestones.group_records", _group_records, course.pk, gid)
-        }
-        if gid is not None
-        else {}
-    )
+    records = group_records(course.pk, gid, query.memo) if gid is not None else {}
     for m in milestones:
         if not m.tracked:
             yield _event(m, course, due=m.due_at)

@@ -7,29 +7,49 @@ import datetime as dt
 from django.http import HttpRequest
 from django.urls import reverse
 
+from apps.calendar.cache import course_calendar
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
+from apps.groups.selectors import current_group_id
 from apps.milestones import rules
-from apps.milestones.selectors import cells_for_groups, group_of
+from apps.milestones.sources import group_records
 
 WEEK = dt.timedelta(days=7)
 
 
 def due(request: HttpRequest, course: Course, role: Role, now: dt.datetime) -> list[TodayItem]:
-    group = group_of(course=course, user=request.user)  # type: ignore[arg-type]
-    if group is None:
+    """The group's tracked milestones due this week (its extension applied) and not recorded:
+    the milestones from the course's cached calendar, the group's records shared with the
+    dashboard's deadlines (one query between them)."""
+    memo = request.__dict__.setdefault("_memo", {})
+    gid = current_group_id(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
+    if gid is None:
         return []
+    records = group_records(course.pk, gid, memo)
     url = reverse("milestones:page", kwargs={"code": course.code})
-    return [
-        TodayItem(
-            kind="milestone",
-            title=c.milestone.name,
-            url=url,
-            when=c.due,
-            detail=f"{group.name} records the link once for the group.",
-            urgent=c.due - now < dt.timedelta(days=1),
-            subject=f"milestone:{c.milestone.key}",
+    out = []
+    for m in course_calendar(course).milestones:
+        if not m.tracked:
+            continue
+        rec = records.get(m.pk, {})
+        ext = rec.get("extension_hours") or 0
+        status = rules.milestone_status(
+            due=m.due_at,
+            extension_hours=ext,
+            submitted_at=rec.get("submitted_at"),
+            excused=bool(rec.get("excused")),
         )
-        for c in cells_for_groups(course=course, groups=[group])[group.pk]
-        if c.status == rules.Status.NOT_SUBMITTED and now < c.due <= now + WEEK
-    ]
+        due_at = rules.group_due(m.due_at, ext)
+        if status == rules.Status.NOT_SUBMITTED and now < due_at <= now + WEEK:
+            out.append(
+                TodayItem(
+                    kind="milestone",
+                    title=m.name,
+                    url=url,
+                    when=due_at,
+                    detail="Any member records the link once for the whole group.",
+                    urgent=due_at - now < dt.timedelta(days=1),
+                    subject=f"milestone:{m.key}",
+                )
+            )
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -37,11 +38,21 @@ def _duties(course_id: int, student_id: int) -> QuerySet[ScribeDuty]:
     )  # the default ordering would join the user table for nothing
 
 
+def duties_of(course_id: int, student_id: int, memo: dict[str, Any]) -> list[ScribeDuty]:
+    """The student's duties with their lectures, read once per `memo` (a request's: the
+    dashboard's deadlines and its Today list share them)."""
+    key = f"scribe_duties:{course_id}:{student_id}"
+    if key not in memo:
+        memo[key] = compiled_query("scribing.duties", _duties, course_id, student_id)
+    rows: list[ScribeDuty] = memo[key]
+    return rows
+
+
 def duty_events(query: EventQuery) -> Iterable[Event]:
     if query.staff:
         return []
     if not (query.start or query.end):  # the dashboard's deadlines, feeds: the hot shape
-        duties = compiled_query("scribing.duties", _duties, query.course.pk, query.user.pk)
+        duties = duties_of(query.course.pk, query.user.pk, query.memo)
         return [_event(d, query.course) for d in duties]
     qs = _duties(query.course.pk, query.user.pk)
     if query.start:

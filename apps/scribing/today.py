@@ -10,6 +10,7 @@ from django.urls import reverse
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
 from apps.scribing.models import ScribeDuty
+from apps.scribing.sources import duties_of
 
 SOON = dt.timedelta(days=14)  # a scribe duty is worth knowing two weeks ahead
 DAY = dt.timedelta(days=1)
@@ -18,11 +19,10 @@ DAY = dt.timedelta(days=1)
 def duties(request: HttpRequest, course: Course, role: Role, now: dt.datetime) -> list[TodayItem]:
     url = reverse("scribing:page", kwargs={"code": course.code})
     out = []
-    for d in ScribeDuty.objects.filter(
-        course=course,
-        student=request.user,  # type: ignore[misc]
-        status__in=[ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION],
-    ).select_related("lecture"):
+    memo = request.__dict__.setdefault("_memo", {})  # shared with the dashboard's deadlines
+    for d in duties_of(course.pk, request.user.pk, memo):  # type: ignore[arg-type]
+        if d.status not in (ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION):
+            continue
         lec = d.lecture
         if d.status == ScribeDuty.Status.REVISION:
             out.append(

@@ -125,6 +125,40 @@ def test_another_thread_reads_through_its_own_connection() -> None:
     assert seen == [(ann.pk, True)]
 
 
+def _settings(course_id: int):  # type: ignore[no-untyped-def]
+    from apps.core.models import Course
+
+    return Course.objects.filter(pk=course_id).values_list("reminder_hours", "letter_cutoffs")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_values_are_converted_alike_on_every_connection() -> None:
+    """The converters (JSON text to lists, …) are worked out once per connection and kept: a
+    second thread's connection gets its own, and both give what the queryset gives."""
+    from apps.core.models import Course
+
+    a, b = CourseFactory(), CourseFactory()
+    Course.objects.filter(pk=b.pk).update(reminder_hours=[72, 2])
+    key = _key()
+    assert compiled_query(key, _settings, a.pk) == list(_settings(a.pk))
+    seen: list[object] = []
+
+    def read() -> None:
+        try:
+            seen.append((compiled_query(key, _settings, b.pk), list(_settings(b.pk))))
+        finally:
+            connections.close_all()
+
+    t = threading.Thread(target=read)
+    t.start()
+    t.join()
+    [(compiled, orm)] = seen
+    assert compiled == orm
+    assert compiled[0][0] == [72, 2]  # a list, not the JSON text
+    assert compiled_query(key, _settings, b.pk)[0][0] == [72, 2]  # and again on this thread
+
+
 def _captures(code: str):  # type: ignore[no-untyped-def]
     return Membership.objects.filter(course__code=code)
 

@@ -171,3 +171,45 @@ def test_todays_entries_are_in_time_order_with_urgency_in_words(ee290_live) -> N
         ("Scribe", []),
         ("M only", []),
     ]
+
+
+def test_a_groups_milestone_is_on_today_until_recorded_and_moves_with_its_extension() -> None:
+    """The milestone item reads the course's cached calendar and the group's records (shared
+    with the deadlines panel): due in three days it shows; an extension past the week takes it
+    off; once any member records it, it is gone; another group's record does not count."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from apps.milestones.models import GroupMilestone
+    from tests.factories import CourseFactory, MilestoneFactory, group_of
+
+    course = CourseFactory()
+    ours, theirs = group_of(course, 2), group_of(course, 2)
+    report = MilestoneFactory(
+        course=course,
+        name="Mid-term report",
+        tracked=True,
+        due_at=timezone.now() + dt.timedelta(days=3),
+    )
+    MilestoneFactory(course=course, name="Untracked talk", tracked=False)
+    student = ours.memberships.first().user  # type: ignore[union-attr]
+    client = Client()
+    client.force_login(student)
+
+    def shown() -> bool:
+        return "Mid-term report" in _todo(client, course.code)
+
+    GroupMilestone.objects.create(
+        course=course, milestone=report, group=theirs, submitted_at=timezone.now()
+    )
+    assert shown()
+    assert "Untracked talk" not in _todo(client, course.code)
+    record = GroupMilestone.objects.create(
+        course=course, milestone=report, group=ours, extension_hours=24 * 5
+    )
+    assert not shown()  # due in eight days for this group: not this week's
+    record.extension_hours = 0
+    record.submitted_at = timezone.now()
+    record.save()
+    assert not shown()
