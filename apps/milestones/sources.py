@@ -33,7 +33,6 @@ def _event(
     note: str = "",
     staff: bool = False,
 ) -> Event:
-    edit = reverse("milestones:milestone-edit", kwargs={"code": course.code, "milestone_id": m.pk})
     description = " · ".join(x for x in (note, m.notes) if x)
     return Event(
         uid=uid("milestone", m.pk, course.code),
@@ -46,7 +45,11 @@ def _event(
         sequence=m.revision + extra,
         reminder_kind="milestone" if m.tracked else "",
         status=status,
-        edit_path=edit if staff else "",
+        edit_path=reverse(
+            "milestones:milestone-edit", kwargs={"code": course.code, "milestone_id": m.pk}
+        )
+        if staff
+        else "",  # only staff's events link to the edit form (a student's many never reverse)
     )
 
 

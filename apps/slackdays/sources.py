@@ -34,7 +34,6 @@ def _event(
     seq: int = 0,
     staff: bool = False,
 ) -> Event:
-    edit = reverse("slackdays:assignment-edit", kwargs={"code": course.code, "assignment_id": a.pk})
     return Event(
         uid=uid("assignment", a.pk, course.code),
         kind="assignment",
@@ -46,7 +45,11 @@ def _event(
         sequence=a.revision + seq,
         reminder_kind="assignment",
         released_at=a.release_at,
-        edit_path=edit if staff else "",
+        edit_path=reverse(
+            "slackdays:assignment-edit", kwargs={"code": course.code, "assignment_id": a.pk}
+        )
+        if staff
+        else "",  # only staff's events link to the edit form (a student's many never reverse)
     )
 
 

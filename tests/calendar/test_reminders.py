@@ -247,7 +247,7 @@ def test_a_refusing_smtp_server_leaves_the_batch_claimed_for_the_sweep_to_send(m
     def refuse(*_args: object, **_kw: object) -> int:
         raise OSError("SMTP server refused")
 
-    monkeypatch.setattr(reminders.mailbulk, "send_all", refuse)
+    monkeypatch.setattr(reminders.mailbulk, "send_copies", refuse)
     with time_machine.travel(due - dt.timedelta(hours=5), tick=False):
         assert reminders_send(course=course) == 0
         monkeypatch.undo()

@@ -10,7 +10,6 @@ from email.message import Message
 import pytest
 from aiosmtpd.controller import Controller
 from django.core import mail
-from django.core.mail import get_connection
 
 from apps.core import mailbulk
 from tests.peers.run import free_port
@@ -67,15 +66,13 @@ def test_every_person_gets_one_copy_with_their_own_name_over_smtp(
     smtp_server, settings, connections: int
 ) -> None:  # type: ignore[no-untyped-def]
     settings.SMTP_SEND_CONNECTIONS = connections
-    with get_connection() as mailer:
-        sent = mailbulk.send_all(
-            mailer,
-            [
-                mailbulk.Personal("[ee290] Reminder: A1", TEXT, HTML, NAME, PEOPLE),
-                mailbulk.Personal("[ee290] Reminder: M1", TEXT, HTML, NAME, PEOPLE[:2]),
-            ],
-        )
-    assert sent == 7
+    delivered: list[int] = []
+    people = [mailbulk.Copy(p.to, p.text_name, p.html_name, key=i) for i, p in enumerate(PEOPLE)]
+    stream = mailbulk.Stream(delivered, queued=2)  # smaller than the copies: put waits its turn
+    stream.put(mailbulk.Personal("[ee290] Reminder: A1", TEXT, HTML, NAME, people))
+    stream.put(mailbulk.Personal("[ee290] Reminder: M1", TEXT, HTML, NAME, people[:2]))
+    assert stream.close() is None
+    assert sorted(delivered) == [0, 0, 1, 1, 2, 3, 4]
     got = smtp_server.got
     assert len(got) == 7
     assert len({m["Message-ID"] for _, m in got}) == 7
@@ -94,8 +91,25 @@ def test_every_person_gets_one_copy_with_their_own_name_over_smtp(
 def test_other_backends_get_the_same_messages_one_by_one(settings) -> None:  # type: ignore[no-untyped-def]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     mail.outbox = []
-    with get_connection() as mailer:
-        mailbulk.send_all(mailer, [mailbulk.Personal("Reminder", TEXT, HTML, NAME, PEOPLE)])
+    stream = mailbulk.Stream([])
+    stream.put(mailbulk.Personal("Reminder", TEXT, HTML, NAME, PEOPLE))
+    assert stream.close() is None
     assert [m.to for m in mail.outbox] == [[p.to] for p in PEOPLE]
     assert mail.outbox[2].body.startswith("Dear Cy <Admin> & Co,")
     assert "Dear Cy &lt;Admin&gt; &amp; Co" in mail.outbox[2].alternatives[0][0]
+
+
+def test_a_server_that_goes_away_is_reported_with_what_it_had_accepted(settings) -> None:  # type: ignore[no-untyped-def]
+    """Nothing listens: every connection fails, `close` returns the error instead of raising
+    it in a thread, nothing counts as delivered, and `put` never waits on the dead stream."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.SMTP_SEND_CONNECTIONS = 2
+    delivered: list[int] = []
+    stream = mailbulk.Stream(delivered, queued=1)
+    people = [mailbulk.Copy(f"p{i}@uni.edu", "P", "P", key=i) for i in range(20)]
+    stream.put(mailbulk.Personal("Reminder", TEXT, HTML, NAME, people))
+    error = stream.close()
+    assert isinstance(error, ConnectionRefusedError)
+    assert delivered == []
