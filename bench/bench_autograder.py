@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import port_answers, start_worker  # noqa: E402
+from bench.common import db_floor, port_answers, start_worker  # noqa: E402
 from bench.results import record  # noqa: E402
 
 # DATABASE_URL (a PostgreSQL one) names the database to use; else a throwaway courseops_bench.
@@ -176,27 +176,7 @@ try:
     # The floor: what PostgreSQL itself takes for the same bytes and rows — COPY of the same CSV
     # into a table, then one INSERT … SELECT of as many grade rows — in the same run. Ordinary
     # (logged) tables, each statement committed, as the grades are: a TEMP table skips the WAL.
-    from django.db import connection
-
-    columns = lines[0].split(",")
-    with connection.cursor() as cur:
-        cols = ", ".join(f'"{c}" text' for c in columns)
-        cur.execute("DROP TABLE IF EXISTS floor_answers, floor_grades")
-        cur.execute(f"CREATE TABLE floor_answers ({cols})")
-        cur.execute("CREATE TABLE floor_grades (email text, q int, credit double precision)")
-        f0 = time.perf_counter()
-        with cur.cursor.copy(
-            "COPY floor_answers FROM STDIN WITH (FORMAT csv, HEADER true)"
-        ) as copy:
-            copy.write(data)
-        per = -(-grades // students_n)
-        cur.execute(
-            "INSERT INTO floor_grades SELECT a.email, q, 1.0 FROM floor_answers a "
-            "CROSS JOIN generate_series(1, %s) q LIMIT %s",
-            [per, grades],
-        )
-        floor = time.perf_counter() - f0
-        cur.execute("DROP TABLE floor_answers, floor_grades")
+    floor = db_floor(data, lines[0].split(","), grades)
     print(
         f"floor:   COPY of the same {len(data) / 1e6:.1f} MB CSV + INSERT … SELECT of {grades:,} "
         f"grade rows: {floor:.2f} s"

@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import port_answers  # noqa: E402
+from bench.common import BARE_PAGE, db_floor, port_answers  # noqa: E402
+from bench.results import record as keep  # noqa: E402
 
 DB = "courseops_bench_gradebook"
 if port_answers(5432):
@@ -83,10 +84,15 @@ def build(n: int, tag: str):  # type: ignore[no-untyped-def]
         )
         assert plan.ok, plan.problems[:3]
         services.import_commit(actor=people["ta"], course=course, import_id=record.pk)
+    took = time.perf_counter() - t
     print(
-        f"{n:>5} students: imported {len(groups)} group rows and {n} student rows in "
-        f"{time.perf_counter() - t:.2f} s"
+        f"{n:>5} students: imported {len(groups)} group rows and {n} student rows in {took:.2f} s"
     )
+    if n >= 1000:  # the floor: the same bytes and as many score rows straight into a table
+        floor = db_floor(by_student.encode(), ["email", "a", "b"], 2 * n) + db_floor(
+            by_group.encode(), ["group", "a", "b"], 2 * len(groups)
+        )
+        keep("gradebook", f"import scores, {n:,} students", took, "s", floor=floor)
     return course, people
 
 
@@ -116,6 +122,8 @@ def measure(user, url: str, runs: int = 10) -> tuple[float, int, int]:  # type: 
 
 for n, tag in ((40, "gb40"), (2000, "gb2000")):
     course, people = build(n, tag)
+    bare, _, _ = measure(people["ta"], BARE_PAGE)  # the floor: a page with no data
+    print(f"{n:>5} students: {'(floor: a page with no data)':<28} {bare:7.1f} ms")
     for label, url in (
         ("staff gradebook page", f"/c/{course.code}/gradebook/"),
         ("  … sorted by total, page 3", f"/c/{course.code}/gradebook/?sort=-total&page=3"),
@@ -127,4 +135,6 @@ for n, tag in ((40, "gb40"), (2000, "gb2000")):
             f"{n:>5} students: {label:<28} {ms:7.1f} ms  {size / 1000:7.1f} KB  {queries:3d} "
             "queries"
         )
+        if n >= 1000:
+            keep("gradebook", f"{label.strip(' …')}, {n:,} students", ms, "ms", floor=bare)
 print(f"({connection.vendor}, {os.cpu_count()} cores)")

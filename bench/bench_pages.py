@@ -18,7 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import course_pages, port_answers  # noqa: E402
+from bench.common import bare_page_ms, course_pages, port_answers  # noqa: E402
+from bench.results import record  # noqa: E402
 
 if port_answers(5432):
     subprocess.run(
@@ -65,6 +66,8 @@ print(f"{'page':<26}{'median ms':>10}{'KB':>9}{'queries':>9}")
 for who, pages in PAGES.items():
     client = Client()
     client.force_login(people[who])
+    bare = bare_page_ms(client)  # the floor: a page with no data, same client and person
+    print(f"{'(floor: a page with no data)':<26}{bare:>10.1f}")
     for label, url in pages:
         client.get(url)
         times = []
@@ -78,3 +81,4 @@ for who, pages in PAGES.items():
         print(
             f"{label:<26}{statistics.median(times):>10.1f}{len(response.content) / 1000:>9.1f}{len(ctx.captured_queries):>9}"
         )
+        record("pages", label, statistics.median(times), "ms", floor=bare)

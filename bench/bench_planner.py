@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from apps.perfcalc.calc.plan import plan  # noqa: E402
+from bench.results import record  # noqa: E402
 
 CASE = {
     "scale": "cluster",
@@ -37,6 +38,20 @@ for _ in range(20):
 print(
     f"512 GPUs, {first.model.key}: {first.feasible} feasible layouts ranked; this one "
     f"(TP 8 × PP 8 × DP 8) is #{first.rank}, MFU {first.mfu:.1%}, step {first.time['total_s']:.2f} s"
+)
+ONE_NODE = {**CASE, "nodes": 1, "tp": 8, "pp": 1, "dp": 1, "global_batch": 8}
+plan(ONE_NODE)
+small = []  # the floor: the same call for one node (8 GPUs), the fewest layouts to rank
+for _ in range(20):
+    t = time.perf_counter()
+    plan(ONE_NODE)
+    small.append(time.perf_counter() - t)
+record(
+    "planner",
+    "plan, 512 GPUs",
+    statistics.median(walls) * 1000,
+    "ms",
+    floor=statistics.median(small) * 1000,
 )
 print(
     f"plan + ranking: median {statistics.median(walls) * 1000:.1f} ms, max {max(walls) * 1000:.1f} ms"

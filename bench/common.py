@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 import socket
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,3 +96,62 @@ def worker_task_ends(logfile: Path, task: str) -> list[dt.datetime]:
         for line in logfile.read_text(encoding="utf-8").splitlines()
         if (m := stamp.match(line)) and "succeeded" in line
     ]
+
+
+BARE_PAGE = "/accounts/password/reset/"  # session, user, navigation, base template; no data
+
+
+def bare_page_ms(client: Any, repeats: int = 15) -> float:
+    """The floor of an in-process page: the median ms of a page with no data (`BARE_PAGE`)
+    through the same client, logged in as the same person, at the same moment."""
+    client.get(BARE_PAGE)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        client.get(BARE_PAGE)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def db_floor(data: bytes, columns: list[str], rows_out: int) -> float:
+    """The database's own floor for an intake of `data` (a CSV with a header) that writes
+    `rows_out` rows: the same bytes into an ordinary table (PostgreSQL: COPY; SQLite: one
+    executemany), then one INSERT … SELECT of `rows_out` rows, each committed. Seconds."""
+    import csv
+    import io
+
+    from django.db import connection, transaction
+
+    cols = ", ".join(f'"c{i}" text' for i in range(len(columns)))
+    with connection.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS floor_in")
+        cur.execute("DROP TABLE IF EXISTS floor_out")
+        cur.execute(f"CREATE TABLE floor_in ({cols})")
+        cur.execute("CREATE TABLE floor_out (k text, n integer, v double precision)")
+        per = max(1, -(-rows_out // max(1, data.count(b"\n") - 1)))
+        t = time.perf_counter()
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with cur.cursor.copy(
+                    "COPY floor_in FROM STDIN WITH (FORMAT csv, HEADER true)"
+                ) as c:
+                    c.write(data)
+                series = "generate_series(1, %s) AS q(value)"
+            else:
+                rows = list(csv.reader(io.StringIO(data.decode())))[1:]
+                marks = ", ".join(["%s"] * len(columns))
+                cur.executemany(f"INSERT INTO floor_in VALUES ({marks})", rows)  # noqa: S608
+                series = (
+                    "(WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s "
+                    "WHERE value < %s) SELECT value FROM s) AS q"
+                )
+        with transaction.atomic():
+            cur.execute(
+                f"INSERT INTO floor_out SELECT f.c0, q.value, 1.0 FROM floor_in f CROSS JOIN {series} "  # noqa: S608
+                "LIMIT %s",
+                [per, rows_out],
+            )
+        floor = time.perf_counter() - t
+        cur.execute("DROP TABLE floor_in")
+        cur.execute("DROP TABLE floor_out")
+    return floor
