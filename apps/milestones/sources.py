@@ -76,6 +76,19 @@ def group_records(course_id: int, group_id: int, memo: dict[str, Any]) -> dict[i
     return records
 
 
+def record_status(m: Milestone, rec: dict[str, Any]) -> tuple[rules.Status, int]:
+    """The group's status for a tracked milestone and its extension in hours, from its record
+    as `group_records` gives it ({} when the group has none)."""
+    ext = rec.get("extension_hours") or 0
+    status = rules.milestone_status(
+        due=m.due_at,
+        extension_hours=ext,
+        submitted_at=rec.get("submitted_at"),
+        excused=bool(rec.get("excused")),
+    )
+    return status, ext
+
+
 def milestone_events(query: EventQuery) -> Iterable[Event]:
     """Staff: every milestone's base date. A student: their group's deadline and status (the
     milestones from the course's cached calendar, the group's records in one query)."""
@@ -90,14 +103,7 @@ def milestone_events(query: EventQuery) -> Iterable[Event]:
         if not m.tracked:
             yield _event(m, course, due=m.due_at)
             continue
-        rec = records.get(m.pk, {})
-        ext = rec.get("extension_hours") or 0
-        status = rules.milestone_status(
-            due=m.due_at,
-            extension_hours=ext,
-            submitted_at=rec.get("submitted_at"),
-            excused=bool(rec.get("excused")),
-        )
+        status, ext = record_status(m, records.get(m.pk, {}))
         note = f"Your group: {rules.LABELS[status]}" + (f" (extension +{ext} h)" if ext else "")
         # an extension changes the group's event: its SEQUENCE grows with it
         yield _event(

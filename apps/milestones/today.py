@@ -12,7 +12,7 @@ from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
 from apps.groups.selectors import current_group_id
 from apps.milestones import rules
-from apps.milestones.sources import group_records
+from apps.milestones.sources import group_records, record_status
 
 WEEK = dt.timedelta(days=7)
 
@@ -31,14 +31,7 @@ def due(request: HttpRequest, course: Course, role: Role, now: dt.datetime) -> l
     for m in course_calendar(course).milestones:
         if not m.tracked:
             continue
-        rec = records.get(m.pk, {})
-        ext = rec.get("extension_hours") or 0
-        status = rules.milestone_status(
-            due=m.due_at,
-            extension_hours=ext,
-            submitted_at=rec.get("submitted_at"),
-            excused=bool(rec.get("excused")),
-        )
+        status, ext = record_status(m, records.get(m.pk, {}))
         due_at = rules.group_due(m.due_at, ext)
         if status == rules.Status.NOT_SUBMITTED and now < due_at <= now + WEEK:
             out.append(
