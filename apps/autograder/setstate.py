@@ -63,7 +63,9 @@ def _questions(course_id: int) -> QuerySet[Any]:
     )
 
 
-def _answered(course_id: int, student_id: int) -> QuerySet[Any]:
+def answered_per_set(course_id: int, student_id: int) -> QuerySet[Any]:
+    """(set id, questions the student answered in it) over the course: a compiled query's
+    builder, shared by the set list and the Today list."""
     return (
         Answer.objects.filter(question__question_set__course_id=course_id, student_id=student_id)
         .order_by()
@@ -104,7 +106,7 @@ def set_states(
     scores: dict[int, tuple[float, float]] = {}
     if student is not None:
         answered = dict(
-            compiled_query("autograder.sets.answered", _answered, course.pk, student.pk)
+            compiled_query("autograder.sets.answered", answered_per_set, course.pk, student.pk)
         )
         if any(s.practice for s in sets):  # a practice set is answered by its checks
             practised = compiled_query(

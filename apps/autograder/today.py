@@ -10,7 +10,8 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
-from apps.autograder.models import Answer, QuestionSet, RegradeRequest
+from apps.autograder.models import QuestionSet, RegradeRequest
+from apps.autograder.setstate import answered_per_set
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
@@ -22,15 +23,6 @@ def _decided(course_id: int, user_id: int, since: dt.datetime) -> QuerySet[Any]:
     return RegradeRequest.objects.filter(
         question__question_set__course_id=course_id, student_id=user_id, decided_at__gte=since
     ).select_related("question__question_set")
-
-
-def _answered(course_id: int, user_id: int) -> QuerySet[Any]:
-    return (
-        Answer.objects.filter(question__question_set__course_id=course_id, student_id=user_id)
-        .values("question__question_set")
-        .annotate(n=Count("question", distinct=True))
-        .values_list("question__question_set", "n")
-    )
 
 
 def _due_sets(course_id: int, after: dt.datetime, until: dt.datetime) -> QuerySet[Any]:
@@ -70,7 +62,9 @@ def for_student(
     due = compiled_query("autograder.today.due_sets", _due_sets, course.pk, now, now + WEEK)
     if not due:  # most weeks: no set is due, and what was answered does not matter
         return out
-    answered = dict(compiled_query("autograder.today.answered", _answered, course.pk, user_id))
+    answered = dict(
+        compiled_query("autograder.sets.answered", answered_per_set, course.pk, user_id)
+    )
     for qs in due:
         left = qs.n - answered.get(qs.pk, 0)
         if left > 0:

@@ -49,14 +49,11 @@ def decisions(
 
 
 def _course_wide_open(course_id: int) -> QuerySet[Any]:
-    """`incidents.course_wide_incidents` without the resolved ones or the count: the three a
-    student's Today shows, newest first."""
-    return (
-        Incident.objects.filter(course_id=course_id, course_wide=True)
-        .exclude(status=Incident.Status.RESOLVED)
-        .select_related("node")
-        .order_by("-created_at", "-id")[:3]
-    )
+    """The three newest open ones of `incidents.course_wide_incidents`: a compiled query's
+    builder for a student's Today."""
+    from apps.compute.incidents import course_wide_incidents
+
+    return course_wide_incidents(Course(pk=course_id)).exclude(status=Incident.Status.RESOLVED)[:3]
 
 
 def course_wide(
