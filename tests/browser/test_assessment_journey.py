@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.assessments import services
 from apps.assessments.models import Assessment
@@ -34,16 +35,22 @@ def test_take_the_quiz_then_read_the_report(page, live_server, ee290_demo) -> No
     log_in(page, live_server, "student07@example.edu")
     page.goto(f"{live_server.url}/c/{course.code}/assessments/")
     page.get_by_role("link", name="Take the post quiz").click()
-    assert "Research participation notice" in page.content()
+    # expect() retries until the next page has rendered; page.content() read right after the
+    # click could catch the document between the old page and the new one (empty).
+    expect(page.locator("main")).to_contain_text(
+        "Research participation notice", use_inner_text=True
+    )
     page.get_by_label("I have read the notice above.").check()
     page.get_by_role("button", name="Start the 5-minute quiz").click()
-    assert "Submit by" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("Submit by", use_inner_text=True)
     page.locator("input[name=q1][value=b]").check()
     page.locator("input[name=q2][value=a]").check()
     page.fill("#q6-0", "40")
     page.fill("#q6-1", "100")
     page.get_by_role("button", name="Submit").click()
-    assert "Recorded: 4 of 12 points" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text(
+        "Recorded: 4 of 12 points", use_inner_text=True
+    )
     page.get_by_role("button", name="Log out").click()
 
     log_in(page, live_server, "instructor@example.edu")

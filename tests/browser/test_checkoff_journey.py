@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.checkoffs import rules
 from apps.checkoffs.models import Booking, CheckoffSlot
@@ -44,7 +45,9 @@ def test_book_move_cancel_then_refused_after_the_cutoff(
     page.screenshot(path=str(ARTIFACTS / "checkoffs-week.png"), full_page=True)
 
     page.get_by_role("link", name="Book…").first.click()
-    assert "Book for your whole group" in page.locator("#confirm").inner_text()
+    expect(page.locator("#confirm")).to_contain_text(
+        "Book for your whole group", use_inner_text=True
+    )
     page.get_by_role("button", name="Yes, book it").click()
     assert "Booked:" in _message(page)
     first = Booking.objects.get(group=group, cancelled_at__isnull=True)

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.compute.models import Allocation
 from apps.compute.services import allocate_all
@@ -51,13 +52,13 @@ def test_request_a_window_the_other_group_approves_download_hosts(
     page.get_by_label("End").fill((start + dt.timedelta(hours=6)).strftime("%Y-%m-%dT%H:%M"))
     page.get_by_label("Purpose").fill("2-node FSDP run")
     page.get_by_role("button", name="Request window").click()
-    assert "requested" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("requested", use_inner_text=True)
 
     other = browser.new_context().new_page()
     log_in(other, live_server, "bo@uni.edu", PASSWORD)
     open_from_menu(other, "Group & node", "My node")
     other.get_by_role("button", name=f"Approve use of {node1}").click()
-    assert "is now approved" in other.locator(".messages").inner_text()
+    expect(other.locator(".messages")).to_contain_text("is now approved", use_inner_text=True)
     other.context.close()
 
     page.reload()

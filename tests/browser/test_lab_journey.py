@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from playwright.sync_api import expect
 from rest_framework.test import APIClient
 
 from apps.core.models import Role
@@ -83,7 +84,7 @@ def test_a_student_completes_lab_09_on_a_phone(browser, live_server) -> None:  #
     assert "39.44 %" in step(4).inner_text()
     step(4).get_by_label("Your answer").fill("Sixteen micro-batches: 1.7 engineer-weeks, 39 % MFU.")
     step(4).get_by_role("button", name="Save and close the step").click()
-    assert "Lab completed" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("Lab completed", use_inner_text=True)
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     page.screenshot(path=str(ARTIFACTS / "lab09-done-phone.png"), full_page=True)
     context.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.peerreview.models import PeerAssignment, PeerRound
 from tests.browser.conftest import log_in
@@ -35,7 +36,9 @@ def test_round_pairing_review_and_release(page, live_server, ee290_demo, celery_
     # No group has recorded its draft in this course yet: the page names them; staff confirm.
     page.get_by_label("Publish although").check()
     page.get_by_role("button", name="Publish").click()
-    assert "Published 8 review assignments" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text(
+        "Published 8 review assignments", use_inner_text=True
+    )
     page.screenshot(path=str(ARTIFACTS / "peer-review-staff.png"), full_page=True)
     page.get_by_role("button", name="Log out").click()
 
@@ -48,7 +51,7 @@ def test_round_pairing_review_and_release(page, live_server, ee290_demo, celery_
     for key in ("clarity", "depth", "correctness", "rigour", "artifact"):
         form.locator(f"#{key}-{a.pk}").select_option("4")
     form.get_by_role("button", name="Save draft").click()
-    assert "Draft saved" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("Draft saved", use_inner_text=True)
     form = page.locator(f"#review-{a.pk}")
     assert form.locator(f"#clarity-{a.pk}").input_value() == "4"
     for key in ("strengths", "weaknesses", "suggestions"):
@@ -62,7 +65,7 @@ def test_round_pairing_review_and_release(page, live_server, ee290_demo, celery_
     form.get_by_role("radio", name="Yes", exact=True).check()
     form.locator(f"#ai-description-{a.pk}").fill("ChatGPT to tighten the wording of the summary.")
     form.get_by_role("button", name="Submit").click()
-    assert "Review submitted" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("Review submitted", use_inner_text=True)
     page.get_by_role("button", name="Log out").click()
 
     reviewed = a.reviewee.memberships.filter(left_at__isnull=True).order_by("pk").first().user

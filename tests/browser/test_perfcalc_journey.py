@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in
 
@@ -35,5 +36,7 @@ def test_roofline_page_for_quiz_q1_shows_memory_bound_and_a_plot(
 
     page.get_by_label("Work (FLOP)").fill("-1")
     page.get_by_role("button", name="Calculate").click()
-    assert "must be greater than zero" in page.locator("#err-flops").inner_text()
+    expect(page.locator("#err-flops")).to_contain_text(
+        "must be greater than zero", use_inner_text=True
+    )
     assert page.external_requests == []

@@ -4,6 +4,7 @@ memory verdict, both pictures and the rank update; the page never scrolls sidewa
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.core.models import User
 from tests.browser.conftest import log_in
@@ -25,7 +26,7 @@ def test_a_student_plans_a_two_node_run(page, live_server) -> None:  # type: ign
     page.fill("#id_pp", "2")
     page.fill("#id_dp", "1")
     page.get_by_role("button", name="Plan").click()
-    assert "does not fit" in page.locator("#memory-verdict").inner_text()
+    expect(page.locator("#memory-verdict")).to_contain_text("does not fit", use_inner_text=True)
     assert page.locator("#time-plot svg rect.segment").count() >= 3
     assert page.locator("#memory-plot svg line.limit").count() == 1
     page.screenshot(path="test-artifacts/planner-70b-2-nodes.png", full_page=True)
@@ -34,7 +35,7 @@ def test_a_student_plans_a_two_node_run(page, live_server) -> None:  # type: ign
     page.fill("#id_nodes", "8")
     page.fill("#id_dp", "4")
     page.get_by_role("button", name="Plan").click()
-    assert "fits in 80 GB" in page.locator("#memory-verdict").inner_text()
+    expect(page.locator("#memory-verdict")).to_contain_text("fits in 80 GB", use_inner_text=True)
     assert "feasible layouts of 64 GPUs" in page.locator("#rank").inner_text()
     assert "zero_stage=3" in page.url
     assert "nodes=8" in page.url
@@ -43,4 +44,4 @@ def test_a_student_plans_a_two_node_run(page, live_server) -> None:  # type: ign
     # a bad layout is named on its field
     page.fill("#id_dp", "3")
     page.get_by_role("button", name="Plan").click()
-    assert "must equal the 64 GPUs of 8 node(s)" in page.locator("#err-dp").inner_text()
+    expect(page.locator("#err-dp")).to_contain_text("must equal the 64 GPUs of 8 node(s)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from apps.calendar.models import Lecture
 from tests.browser.conftest import log_in
@@ -29,7 +30,7 @@ def test_preferences_solve_publish_submit_accept(
     page.select_option(f"#lec-{l3.pk}", "1")
     page.select_option(f"#lec-{l1.pk}", "cannot")
     page.get_by_role("button", name="Save preferences").click()
-    assert "Preferences saved" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("Preferences saved", use_inner_text=True)
     assert page.locator(f"#lec-{l3.pk}").input_value() == "1"
     page.get_by_role("button", name="Log out").click()
 
@@ -43,7 +44,9 @@ def test_preferences_solve_publish_submit_accept(
     assert "1 of 1" in page.locator("svg[aria-labelledby='ranks-t ranks-d']").inner_html()
     page.get_by_label("I checked the assignment").check()
     page.get_by_role("button", name="Publish").click()
-    assert "Published: 80 duties created" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text(
+        "Published: 80 duties created", use_inner_text=True
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "scribing-staff-board.png"), full_page=True)
     page.get_by_role("button", name="Log out").click()
@@ -57,7 +60,7 @@ def test_preferences_solve_publish_submit_accept(
     row.get_by_label("Link to the notes").fill("https://github.com/ee290/notes/pull/3")
     row.get_by_label("Sources declaration").fill("none")
     row.get_by_role("button", name="Submit notes").click()
-    assert "Notes submitted" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("Notes submitted", use_inner_text=True)
     page.screenshot(path=str(ARTIFACTS / "scribing-student.png"), full_page=True)
     page.get_by_role("button", name="Log out").click()
 
@@ -65,6 +68,6 @@ def test_preferences_solve_publish_submit_accept(
     page.goto(f"{live_server.url}/c/{code}/scribing/")
     item = page.locator(".pending").filter(has_text="L3")
     item.get_by_role("button", name="Accept").click()
-    assert "Review saved" in page.locator(".messages").inner_text()
+    expect(page.locator(".messages")).to_contain_text("Review saved", use_inner_text=True)
     assert "accepted 1" in page.get_by_text("Duties:").inner_text()
     assert page.external_requests == []
