@@ -187,7 +187,8 @@ def _finish(grading_pass: GradingPass) -> None:
         current_pass=grading_pass, status=GradingRun.Status.DONE, finished_at=now
     )
     keep = [grading_pass.pk] + ([previous] if previous else [])
-    Grade.objects.filter(run_id=grading_pass.run_id).exclude(grading_pass_id__in=keep).delete()
+    older = GradingPass.objects.filter(run_id=grading_pass.run_id).exclude(pk__in=keep)
+    Grade.objects.filter(grading_pass__in=older.values("pk")).delete()
 
 
 def chunk_claim(pass_id: int, index: int) -> None:
@@ -227,10 +228,9 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         # write of this chunk's grades impossible; the unique index still stands behind it.
         bulk.insert(
             Grade,
-            ["run", "grading_pass", "student", "question", "score", "max_points", "detail"],
+            ["grading_pass", "student", "question", "score", "max_points", "detail"],
             (
                 (
-                    run.pk,
                     grading_pass.pk,
                     r["student_id"],
                     r["question_id"],

@@ -212,7 +212,7 @@ def demo_requests(course: Course) -> None:
     if qs is None or RegradeRequest.objects.filter(question__question_set=qs).exists():
         return
     lost = (
-        Grade.objects.filter(run__question_set=qs, score__lt=F("max_points"))
+        Grade.objects.filter(grading_pass__run__question_set=qs, score__lt=F("max_points"))
         .select_related("question", "student")
         .order_by("student__email", "question__position")
         .first()

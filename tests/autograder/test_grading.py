@@ -110,7 +110,7 @@ def test_quiz_graded_from_a_csv_of_80_responses_names_the_top_misconception(quiz
     run = run_now(staff, qs, chunk_size=25)
     run.refresh_from_db()
     assert run.status == "done"
-    assert Grade.objects.filter(run=run).count() == 80 * 10
+    assert Grade.objects.filter(grading_pass__run=run).count() == 80 * 10
     items, misconceptions = item_analysis(run)
     # the seed's two most common pre-test errors; Q6's wrong fleet sizes (50, 80) count too
     assert {name for name, _ in misconceptions[:2]} == {
@@ -138,9 +138,9 @@ def test_regrading_an_unchanged_key_is_a_new_pass_with_the_same_scores(quiz, run
     assert again.current_pass.number == 2
     after = sorted(visible_grades(again).values_list("student_id", "question_id", "score"))
     assert after == before  # readers now see pass 2, with the same scores
-    ids = sorted(Grade.objects.filter(run=run).values_list("id", flat=True))
+    ids = sorted(Grade.objects.filter(grading_pass__run=run).values_list("id", flat=True))
     assert grade_pass_chunk(again.current_pass_id, 0) == 0  # a redelivered chunk: nothing
-    assert sorted(Grade.objects.filter(run=run).values_list("id", flat=True)) == ids
+    assert sorted(Grade.objects.filter(grading_pass__run=run).values_list("id", flat=True)) == ids
 
 
 def test_changing_the_key_makes_a_new_run_and_keeps_the_old(quiz, run_now) -> None:  # type: ignore[no-untyped-def]
@@ -154,7 +154,9 @@ def test_changing_the_key_makes_a_new_run_and_keeps_the_old(quiz, run_now) -> No
     assert second.pk != first.pk
     assert GradingRun.objects.count() == 2
     assert (
-        Grade.objects.filter(run=first).count() == Grade.objects.filter(run=second).count() == 800
+        Grade.objects.filter(grading_pass__run=first).count()
+        == Grade.objects.filter(grading_pass__run=second).count()
+        == 800
     )
 
 
@@ -217,7 +219,7 @@ def test_a_measurement_above_the_gpus_peak_is_flagged(run_now) -> None:  # type:
         [(q, honest.pk, 0, "710 TFLOPS"), (q, bragging.pk, 0, "1,979 TFLOPS")], "form"
     )
     run = run_now(staff, qs)
-    grades = {g.student_id: g for g in Grade.objects.filter(run=run, question=q)}
+    grades = {g.student_id: g for g in Grade.objects.filter(grading_pass__run=run, question=q)}
     assert grades[honest.pk].score == 1
     assert grades[bragging.pk].score == 0
     part = grades[bragging.pk].detail["parts"][0]

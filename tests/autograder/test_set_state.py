@@ -117,7 +117,7 @@ def test_after_the_deadline_the_set_is_closed_and_after_release_shows_the_score(
     assert "results released" in row
     from apps.autograder.models import Grade
 
-    grades = Grade.objects.filter(student=ada, run__question_set=numbers)
+    grades = Grade.objects.filter(student=ada, grading_pass__run__question_set=numbers)
     score, most = re.search(r"([\d.,]+) / ([\d.,]+)", row.split("released", 1)[1]).groups()  # type: ignore[union-attr]
     assert float(score.replace(",", "")) == pytest.approx(sum(g.score for g in grades), abs=0.01)
     assert float(most.replace(",", "")) == pytest.approx(sum(g.max_points for g in grades))

@@ -43,7 +43,7 @@ def test_a_run_is_graded_in_chunks_by_two_worker_processes(celery_worker_process
         actor=staff, question_set=qs, chunk_size=10
     )  # on_commit queues it: this test commits
     assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 90)
-    assert Grade.objects.filter(run=run).count() == 120 * 10
+    assert Grade.objects.filter(grading_pass__run=run).count() == 120 * 10
 
 
 def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(celery_worker_process) -> None:  # type: ignore[no-untyped-def]
@@ -51,29 +51,29 @@ def test_killing_a_worker_mid_run_loses_and_duplicates_nothing(celery_worker_pro
     env = {"CELERY_VISIBILITY_TIMEOUT": "4", "AUTOGRADER_CHUNK_PAUSE_S": "0.15"}
     first = celery_worker_process(pool="solo", **env)
     run = run_create(actor=staff, question_set=qs, chunk_size=5)  # 40 chunks
-    assert wait_for(lambda: Grade.objects.filter(run=run).count() >= 200, 60), (
+    assert wait_for(lambda: Grade.objects.filter(grading_pass__run=run).count() >= 200, 60), (
         "the first worker never started grading"
     )
     first.kill()  # SIGKILL, mid-run: its current chunk is unacknowledged
     first.wait(10)
-    partial = Grade.objects.filter(run=run).count()
+    partial = Grade.objects.filter(grading_pass__run=run).count()
     assert 0 < partial < 2000
     # Not done while chunks of this pass are unfinished, however many grades exist.
     assert GradingRun.objects.get(pk=run.pk).status != "done"
     assert GradingRun.objects.get(pk=run.pk).current_pass_id is None
     celery_worker_process(pool="solo", **env)
     assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 120), (
-        f"run stuck at {Grade.objects.filter(run=run).count()} of 2000 grades"
+        f"run stuck at {Grade.objects.filter(grading_pass__run=run).count()} of 2000 grades"
     )
-    assert Grade.objects.filter(run=run).count() == 2000
+    assert Grade.objects.filter(grading_pass__run=run).count() == 2000
     dupes = (
-        Grade.objects.filter(run=run)
+        Grade.objects.filter(grading_pass__run=run)
         .values("student", "question")
         .annotate(n=Count("id"))
         .filter(n__gt=1)
     )
     assert not dupes.exists()
-    assert Grade.objects.filter(run=run).values("student").distinct().count() == 200
+    assert Grade.objects.filter(grading_pass__run=run).values("student").distinct().count() == 200
 
 
 def test_an_uploaded_answers_file_is_previewed_then_stored_by_a_worker(
@@ -160,19 +160,19 @@ def test_a_whole_worker_killed_mid_pass_is_taken_over_by_the_next_within_two_min
     }
     first = celery_worker_process(pool="solo", **env)
     run = run_create(actor=staff, question_set=qs, chunk_size=5)  # 40 chunks
-    assert wait_for(lambda: Grade.objects.filter(run=run).count() >= 200, 60)
+    assert wait_for(lambda: Grade.objects.filter(grading_pass__run=run).count() >= 200, 60)
     first.kill()
     first.wait(10)
     killed_at = time.monotonic()
     assert GradingRun.objects.get(pk=run.pk).status != "done"
     celery_worker_process(pool="solo", beat=True, **env)
     assert wait_for(lambda: GradingRun.objects.get(pk=run.pk).status == "done", 120), (
-        f"run stuck at {Grade.objects.filter(run=run).count()} of 2000 grades"
+        f"run stuck at {Grade.objects.filter(grading_pass__run=run).count()} of 2000 grades"
     )
     assert time.monotonic() - killed_at < 120
-    assert Grade.objects.filter(run=run).count() == 2000
+    assert Grade.objects.filter(grading_pass__run=run).count() == 2000
     dupes = (
-        Grade.objects.filter(run=run)
+        Grade.objects.filter(grading_pass__run=run)
         .values("student", "question")
         .annotate(n=Count("id"))
         .filter(n__gt=1)

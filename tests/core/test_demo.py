@@ -188,7 +188,7 @@ def test_the_live_demo_term_has_done_what_a_seventh_week_has(ee290_live) -> None
     released = QuestionSet.objects.get(course=course, key="a1-numbers")
     assert released.released_at
     assert released.released_at <= now
-    assert Grade.objects.filter(run__question_set=released).count() == 40 * 4
+    assert Grade.objects.filter(grading_pass__run__question_set=released).count() == 40 * 4
     assert QuestionSet.objects.get(course=course, key="a4-serving").released_at is None
 
 

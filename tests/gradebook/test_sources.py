@@ -33,7 +33,7 @@ def _graded_set(
     run.current_pass = done
     run.save()
     Grade.objects.bulk_create(
-        Grade(run=run, grading_pass=done, student_id=s, question=q, score=got, max_points=of)
+        Grade(grading_pass=done, student_id=s, question=q, score=got, max_points=of)
         for s, (got, of) in scores.items()
     )
     return qs
