@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from apps.calendar.models import Assignment
 from apps.core.models import Role
@@ -52,7 +53,7 @@ def test_a_student_copies_the_feed_address_and_sees_the_next_deadline(page, live
     page.get_by_role("navigation", name="Main").get_by_role(
         "link", name="Calendar", exact=True
     ).click()
-    assert page.get_by_role("region", name="day by day").count() == 1
+    expect(page.get_by_role("region", name="day by day")).to_have_count(1)
     page.get_by_role("button", name="Make my feed address").click()
     page.wait_for_load_state("networkidle")
     address = page.locator("#feed-url").input_value()

@@ -103,5 +103,5 @@ def test_staff_read_the_burn_down_on_a_phone_with_its_numbers_as_text(
     row = phone.get_by_role("row", name="Flash")
     assert "768" in row.inner_text()
     phone.get_by_text("Spend by day (a table)").click()
-    assert phone.get_by_role("table", name="Credits spent by the end of each day").is_visible()
+    expect(phone.get_by_role("table", name="Credits spent by the end of each day")).to_be_visible()
     context.close()

@@ -13,6 +13,7 @@ and a focus ring that can be seen.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in
 
@@ -102,7 +103,7 @@ def test_closed_menus_are_no_tab_stops_and_escape_closes_an_open_one(  # type: i
         button = sections.nth(i)
         button.focus()
         page.keyboard.press(key)
-        assert button.get_attribute("aria-expanded") == "true"
+        expect(button).to_have_attribute("aria-expanded", "true")
         group = page.locator(f"#{button.get_attribute('aria-controls')}")
         assert group.is_visible()
         page.keyboard.press("Tab")
@@ -110,13 +111,13 @@ def test_closed_menus_are_no_tab_stops_and_escape_closes_an_open_one(  # type: i
         assert not inside["closedItem"]
         assert inside["text"] == group.locator("a").first.inner_text()
         page.keyboard.press("Escape")
-        assert button.get_attribute("aria-expanded") == "false"
+        expect(button).to_have_attribute("aria-expanded", "false")
         assert not group.is_visible()
         assert page.evaluate("() => document.activeElement.classList.contains('nav-group-label')")
     # Opening one section closes the other.
     sections.nth(0).click()
     sections.nth(1).click()
-    assert sections.nth(0).get_attribute("aria-expanded") == "false"
+    expect(sections.nth(0)).to_have_attribute("aria-expanded", "false")
     assert sections.nth(1).get_attribute("aria-expanded") == "true"
 
 

@@ -43,7 +43,7 @@ def test_a_student_completes_lab_09_on_a_phone(browser, live_server) -> None:  #
     assert step(1).locator("select[name=target]").count() == 0
     step(1).get_by_label("B: The profiler would show").check()
     step(1).get_by_role("button", name="Lock my prediction").click()
-    assert step(1).locator("select[name=target]").input_value() == "attention"  # pre-filled
+    expect(step(1).locator("select[name=target]")).to_have_value("attention")  # pre-filled
     assert step(1).locator("input[name=k]").input_value() == "3"
     step(1).get_by_role("button", name="Run").click()
     assert "+8.7 %" in step(1).inner_text()
@@ -54,7 +54,7 @@ def test_a_student_completes_lab_09_on_a_phone(browser, live_server) -> None:  #
     # Step 2: a number, off from the truth: the reveal says by how much.
     step(2).get_by_label("Your prediction (%)").fill("20")
     step(2).get_by_role("button", name="Lock my prediction").click()
-    assert step(2).locator("select[name=target]").input_value() == "allreduce"
+    expect(step(2).locator("select[name=target]")).to_have_value("allreduce")
     step(2).get_by_role("button", name="Run").click()
     assert "off by -22.86 %" in step(2).inner_text()
     step(2).get_by_label("Your answer").fill("AllReduce is 45 % of the step, attention only 12 %.")

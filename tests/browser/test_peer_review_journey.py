@@ -31,7 +31,7 @@ def test_round_pairing_review_and_release(page, live_server, ee290_demo, celery_
     page.fill("#nr-d", due)
     page.get_by_role("button", name="Create round").click()
     page.get_by_role("button", name="Preview").click()
-    assert page.locator("svg.pairing line.edge").count() == 8
+    expect(page.locator("svg.pairing line.edge")).to_have_count(8)
     page.get_by_label("E-mail every group whom it reviews.").check()
     # No group has recorded its draft in this course yet: the page names them; staff confirm.
     page.get_by_label("Publish although").check()
