@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from django.db import transaction
 
 from apps.autograder.models import Question, QuestionSet
-from apps.autograder.services import answers_bulk_upsert
+from apps.autograder.services import answers_upsert_columns
 from apps.core.csvfile import CsvRefused, read_csv
 from apps.core.errors import NotAllowed
 from apps.core.models import Membership, Role, User
@@ -124,11 +124,10 @@ def answers_import(
     by_email = {email: (pk, email) for pk, email, _sid in members}
     by_sid = {sid: (pk, email) for pk, email, sid in members if sid}
     index = {h: i for i, h in enumerate(headers)}
-    columns = [(index[h], q, q.pk, part) for h, (q, part) in mapped.items()]
-    # the later row of a repeated student wins: one value per (question, student, part)
-    latest: dict[tuple[int, int, int], tuple[Question, int, int, str]] = {}
+    # A student's later row wins: keep each student's last row, then cut the columns out of
+    # those rows (one list per question part) rather than handle each answer on its own.
+    last: dict[int, list[str]] = {}
     with transaction.atomic():
-        seen: set[int] = set()
         for n, rec in table.rows:
             if progress is not None and n % PROGRESS_EVERY == 0:
                 progress(n - 1)
@@ -150,21 +149,18 @@ def answers_import(
                 )
                 continue
             student_id, student_email = student
-            if student_id in seen:
+            if student_id in last:
                 report.problems.append(
                     f"row {n}: {student_email} appears again; the later row wins"
                 )
-            seen.add(student_id)
-            width = len(rec)
-            for i, q, q_pk, part in columns:
-                latest[(q_pk, student_id, part)] = (
-                    q,
-                    student_id,
-                    part,
-                    rec[i] if i < width else "",
-                )
-        report.answers = answers_bulk_upsert(list(latest.values()), "csv")
-        report.students = len(seen)
+            last[student_id] = rec
+        students, recs = list(last), list(last.values())
+        columns = {}
+        for h, (q, part) in mapped.items():  # two headers of one part: the later column wins
+            i = index[h]
+            columns[(q.pk, part)] = (q, part, students, [r[i] if i < len(r) else "" for r in recs])
+        report.answers = answers_upsert_columns(list(columns.values()), "csv")
+        report.students = len(last)
         if not commit:
             transaction.set_rollback(True)
     return report

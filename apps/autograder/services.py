@@ -193,31 +193,39 @@ def _parse(question: Question, part: int, raw: str | None) -> rules.Parsed:
 
 def answers_bulk_upsert(rows: list[tuple[Question, int, int, str]], source: str) -> int:
     """Store many answers at once: (question, student_id, part, raw), at most one row per
-    (question, student, part). Streamed into the table in one set-based upsert
-    (`apps.core.bulk`); each distinct (question, part, text) is parsed once."""
-    now = timezone.now()
-    parsed: dict[tuple[int, int, str], rules.Parsed] = {}
+    (question, student, part). Grouped into one column per (question, part) and stored by
+    `answers_upsert_columns`."""
+    columns: dict[tuple[int, int], tuple[Question, int, list[int], list[str]]] = {}
+    for q, student_id, part, raw in rows:
+        column = columns.get((q.pk, part))
+        if column is None:
+            column = columns[(q.pk, part)] = (q, part, [], [])
+        column[2].append(student_id)
+        column[3].append(raw or "")
+    return answers_upsert_columns(list(columns.values()), source)
 
-    written = {q.pk for q, *_ in rows if q.kind == Question.Kind.WRITTEN}
+
+def answers_upsert_columns(
+    columns: list[tuple[Question, int, list[int], list[str]]], source: str
+) -> int:
+    """Store answers a column at a time: (question, part, student ids, raw texts), the two lists
+    of one length, at most one row per (question, student, part) in all. Each distinct text of a
+    column is parsed once; the rows stream into the table in one set-based upsert
+    (`apps.core.bulk`). Returns the rows given."""
+    now = timezone.now()
 
     def records() -> Iterable[tuple[Any, ...]]:
-        for q, student_id, part, raw in rows:
-            text = raw or ""
+        for q, part, student_ids, raws in columns:
             q_pk = q.pk
-            p = parsed.get((q_pk, part, text))
-            if p is None:
-                p = parsed[(q_pk, part, text)] = _parse(q, part, text)
-            yield (
-                q_pk,
-                student_id,
-                part,
-                p.raw[:500],
-                text.strip() if q_pk in written else "",
-                p.value,
-                p.status,
-                source,
-                now,
-            )
+            keep_text = q.kind == Question.Kind.WRITTEN
+            parsed = {}
+            for text in set(raws):
+                p = _parse(q, part, text)
+                parsed[text] = (p.raw[:500], p.value, p.status)
+            for student_id, text in zip(student_ids, raws, strict=True):
+                raw, value, status = parsed[text]
+                full = text.strip() if keep_text else ""
+                yield (q_pk, student_id, part, raw, full, value, status, source, now)
 
     with transaction.atomic():  # its own, or a savepoint in the caller's (the intake's)
         return bulk.upsert(
@@ -308,7 +316,8 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             chosen = [(ans.raw if (ans := first[s]) is not None else "") for s in student_ids]
             credit = rules.score_choice(chosen, correct)
             misconceptions = {o["label"].lower(): o.get("misconception", "") for o in q.options}
-            for s, c, ch in zip(student_ids, credit, chosen, strict=True):
+            labels = sorted(correct)  # one list for every detail: nothing changes it
+            for s, c, ch in zip(student_ids, credit.tolist(), chosen, strict=True):
                 out.append(
                     {
                         "student_id": s,
@@ -317,7 +326,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                         "points": q.points,
                         "detail": {
                             "chosen": ch,
-                            "correct": sorted(correct),
+                            "correct": labels,
                             "misconception": "" if c else misconceptions.get(ch, ""),
                         },
                     }
@@ -347,7 +356,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             floors = np.tile(
                 np.array(_floors_for(q, fixed), dtype=np.float64), (len(student_ids), 1)
             )
-        credits, flags = [], []
+        credits, flags, all_vals = [], [], []
         for p in range(len(q.parts)):
             vals = np.array(
                 [
@@ -370,21 +379,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 )
             flags.append(implausible)
             credits.append(credit)
-        all_vals = [
-            np.array(
-                [
-                    (
-                        got.value
-                        if (got := answers.get((q.pk, s), {}).get(p)) is not None
-                        and got.value is not None
-                        else np.nan
-                    )
-                    for s in student_ids
-                ],
-                dtype=np.float64,
-            )
-            for p in range(len(q.parts))
-        ]
+            all_vals.append(vals)
         if q.rubric in rules.SECONDARY and len(credits) == 2:
             fraction, rule = rules.score_two_part_rules(
                 credits[0],
@@ -397,31 +392,42 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             )
         else:
             fraction, rule = np.mean(credits, axis=0), np.full(len(student_ids), "")
+        # The details are built from plain lists: indexing numpy arrays one element at a time
+        # costs a microsecond each, and a chunk reads hundreds of thousands of them.
+        n_parts = len(q.parts)
+        unit_names = [units.name_of(str(q.parts[p].get("unit", ""))) for p in range(n_parts)]
+        key_rows, bound_rows, floor_rows = keys.tolist(), bounds.tolist(), floors.tolist()
+        flag_cols = [f.tolist() for f in flags]
+        credit_cols = [np.asarray(c, dtype=np.float64).tolist() for c in credits]
+        val_cols = [v.tolist() for v in all_vals]
+        fractions = np.asarray(fraction, dtype=np.float64).tolist()
+        rule_names = [str(r) for r in rule]
+        secondary_rules = (rules.SECONDARY.get(q.rubric), rules.UNIT_SLIP)
         for i, s in enumerate(student_ids):
+            given_parts = answers.get((q.pk, s), {})
+            key_row, bound_row, floor_row = key_rows[i], bound_rows[i], floor_rows[i]
             parts = []
-            for p in range(len(q.parts)):
-                given = answers.get((q.pk, s), {}).get(p)
+            for p in range(n_parts):
+                given = given_parts.get(p)
+                key, bound, floor = key_row[p], bound_row[p], floor_row[p]
                 parts.append(
                     {
                         "raw": given.raw if given else "",
                         "status": given.status if given else "blank",
-                        "key": None if np.isnan(keys[i, p]) else float(keys[i, p]),
-                        "implausible": bool(flags[p][i]),
-                        "bound": None if np.isinf(bounds[i, p]) else float(bounds[i, p]),
-                        "floor": None if np.isinf(floors[i, p]) else float(floors[i, p]),
-                        "unit": units.name_of(str(q.parts[p].get("unit", ""))),
-                        "credit": float(credits[p][i]),
+                        "key": None if math.isnan(key) else key,
+                        "implausible": flag_cols[p][i],
+                        "bound": None if math.isinf(bound) else bound,
+                        "floor": None if math.isinf(floor) else floor,
+                        "unit": unit_names[p],
+                        "credit": credit_cols[p][i],
                     }
                 )
             detail: dict[str, Any] = {"parts": parts}
-            if rule[i]:
-                detail["rule"] = str(rule[i])
-                detail["secondary"] = str(rule[i]) in (
-                    rules.SECONDARY.get(q.rubric),
-                    rules.UNIT_SLIP,
-                )
+            if rule_names[i]:
+                detail["rule"] = rule_names[i]
+                detail["secondary"] = rule_names[i] in secondary_rules
             trap = traps_hit(
-                q, [all_vals[p][i] for p in range(len(q.parts))], [float(c[i]) for c in credits]
+                q, [val_cols[p][i] for p in range(n_parts)], [c[i] for c in credit_cols]
             )
             if trap:
                 detail["misconception"] = trap
@@ -429,7 +435,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 {
                     "student_id": s,
                     "question_id": q.pk,
-                    "fraction": float(fraction[i]),
+                    "fraction": fractions[i],
                     "points": q.points,
                     "detail": detail,
                 }
