@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 
+from apps.compute.incidents import course_wide_incidents
 from apps.compute.models import Incident, SharingWindow
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
@@ -51,8 +52,6 @@ def decisions(
 def _course_wide_open(course_id: int) -> QuerySet[Any]:
     """The three newest open ones of `incidents.course_wide_incidents`: a compiled query's
     builder for a student's Today."""
-    from apps.compute.incidents import course_wide_incidents
-
     return course_wide_incidents(Course(pk=course_id)).exclude(status=Incident.Status.RESOLVED)[:3]
 
 

@@ -20,8 +20,9 @@ from django.utils import timezone
 
 from apps.autograder import passes
 from apps.autograder import services as autograder
-from apps.autograder.models import Grade, GradingRun, Question, QuestionSet, RegradeRequest
+from apps.autograder.models import GradingRun, Question, QuestionSet, RegradeRequest
 from apps.autograder.regrades import request_create
+from apps.autograder.selectors import released_run, visible_grades
 from apps.calendar.models import Assignment, Milestone
 from apps.compute.incidents import incident_report, incident_update
 from apps.compute.models import Allocation, Incident, SharingWindow
@@ -212,7 +213,8 @@ def demo_requests(course: Course) -> None:
     if qs is None or RegradeRequest.objects.filter(question__question_set=qs).exists():
         return
     lost = (
-        Grade.objects.filter(grading_pass__run__question_set=qs, score__lt=F("max_points"))
+        visible_grades(released_run(qs))
+        .filter(score__lt=F("max_points"))
         .select_related("question", "student")
         .order_by("student__email", "question__position")
         .first()
