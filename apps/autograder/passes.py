@@ -224,6 +224,7 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
         run = grading_pass.run
         written.lock_written(run.question_set)  # marks cannot change under this chunk
         rows = grade_students(run.question_set, list(chunk.student_ids))
+        pass_pk = grading_pass.pk  # `.pk` is a property: read once, not once per grade
         # A plain append: the chunk's row lock and done mark (same transaction) make a second
         # write of this chunk's grades impossible; the unique index still stands behind it.
         bulk.insert(
@@ -231,7 +232,7 @@ def grade_pass_chunk(pass_id: int, index: int) -> int:
             ["grading_pass", "student", "question", "score", "max_points", "detail"],
             (
                 (
-                    grading_pass.pk,
+                    pass_pk,
                     r["student_id"],
                     r["question_id"],
                     round(r["fraction"] * r["points"], 6),

@@ -289,6 +289,30 @@ def traps_hit(q: Question, values: list[float], credits: list[float]) -> str:
     return ""
 
 
+def traps_hit_columns(
+    q: Question, values: list[np.ndarray], credits: list[np.ndarray]
+) -> list[str] | None:
+    """`traps_hit` for a whole chunk at once, a column per part: each student's misconception
+    (or ""), or None when no part of `q` has traps. The same first-match order as `traps_hit`:
+    parts in order, each part's traps in order, a matched trap ending the search."""
+    if not any(part.get("traps") for part in q.parts):
+        return None
+    n = len(values[0]) if values else 0
+    out = np.full(n, "", dtype=object)
+    decided = np.zeros(n, dtype=bool)
+    for part, value, credit in zip(q.parts, values, credits, strict=False):
+        open_ = ~decided & (np.asarray(credit) < 1.0) & np.isfinite(value)
+        for trap in part.get("traps", []):
+            target = float(trap["answer"])
+            tol = max(abs(target) * q.rel_tol, q.abs_tol, 1e-12)
+            with np.errstate(invalid="ignore"):
+                hit = open_ & (np.abs(value - target) <= tol)
+            out[hit] = str(trap.get("misconception", ""))
+            decided |= hit
+            open_ &= ~hit
+    return [str(m) for m in out.tolist()]
+
+
 class Given(NamedTuple):
     """What grading reads of a stored answer (a tuple, not a model: a chunk reads thousands)."""
 
@@ -306,14 +330,16 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
     ).values_list("question_id", "student_id", "part", "raw", "value", "status"):
         answers[(q_id, s_id)][part] = Given(raw, value, status)
     out: list[dict[str, Any]] = []
+    no_answer: dict[int, Given] = {}
     for q in questions:
         if q.kind == Question.Kind.WRITTEN:
             out += written.rows_for(q, student_ids)
             continue
+        qid = q.pk  # read once: `q.pk` is a property, and a chunk would read it 100,000 times
+        given_of = [answers.get((qid, s), no_answer) for s in student_ids]
         if q.kind == Question.Kind.CHOICE:
             correct = {o["label"].lower() for o in q.options if o.get("correct")}
-            first = {s: answers.get((q.pk, s), {}).get(0) for s in student_ids}
-            chosen = [(ans.raw if (ans := first[s]) is not None else "") for s in student_ids]
+            chosen = [(ans.raw if (ans := g.get(0)) is not None else "") for g in given_of]
             credit = rules.score_choice(chosen, correct)
             misconceptions = {o["label"].lower(): o.get("misconception", "") for o in q.options}
             labels = sorted(correct)  # one list for every detail: nothing changes it
@@ -321,7 +347,7 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 out.append(
                     {
                         "student_id": s,
-                        "question_id": q.pk,
+                        "question_id": qid,
                         "fraction": float(c),
                         "points": q.points,
                         "detail": {
@@ -362,11 +388,10 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
                 [
                     (
                         got.value
-                        if (got := answers.get((q.pk, s), {}).get(p)) is not None
-                        and got.value is not None
+                        if (got := g.get(p)) is not None and got.value is not None
                         else np.nan
                     )
-                    for s in student_ids
+                    for g in given_of
                 ],
                 dtype=np.float64,
             )
@@ -399,12 +424,12 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
         key_rows, bound_rows, floor_rows = keys.tolist(), bounds.tolist(), floors.tolist()
         flag_cols = [f.tolist() for f in flags]
         credit_cols = [np.asarray(c, dtype=np.float64).tolist() for c in credits]
-        val_cols = [v.tolist() for v in all_vals]
         fractions = np.asarray(fraction, dtype=np.float64).tolist()
         rule_names = [str(r) for r in rule]
         secondary_rules = (rules.SECONDARY.get(q.rubric), rules.UNIT_SLIP)
+        traps = traps_hit_columns(q, all_vals, credits)
         for i, s in enumerate(student_ids):
-            given_parts = answers.get((q.pk, s), {})
+            given_parts = given_of[i]
             key_row, bound_row, floor_row = key_rows[i], bound_rows[i], floor_rows[i]
             parts = []
             for p in range(n_parts):
@@ -426,15 +451,13 @@ def grade_students(question_set: QuestionSet, student_ids: list[int]) -> list[di
             if rule_names[i]:
                 detail["rule"] = rule_names[i]
                 detail["secondary"] = rule_names[i] in secondary_rules
-            trap = traps_hit(
-                q, [val_cols[p][i] for p in range(n_parts)], [c[i] for c in credit_cols]
-            )
+            trap = traps[i] if traps is not None else ""
             if trap:
                 detail["misconception"] = trap
             out.append(
                 {
                     "student_id": s,
-                    "question_id": q.pk,
+                    "question_id": qid,
                     "fraction": fractions[i],
                     "points": q.points,
                     "detail": detail,

@@ -245,3 +245,41 @@ def test_a_run_no_worker_takes_says_so_after_a_minute(quiz) -> None:  # type: ig
     note = progress(GradingRun.objects.get(pk=run.pk))["note"]
     assert "No worker has taken this pass" in note
     assert "make worker" in note
+
+
+def test_a_chunk_names_the_same_misconception_as_one_answer_at_a_time() -> None:
+    """A grading chunk finds trapped answers a column at a time; each student must get what the
+    per-answer `traps_hit` says: the first wrong part's first matching trap, nothing for a right
+    part, a blank or a non-number, and a trap's empty misconception still ending the search."""
+    import math
+
+    import numpy as np
+
+    from apps.autograder.models import Question
+    from apps.autograder.services import traps_hit, traps_hit_columns
+
+    q = Question(
+        key="t",
+        kind=Question.Kind.MULTIPART,
+        rel_tol=0.1,
+        abs_tol=0.5,
+        parts=[
+            {"label": "a", "traps": [{"answer": 80, "misconception": "first"}, {"answer": 81}]},
+            {"label": "b", "traps": [{"answer": 0, "misconception": "zero"}]},
+            {"label": "c"},
+        ],
+    )
+    r = random.Random(3)
+    pool = [80, 72.0, 88.0, 88.1, 81, 0, 0.5, 0.51, -0.5, 7, math.nan, math.inf, -math.inf]
+    rows = [[r.choice(pool) for _ in range(3)] for _ in range(2000)]
+    credit_rows = [[r.choice([0.0, 0.5, 1.0]) for _ in range(3)] for _ in range(2000)]
+    values = [np.array([row[p] for row in rows], dtype=np.float64) for p in range(3)]
+    credits = [np.array([c[p] for c in credit_rows], dtype=np.float64) for p in range(3)]
+
+    got = traps_hit_columns(q, values, credits)
+
+    expected = [traps_hit(q, row, c) for row, c in zip(rows, credit_rows, strict=True)]
+    assert got == expected
+    assert {"first", "zero", ""} <= set(got)  # every way out was taken at least once
+    q.parts = [{"label": "a"}]
+    assert traps_hit_columns(q, values[:1], credits[:1]) is None  # no traps: nothing to look up
