@@ -276,25 +276,14 @@ def _bands(q: Question) -> list[rules.Band]:
     ]
 
 
-def traps_hit(q: Question, values: list[float], credits: list[float]) -> str:
-    """The misconception of the first wrong part whose answer is one of its known wrong answers
-    (`parts[i].traps`: [{answer, misconception}], matched within the question's tolerance)."""
-    for part, value, credit in zip(q.parts, values, credits, strict=False):
-        if credit >= 1.0 or value is None or not math.isfinite(value):
-            continue
-        for trap in part.get("traps", []):
-            target = float(trap["answer"])
-            if abs(value - target) <= max(abs(target) * q.rel_tol, q.abs_tol, 1e-12):
-                return str(trap.get("misconception", ""))
-    return ""
-
-
 def traps_hit_columns(
     q: Question, values: list[np.ndarray], credits: list[np.ndarray]
 ) -> list[str] | None:
-    """`traps_hit` for a whole chunk at once, a column per part: each student's misconception
-    (or ""), or None when no part of `q` has traps. The same first-match order as `traps_hit`:
-    parts in order, each part's traps in order, a matched trap ending the search."""
+    """Each student's misconception (or ""), a column per part: the first wrong part whose
+    answer is one of its known wrong answers (`parts[i].traps`: [{answer, misconception}],
+    matched within the question's tolerance), parts in order and each part's traps in order, a
+    matched trap ending the search; a right part, a blank or a non-number matches nothing.
+    None when no part of `q` has traps."""
     if not any(part.get("traps") for part in q.parts):
         return None
     n = len(values[0]) if values else 0
@@ -571,14 +560,13 @@ def score_raw(
             )
         else:
             fraction, rule = np.mean(credits, axis=0), np.full(len(rows), "")
+        traps = traps_hit_columns(q, values, credits)
         for i in range(len(rows)):
             out[i][q.key] = {
                 "points": float(fraction[i]) * q.points,
                 "fraction": float(fraction[i]),
                 "rule": str(rule[i]),
                 "secondary": str(rule[i]) in (rules.SECONDARY.get(q.rubric), rules.UNIT_SLIP),
-                "misconception": traps_hit(
-                    q, [float(v[i]) for v in values], [float(c[i]) for c in credits]
-                ),
+                "misconception": traps[i] if traps is not None else "",
             }
     return out

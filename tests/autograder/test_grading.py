@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import random
 
+import numpy as np
 import pytest
 
 from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.intake import answers_import
-from apps.autograder.models import Answer, Grade, GradingRun, Instance
+from apps.autograder.models import Answer, Grade, GradingRun, Instance, Question
 from apps.autograder.passes import grade_pass_chunk, run_create
 from apps.autograder.selectors import (
     canvas_csv,
@@ -18,7 +20,7 @@ from apps.autograder.selectors import (
     totals,
     visible_grades,
 )
-from apps.autograder.services import fixed_keys, instance_for
+from apps.autograder.services import fixed_keys, instance_for, traps_hit_columns
 from apps.core.errors import NotAllowed
 from apps.core.models import Role
 from tests.factories import AssignmentFactory, CourseFactory, member
@@ -247,17 +249,23 @@ def test_a_run_no_worker_takes_says_so_after_a_minute(quiz) -> None:  # type: ig
     assert "make worker" in note
 
 
+def _trap_of_one_answer(q: Question, values: list[float], credits: list[float]) -> str:
+    """The rule for one student, answer by answer, as the course states it: the misconception
+    of the first wrong part whose answer is one of its known wrong answers, within tolerance."""
+    for part, value, credit in zip(q.parts, values, credits, strict=False):
+        if credit >= 1.0 or not math.isfinite(value):
+            continue
+        for trap in part.get("traps", []):
+            target = float(trap["answer"])
+            if abs(value - target) <= max(abs(target) * q.rel_tol, q.abs_tol, 1e-12):
+                return str(trap.get("misconception", ""))
+    return ""
+
+
 def test_a_chunk_names_the_same_misconception_as_one_answer_at_a_time() -> None:
     """A grading chunk finds trapped answers a column at a time; each student must get what the
-    per-answer `traps_hit` says: the first wrong part's first matching trap, nothing for a right
+    rule says answer by answer: the first wrong part's first matching trap, nothing for a right
     part, a blank or a non-number, and a trap's empty misconception still ending the search."""
-    import math
-
-    import numpy as np
-
-    from apps.autograder.models import Question
-    from apps.autograder.services import traps_hit, traps_hit_columns
-
     q = Question(
         key="t",
         kind=Question.Kind.MULTIPART,
@@ -278,7 +286,7 @@ def test_a_chunk_names_the_same_misconception_as_one_answer_at_a_time() -> None:
 
     got = traps_hit_columns(q, values, credits)
 
-    expected = [traps_hit(q, row, c) for row, c in zip(rows, credit_rows, strict=True)]
+    expected = [_trap_of_one_answer(q, row, c) for row, c in zip(rows, credit_rows, strict=True)]
     assert got == expected
     assert {"first", "zero", ""} <= set(got)  # every way out was taken at least once
     q.parts = [{"label": "a"}]
