@@ -70,6 +70,22 @@ def test_staff_upload_preview_then_confirm(
     )
 
 
+def test_a_file_that_is_not_a_csv_is_refused_on_the_page_saying_why(world) -> None:  # type: ignore[no-untyped-def]
+    """The form comes back with the reason beside the file field (the field points at it), and
+    nothing is stored or queued."""
+    course, quiz, _a1, ta, _ada, _bo = world
+    response = as_user(ta).post(
+        f"/c/{course.code}/questions/{quiz.key}/uploads/",
+        {"file": SimpleUploadedFile("answers.csv", bytes(range(256)) * 40)},
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="id_file_error">This is not a text file; export the sheet as CSV.</div>' in page
+    assert 'aria-describedby="id_file_helptext id_file_error"' in page
+    assert not quiz.uploads.exists()
+    assert Answer.objects.count() == 0
+
+
 def test_a_large_upload_shows_a_progress_bar_until_a_worker_reads_it(world) -> None:  # type: ignore[no-untyped-def]
     """Without a worker (tests queue tasks, never run them) the page shows the bar and the
     progress JSON says how far it is."""
