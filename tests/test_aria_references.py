@@ -3,13 +3,17 @@ its numbers as a table beside it: `aria-describedby` (Django points each field
 with help text at `<id>_helptext`), `aria-labelledby`, `aria-controls`, `<label for>` and
 `<input list>`. A broken reference is invisible to a sighted user and silent to a screen reader,
 so it is counted here on every HTML page of the URL conf (the phone test's walk) for a student,
-a TA and an instructor, without a browser: the references are in the HTML as served."""
+a TA and an instructor, without a browser: the references are in the HTML as served. The same
+walk then sends each page's POST forms empty, and counts the references of the pages that come
+back with errors."""
 
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from urllib.parse import urljoin
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from tests.browser.test_phone import html_pages
@@ -133,4 +137,78 @@ def test_no_page_points_at_an_id_it_does_not_have(world) -> None:  # type: ignor
             html = client.get(url).content.decode()
             found += [f"{role} {route}: {b}" for b in broken_references(html)]
     assert scanned >= 100, scanned  # the walk found the pages
+    assert found == [], f"{len(found)} broken references:\n" + "\n".join(found)
+
+
+class _Forms(HTMLParser):
+    """The POST forms of a page: (action, hidden fields) — what a user sends who presses the
+    button without filling anything in."""
+
+    def __init__(self, page_url: str) -> None:
+        super().__init__()
+        self.page_url = page_url
+        self.forms: list[tuple[str, dict[str, str]]] = []
+        self.open: tuple[str, dict[str, str]] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form" and (a.get("method") or "").lower() == "post":
+            action = a.get("action") or self.page_url
+            self.open = (urljoin(self.page_url, action), {})
+        elif tag == "input" and self.open is not None and a.get("type") == "hidden":
+            name = a.get("name") or "csrfmiddlewaretoken"  # the test client needs no token
+            if name != "csrfmiddlewaretoken":
+                self.open[1][name] = a.get("value") or ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form" and self.open is not None:
+            self.forms.append(self.open)
+            self.open = None
+
+
+def post_forms(html: str, page_url: str) -> list[tuple[str, dict[str, str]]]:
+    forms = _Forms(page_url)
+    forms.feed(html)
+    forms.close()
+    return forms.forms
+
+
+def test_the_form_walk_finds_a_pages_post_forms_with_their_hidden_fields() -> None:
+    page = (
+        '<form method="get"><input name="q"></form><form method="post">'
+        '<input type="hidden" name="csrfmiddlewaretoken" value="t"><input type="hidden" '
+        'name="phase" value="pre"><input name="opens_at"></form>'
+        '<form method="post" action="../x/"><button>Go</button></form>'
+    )
+    assert post_forms(page, "/c/a/b/") == [("/c/a/b/", {"phase": "pre"}), ("/c/a/x/", {})]
+
+
+def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> None:  # type: ignore[no-untyped-def]
+    """Each POST form on every page, sent as if its button were pressed with nothing filled in.
+    Where the page comes back (or redirects back) with the form's errors, Django points each
+    refused field at `<id>_error` (WCAG 3.3.1: the reason is read with the field); a template
+    that writes the message without that id leaves a screen reader user with "invalid" and no
+    reason (`core/_field_errors.html` writes it). Each post runs in a savepoint that is rolled
+    back, so one form's action does not change the next page; none may answer 5xx."""
+    found, refused = [], 0
+    for role in ("student_a", "ta", "instructor"):
+        client = Client(raise_request_exception=False)
+        client.force_login(world.people[role])
+        sent = {"/accounts/logout/"}  # the menu's log-out form would end the walk
+        for route, url in sorted(html_pages(world, role).items()):
+            for action, hidden in post_forms(client.get(url).content.decode(), url):
+                if action in sent:
+                    continue
+                sent.add(action)
+                with transaction.atomic():
+                    response = client.post(action, hidden, follow=True)
+                    transaction.set_rollback(True)
+                kind = response.get("Content-Type", "")
+                if response.status_code >= 500:  # an empty post is bad input, never a crash
+                    found.append(f"{role} {route} → {action}: {response.status_code}")
+                if response.status_code in (200, 400) and kind.startswith("text/html"):
+                    html = response.content.decode()
+                    refused += 'aria-invalid="true"' in html
+                    found += [f"{role} {route} → {action}: {b}" for b in broken_references(html)]
+    assert refused >= 10, refused  # the walk reached forms that refuse an empty post
     assert found == [], f"{len(found)} broken references:\n" + "\n".join(found)

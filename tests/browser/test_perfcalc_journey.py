@@ -36,7 +36,7 @@ def test_roofline_page_for_quiz_q1_shows_memory_bound_and_a_plot(
 
     page.get_by_label("Work (FLOP)").fill("-1")
     page.get_by_role("button", name="Calculate").click()
-    expect(page.locator("#err-flops")).to_contain_text(
+    expect(page.locator("#id_flops_error")).to_contain_text(
         "must be greater than zero", use_inner_text=True
     )
     assert page.external_requests == []

@@ -62,16 +62,16 @@ def test_bad_input_is_shown_on_the_field(client_in: Client) -> None:
     )
     assert response.status_code == 200
     page = response.content.decode()
-    assert 'id="err-flops"' in page
-    assert "must be greater than zero" in page
-    assert 'id="err-bytes_moved"' in page
+    assert 'aria-describedby="id_flops_helptext id_flops_error"' in page  # read with the field
+    assert 'id="id_flops_error">must be greater than zero' in page
+    assert 'id="id_bytes_moved_error"' in page
     assert "is a time" in page
     assert 'id="answer"' not in page
 
 
 def test_a_missing_required_field_says_so(client_in: Client) -> None:
     page = client_in.get("/calc/amdahl/?fraction=0.5").content.decode()
-    assert 'id="err-speedup"' in page
+    assert 'id="id_speedup_error"' in page
     assert "is required" in page
 
 
