@@ -44,7 +44,7 @@ urlpatterns = [
     ),
     path(
         "accounts/password/change/",
-        auth_views.PasswordChangeView.as_view(),
+        sso_reset.PasswordChangeView.as_view(),
         name="password_change",
     ),
     path(

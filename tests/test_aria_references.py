@@ -212,3 +212,85 @@ def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> No
                     found += [f"{role} {route} → {action}: {b}" for b in broken_references(html)]
     assert refused >= 10, refused  # the walk reached forms that refuse an empty post
     assert found == [], f"{len(found)} broken references:\n" + "\n".join(found)
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+SELF_EXPLAINED = {"hidden", "submit", "button", "checkbox", "radio", "reset", "image"}
+
+
+class _Help(HTMLParser):
+    """The fields of a page's POST forms that a person types or picks in, each with the text of
+    the elements its `aria-describedby` names (its help, read with it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: dict[str, str] = {}
+        self.stack: list[tuple[str, str | None]] = []  # open elements: (tag, id)
+        self.in_post_form = False
+        self.fields: list[tuple[str, str, list[str]]] = []  # (tag, name, described by)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self.in_post_form = (a.get("method") or "").lower() == "post"
+        typed = (a.get("type") or "text") not in SELF_EXPLAINED
+        if self.in_post_form and tag in ("input", "select", "textarea") and typed:
+            by = (a.get("aria-describedby") or "").split()
+            self.fields.append((tag, a.get("name") or "?", by))
+        if tag not in VOID:
+            self.stack.append((tag, a.get("id")))
+            if a.get("id"):
+                self.text.setdefault(a["id"], "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.in_post_form = False
+        while self.stack:
+            open_tag, _ = self.stack.pop()
+            if open_tag == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        for _, element_id in self.stack:
+            if element_id:
+                self.text[element_id] += data
+
+
+def fields_without_help(html: str) -> list[str]:
+    page = _Help()
+    page.feed(html)
+    page.close()
+    return [
+        f"<{tag} name={name!r}>"
+        for tag, name, by in page.fields
+        if not any(page.text.get(ref, "").strip() for ref in by)
+    ]
+
+
+def test_the_help_check_reads_the_text_a_field_points_at() -> None:
+    form = '<form method="post"><label for="a">A</label><input id="a" name="a"{}>{}</form>'
+    assert fields_without_help(form.format("", "")) == ["<input name='a'>"]
+    assert fields_without_help(form.format(' aria-describedby="h"', '<p id="h"> </p>')) == [
+        "<input name='a'>"
+    ]
+    helped = form.format(' aria-describedby="h"', '<p id="h">Your <b>group</b> name.</p>')
+    assert fields_without_help(helped) == []
+    assert fields_without_help(helped.replace('method="post"', 'method="get"')) == []
+
+
+def test_every_field_of_every_form_points_at_its_help(world) -> None:  # type: ignore[no-untyped-def]
+    """A TA setting a weight or a student picking a lecture to swap reads what the field wants
+    and in what form, with the field, on every POST form as each role sees it (checkboxes and
+    radio buttons are explained by their own label)."""
+    found, fields = set(), 0
+    for role in ("student_a", "ta", "instructor"):
+        client = Client()
+        client.force_login(world.people[role])
+        for route, url in sorted(html_pages(world, role).items()):
+            html = client.get(url).content.decode()
+            page = _Help()
+            page.feed(html)
+            fields += len(page.fields)
+            found |= {f"{route}: {f}" for f in fields_without_help(html)}
+    assert fields >= 100, fields  # the walk found the forms
+    assert found == set(), f"{len(found)} fields without help:\n" + "\n".join(sorted(found))

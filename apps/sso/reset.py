@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm
 from django.http import HttpRequest
 
 from apps.core import outbox
@@ -89,3 +89,16 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         if not password_login():
             return closed(request)
         return super().dispatch(request, *args, **kwargs)
+
+
+class HelpedPasswordChangeForm(PasswordChangeForm):
+    """Django's change form, with help on the one field that has none (every field says what it
+    wants, read with it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["old_password"].help_text = "The password you log in with now."
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    form_class = HelpedPasswordChangeForm
