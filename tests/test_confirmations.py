@@ -1,0 +1,99 @@
+"""Every button that takes something away asks first. The pages are not listed by hand: every
+POST form on every page of the URL conf (the phone test's walk), as a student, a TA and an
+instructor, whose action's URL name says it removes, deletes, dissolves, revokes, destroys,
+releases, withdraws, cancels, leaves or unfreezes something must either ask in the browser
+(`data-confirm`, which `courseops.js` turns into a dialog), carry a `confirm` box the person
+ticks, or be the page's own form on a page that is itself the question (the dissolve and revoke
+pages, reached by a link). Releasing results to students is not in the list: a button beside it
+hides them again."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from django.test import Client
+from django.urls import Resolver404, resolve
+
+from tests.browser.test_phone import html_pages
+from tests.world import World, build_world
+
+pytestmark = pytest.mark.django_db
+TAKES_AWAY = re.compile(
+    r"(remove|delete|dissolve|revoke|destroy|release|withdraw|cancel|leave|unfreeze)"
+)
+UNDONE_BY_A_BUTTON = {"release"}  # the autograder's results: "Hide results from students"
+
+
+class _Forms(HTMLParser):
+    """(action, asks first) for each POST form of a page."""
+
+    def __init__(self, page_url: str) -> None:
+        super().__init__()
+        self.page_url = page_url
+        self.forms: list[tuple[str, bool]] = []
+        self.open: list = []  # [action, asks]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form" and (a.get("method") or "").lower() == "post":
+            action = urljoin(self.page_url, a.get("action") or self.page_url)
+            self.open = [action, "data-confirm" in a]
+        elif tag == "input" and self.open and a.get("name") == "confirm":
+            self.open[1] = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form" and self.open:
+            self.forms.append((self.open[0], self.open[1]))
+            self.open = []
+
+
+def forms_that_take_away(html: str, page_url: str) -> list[tuple[str, bool]]:
+    parser = _Forms(page_url)
+    parser.feed(html)
+    parser.close()
+    found = []
+    for action, asks in parser.forms:
+        try:
+            name = resolve(urlsplit(action).path).url_name or ""
+        except Resolver404:
+            continue
+        if TAKES_AWAY.search(name) and name not in UNDONE_BY_A_BUTTON:
+            is_the_question = urlsplit(action).path == urlsplit(page_url).path
+            found.append((f"{name} ({action})", asks or is_the_question))
+    return found
+
+
+@pytest.fixture
+def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
+    return build_world(ee290_demo)
+
+
+def test_the_check_tells_a_form_that_asks_from_one_that_does_not() -> None:
+    bare = '<form method="post" action="/accounts/tokens/1/revoke/"><button>x</button></form>'
+    assert forms_that_take_away(bare, "/accounts/tokens/") == [
+        ("token-revoke (/accounts/tokens/1/revoke/)", False)
+    ]
+    asks = bare.replace('method="post"', 'method="post" data-confirm="Revoke?"')
+    assert forms_that_take_away(asks, "/accounts/tokens/") == [
+        ("token-revoke (/accounts/tokens/1/revoke/)", True)
+    ]
+    ticks = bare.replace("<button>", '<input type="checkbox" name="confirm" required><button>')
+    assert forms_that_take_away(ticks, "/accounts/tokens/")[0][1] is True
+    assert forms_that_take_away(bare.replace("revoke", "create"), "/accounts/tokens/") == []
+
+
+def test_every_button_that_takes_something_away_asks_first(world) -> None:  # type: ignore[no-untyped-def]
+    bare, checked = set(), 0
+    for role in ("student_a", "ta", "instructor"):
+        client = Client()
+        client.force_login(world.people[role])
+        for route, url in sorted(html_pages(world, role).items()):
+            for action, asks in forms_that_take_away(client.get(url).content.decode(), url):
+                checked += 1
+                if not asks:
+                    bare.add(f"{role} on {route}: {action}")
+    assert checked >= 20, checked  # the walk found such buttons
+    assert bare == set(), f"{len(bare)} ask nothing:\n" + "\n".join(sorted(bare))
