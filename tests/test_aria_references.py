@@ -1,7 +1,7 @@
-"""Every id a page points at exists on that page, every table has a header cell and every chart
-its numbers as a table beside it: `aria-describedby` (Django points each field
-with help text at `<id>_helptext`), `aria-labelledby`, `aria-controls`, `<label for>` and
-`<input list>`. A broken reference is invisible to a sighted user and silent to a screen reader,
+"""Every id a page points at exists on that page, every page has a title of its own, every table
+has a header cell and every chart its numbers as a table beside it: `aria-describedby` (Django
+points each field with help text at `<id>_helptext`), `aria-labelledby`, `aria-controls`,
+`<label for>` and `<input list>`. A broken reference is invisible to a sighted user and silent to a screen reader,
 so it is counted here on every HTML page of the URL conf (the phone test's walk) for a student,
 a TA and an instructor, without a browser: the references are in the HTML as served. The same
 walk then sends each page's POST forms empty, and counts the references of the pages that come
@@ -9,6 +9,7 @@ back with errors."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
@@ -127,17 +128,27 @@ def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
     return build_world(ee290_demo)
 
 
-def test_no_page_points_at_an_id_it_does_not_have(world) -> None:  # type: ignore[no-untyped-def]
+def test_no_page_points_at_an_id_it_does_not_have_or_goes_untitled(world) -> None:  # type: ignore[no-untyped-def]
     found, scanned = [], 0
     for role in ("student_a", "ta", "instructor"):
         client = Client()
         client.force_login(world.people[role])
+        titles: dict[str, str] = {}
         for route, url in sorted(html_pages(world, role).items()):
             scanned += 1
             html = client.get(url).content.decode()
             found += [f"{role} {route}: {b}" for b in broken_references(html)]
+            match = re.search(r"<title>(.*?)</title>", html, re.S)
+            title = match.group(1).strip() if match else "(none)"
+            page = route.split("?")[0]  # a page's variants share its title
+            # WCAG 2.4.2: a tab, a history entry and a screen reader tell pages apart by title.
+            first = titles.setdefault(title, page)
+            if title.split(" · ")[0] == "courseops":  # base.html's default: no title block
+                found.append(f"{role} {route}: no <title> of its own")
+            elif first != page:
+                found.append(f"{role} {route}: the <title> {title!r} of {first}")
     assert scanned >= 100, scanned  # the walk found the pages
-    assert found == [], f"{len(found)} broken references:\n" + "\n".join(found)
+    assert found == [], f"{len(found)} problems:\n" + "\n".join(found)
 
 
 class _Forms(HTMLParser):
