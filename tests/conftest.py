@@ -15,6 +15,7 @@ import pytest
 import redis
 from django.conf import settings
 
+from tests.peers.run import stop
 from tests.peers.smtp import sink  # noqa: F401  (a fixture: an SMTP server a test can stop)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,6 +180,7 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
             env={**env, **extra_env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            start_new_session=True,  # its pool children are stopped with it (tests.peers.run.stop)
         )
         procs.append(proc)
         deadline = time.monotonic() + 60
@@ -191,12 +193,7 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
 
     yield start
     for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(proc, timeout=20)
 
 
 from tests.peers.fixtures import (  # noqa: E402, F401  (fixtures for every test)

@@ -33,7 +33,7 @@ from aiosmtpd.controller import Controller
 
 from tests.browser.test_phone import html_pages
 from tests.conftest import _database_url
-from tests.peers.run import free_port
+from tests.peers.run import free_port, stop
 from tests.world import World, build_world
 
 pytestmark = [
@@ -235,6 +235,7 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
             cwd=ROOT,
             env=env,
             stderr=logs[name],
+            start_new_session=True,  # stopped with every worker it forks (tests.peers.run.stop)
         )
         for name, line in commands.items()
         for words in [line.split()]
@@ -244,12 +245,9 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
         yield base, world, inbox, logs
     finally:
         for proc in procs.values():
-            proc.terminate()
+            proc.terminate()  # all at once: each stops while the others do
         for proc in procs.values():
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc, timeout=30)
         smtp.stop()
 
 

@@ -1,9 +1,12 @@
 """Start a protocol peer (a test OpenID provider, SAML IdP or LTI platform) as its own process
-on loopback, wait until it answers, stop it afterwards."""
+on loopback, wait until it answers, stop it afterwards; `stop` ends any process a test started,
+with everything it forked."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +18,20 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """End `proc` (started with `start_new_session=True`) and every process it forked: TERM to it
+    (a warm shutdown), then KILL to its whole process group. A Celery prefork child or a gunicorn
+    worker left behind keeps a connection to the test database, which then cannot be dropped at
+    the end of the run nor created afresh by the next one."""
+    if proc.poll() is None:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def free_port() -> int:
@@ -31,6 +48,7 @@ def peer(module: str, args: list[str], ready_url: str, env: dict[str, str]) -> I
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -48,8 +66,4 @@ def peer(module: str, args: list[str], ready_url: str, env: dict[str, str]) -> I
             time.sleep(0.2)
         yield
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, timeout=10)
