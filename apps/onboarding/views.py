@@ -5,6 +5,7 @@ answered, interests and teammate wishes, enrollment decisions, reminders); sugge
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -22,10 +23,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from apps.calendar.views import local_to_utc
+from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, Role, User
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant
 from apps.core.views_helpers import (
     course_action,
     course_for,
@@ -233,10 +236,51 @@ def decision_set(request: AuthedRequest, course: Course, user_id: int) -> HttpRe
     return _back_to_people(request, course)
 
 
+def _people_csv(course: Course, q: Any, students: Any) -> HttpResponseBase:
+    """The students the filters show, with what the page shows of each: whether they answered,
+    their interests and teammate wishes, and the enrollment decision with its note and time (in
+    course time, the zone named). Three queries, whatever the class size."""
+    answers = (
+        dict(
+            QuestionnaireResponse.objects.filter(questionnaire=q).values_list(
+                "student_id", "answers"
+            )
+        )
+        if q
+        else {}
+    )
+    roles = {x.key: x.role for x in q.questions.all()} if q else {}
+    decided = {d.student_id: d for d in EnrollmentDecision.objects.filter(course=course)}
+
+    def line(u: User) -> list[Any]:
+        a = answers.get(u.pk)
+        pick = {roles.get(k): v for k, v in (a or {}).items() if roles.get(k)}
+        d = decided.get(u.pk)
+        return [
+            u.get_full_name(),
+            u.email,
+            "yes" if a is not None else "no",
+            "; ".join(pick.get("interests", [])),
+            "; ".join(pick.get("teammates", [])),
+            d.get_decision_display() if d else "",
+            d.note if d else "",
+            format_instant(d.decided_at, course.timezone) if d else "",
+        ]
+
+    header = ["name", "email", "answered", "interests", "teammate wishes", "decision", "note"]
+    return csv_response(
+        f"{course.code}-questionnaire-people.csv",
+        itertools.chain(
+            [[*header, "decided"]], (line(u) for u in students.iterator(chunk_size=500))
+        ),
+    )
+
+
 @login_required
 @require_GET
 def people(request: AuthedRequest, code: str) -> HttpResponseBase:
-    """Who answered, with filters, and each student's enrollment decision."""
+    """Who answered, with filters, and each student's enrollment decision; `?format=csv` downloads
+    the students the filters show."""
     course = course_for(request, code, staff=True)
     q = services.questionnaire_get(course)
     show, decision, text = (
@@ -266,6 +310,8 @@ def people(request: AuthedRequest, code: str) -> HttpResponseBase:
         )
     if text:
         students = students.filter(Q(full_name__icontains=text) | Q(email__icontains=text))
+    if request.GET.get("format") == "csv":
+        return _people_csv(course, q, students)
     page_ = Paginator(students, PAGE).get_page(request.GET.get("page"))
     ids = [u.pk for u in page_]
     answers = (

@@ -186,6 +186,46 @@ def test_staff_approve_other_days_only_with_a_reason_and_decline_only_with_a_com
         services.decide(actor=ta, course=course, request_id=other.pk, approve=True)
 
 
+def test_staff_download_a_tab_of_requests_as_csv_in_course_time_without_reasons(world) -> None:  # type: ignore[no-untyped-def]
+    """What a TA keeps in a spreadsheet today: who asked for what, and what was decided, in the
+    course's time with the zone named; the tab's filter holds; the reason stays in the app."""
+    import csv
+    import io
+
+    course, a1, ta, ada, bo, _group = world
+    r = services.request_create(
+        actor=ada, course=course, days=3, reason="MEDICAL-DETAIL-ADA", assignment_id=a1.pk
+    )
+    services.decide(actor=ta, course=course, request_id=r.pk, approve=True, days=2, comment="Two.")
+    services.request_create(
+        actor=bo, course=course, days=1, reason="Overslept.", assignment_id=a1.pk
+    )
+    url = f"/c/{course.code}/extensions/"
+    page = as_user(ta).get(f"{url}?status=approved").content.decode()
+    assert 'href="?status=approved&amp;format=csv"' in page
+
+    def rows(status: str) -> list[dict[str, str]]:
+        response = as_user(ta).get(f"{url}?status={status}&format=csv")
+        assert response["Content-Type"].startswith("text/csv")
+        text = b"".join(response.streaming_content).decode()
+        assert "MEDICAL-DETAIL-ADA" not in text
+        assert "Overslept" not in text
+        return list(csv.DictReader(io.StringIO(text)))
+
+    (approved,) = rows("approved")
+    assert approved["email"] == "ada@uni.edu"
+    assert approved["for"].startswith("A1 ")
+    assert (approved["days asked"], approved["days granted"]) == ("3", "2")
+    assert approved["status"] == "Approved"
+    assert approved["decided by"] == "ta@uni.edu"
+    r.refresh_from_db()
+    assert approved["asked"] == format_instant(r.created_at, course.timezone)  # zone named
+    assert approved["comment to the student"] == "Two."
+    assert [x["email"] for x in rows("open")] == ["bo@uni.edu"]
+    assert sorted(x["email"] for x in rows("")) == ["ada@uni.edu", "bo@uni.edu"]
+    assert as_user(ada).get(f"{url}?status=&format=csv")["Content-Type"].startswith("text/html")
+
+
 def test_a_groups_milestone_request_moves_the_groups_milestone(world) -> None:  # type: ignore[no-untyped-def]
     from apps.milestones.models import GroupMilestone
 

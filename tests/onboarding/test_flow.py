@@ -204,3 +204,56 @@ def test_suggesting_when_everyone_has_a_group_says_so(ee290_demo) -> None:
     url = f"/c/{ee290_demo.code}/questionnaire/suggestions/make/"
     page = client.post(url, {"seed": "1"}, follow=True).content.decode()
     assert "Nobody is waiting for a group: every student is in one." in page
+
+
+def test_staff_download_the_people_they_filtered_as_csv_in_constant_queries(ee290) -> None:
+    """The people page's list as a spreadsheet: the filters hold, each row says what the page
+    says (answered, interests, wishes, decision and note, the time in course time with its zone),
+    a free-text answer stays out, and 30 students cost the queries 3 do."""
+    import csv
+    import io
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.core.timefmt import format_instant
+    from apps.onboarding.models import EnrollmentDecision
+
+    course = ee290
+    staff = member(course, Role.INSTRUCTOR)
+    services.questionnaire_setup(actor=staff, course=course)
+    people = [member(course, email=f"p{i:02d}@example.edu") for i in range(30)]
+    with time_machine.travel(OPEN, tick=False):
+        raw = {"interests": ["Optimizers"], "hours": "8–12", "gpu": "3", "distributed": "1"}
+        services.response_save(
+            actor=people[0],
+            course=course,
+            raw={**raw, "teammates": "p01@example.edu", "notes": "SECRET-NOTE-0"},
+        )
+    services.decision_set(
+        actor=staff, course=course, student_id=people[0].pk, decision="admitted", note="welcome"
+    )
+    c = Client()
+    c.force_login(staff)
+    url = f"/c/{course.code}/questionnaire/people/"
+    assert 'format=csv" download>CSV of these students' in c.get(url).content.decode()
+
+    def download(query: str) -> tuple[list[dict[str, str]], int]:
+        with CaptureQueriesContext(connection) as queries:
+            response = c.get(f"{url}?{query}&format=csv")
+            text = b"".join(response.streaming_content).decode()
+        assert response["Content-Type"].startswith("text/csv")
+        assert "SECRET-NOTE-0" not in text
+        return list(csv.DictReader(io.StringIO(text))), len(queries)
+
+    (admitted,), few = download("decision=admitted")
+    decided = EnrollmentDecision.objects.get(student=people[0])
+    assert admitted["email"] == "p00@example.edu"
+    assert admitted["answered"] == "yes"
+    assert (admitted["interests"], admitted["teammate wishes"]) == ("Optimizers", "p01@example.edu")
+    assert (admitted["decision"], admitted["note"]) == ("Admitted", "welcome")
+    assert admitted["decided"] == format_instant(decided.decided_at, course.timezone)
+    everyone, many = download("show=")
+    assert len(everyone) == 30
+    assert sum(r["answered"] == "no" for r in everyone) == 29
+    assert many == few, (few, many)
