@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from urllib.parse import urljoin
 
 import pytest
 from django.db import transaction
 from django.test import Client
 
 from tests.browser.test_phone import html_pages
+from tests.formwalk import PostForm, post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -151,47 +151,19 @@ def test_no_page_points_at_an_id_it_does_not_have_or_goes_untitled(world) -> Non
     assert found == [], f"{len(found)} problems:\n" + "\n".join(found)
 
 
-class _Forms(HTMLParser):
-    """The POST forms of a page: (action, hidden fields) — what a user sends who presses the
-    button without filling anything in."""
-
-    def __init__(self, page_url: str) -> None:
-        super().__init__()
-        self.page_url = page_url
-        self.forms: list[tuple[str, dict[str, str]]] = []
-        self.open: tuple[str, dict[str, str]] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form" and (a.get("method") or "").lower() == "post":
-            action = a.get("action") or self.page_url
-            self.open = (urljoin(self.page_url, action), {})
-        elif tag == "input" and self.open is not None and a.get("type") == "hidden":
-            name = a.get("name") or "csrfmiddlewaretoken"  # the test client needs no token
-            if name != "csrfmiddlewaretoken":
-                self.open[1][name] = a.get("value") or ""
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form" and self.open is not None:
-            self.forms.append(self.open)
-            self.open = None
-
-
-def post_forms(html: str, page_url: str) -> list[tuple[str, dict[str, str]]]:
-    forms = _Forms(page_url)
-    forms.feed(html)
-    forms.close()
-    return forms.forms
-
-
-def test_the_form_walk_finds_a_pages_post_forms_with_their_hidden_fields() -> None:
+def test_the_walk_reads_a_pages_post_forms() -> None:
     page = (
         '<form method="get"><input name="q"></form><form method="post">'
         '<input type="hidden" name="csrfmiddlewaretoken" value="t"><input type="hidden" '
-        'name="phase" value="pre"><input name="opens_at"></form>'
-        '<form method="post" action="../x/"><button>Go</button></form>'
+        'name="phase" value="pre"><input name="opens_at"><select name="kind"></select></form>'
+        '<form method="post" action="../x/" data-confirm="Sure?"><button>Go</button></form>'
+        '<form method="post" action="y/"><input type="checkbox" name="confirm" required></form>'
     )
-    assert post_forms(page, "/c/a/b/") == [("/c/a/b/", {"phase": "pre"}), ("/c/a/x/", {})]
+    assert post_forms(page, "/c/a/b/") == [
+        PostForm("/c/a/b/", {"phase": "pre"}, ["opens_at", "kind"], asks=False),
+        PostForm("/c/a/x/", asks=True),
+        PostForm("/c/a/b/y/", fields=["confirm"], asks=True),
+    ]
 
 
 def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> None:  # type: ignore[no-untyped-def]
@@ -207,12 +179,13 @@ def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> No
         client.force_login(world.people[role])
         sent = {"/accounts/logout/"}  # the menu's log-out form would end the walk
         for route, url in sorted(html_pages(world, role).items()):
-            for action, hidden in post_forms(client.get(url).content.decode(), url):
+            for form in post_forms(client.get(url).content.decode(), url):
+                action = form.action
                 if action in sent:
                     continue
                 sent.add(action)
                 with transaction.atomic():
-                    response = client.post(action, hidden, follow=True)
+                    response = client.post(action, form.hidden, follow=True)
                     transaction.set_rollback(True)
                 kind = response.get("Content-Type", "")
                 if response.status_code >= 500:  # an empty post is bad input, never a crash

@@ -10,14 +10,14 @@ hides them again."""
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
 from django.urls import Resolver404, resolve
 
 from tests.browser.test_phone import html_pages
+from tests.formwalk import post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -27,42 +27,16 @@ TAKES_AWAY = re.compile(
 UNDONE_BY_A_BUTTON = {"release"}  # the autograder's results: "Hide results from students"
 
 
-class _Forms(HTMLParser):
-    """(action, asks first) for each POST form of a page."""
-
-    def __init__(self, page_url: str) -> None:
-        super().__init__()
-        self.page_url = page_url
-        self.forms: list[tuple[str, bool]] = []
-        self.open: list = []  # [action, asks]
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form" and (a.get("method") or "").lower() == "post":
-            action = urljoin(self.page_url, a.get("action") or self.page_url)
-            self.open = [action, "data-confirm" in a]
-        elif tag == "input" and self.open and a.get("name") == "confirm":
-            self.open[1] = True
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form" and self.open:
-            self.forms.append((self.open[0], self.open[1]))
-            self.open = []
-
-
 def forms_that_take_away(html: str, page_url: str) -> list[tuple[str, bool]]:
-    parser = _Forms(page_url)
-    parser.feed(html)
-    parser.close()
     found = []
-    for action, asks in parser.forms:
+    for form in post_forms(html, page_url):
         try:
-            name = resolve(urlsplit(action).path).url_name or ""
+            name = resolve(urlsplit(form.action).path).url_name or ""
         except Resolver404:
             continue
         if TAKES_AWAY.search(name) and name not in UNDONE_BY_A_BUTTON:
-            is_the_question = urlsplit(action).path == urlsplit(page_url).path
-            found.append((f"{name} ({action})", asks or is_the_question))
+            is_the_question = urlsplit(form.action).path == urlsplit(page_url).path
+            found.append((f"{name} ({form.action})", form.asks or is_the_question))
     return found
 
 

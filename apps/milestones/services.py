@@ -7,7 +7,6 @@ before changing it, writes an audit row in the same transaction and never takes 
 from __future__ import annotations
 
 import datetime as dt
-from urllib.parse import urlsplit
 
 from django.db import transaction
 from django.utils import timezone
@@ -16,6 +15,7 @@ from apps.calendar.models import Milestone
 from apps.calendar.moves import MoveImpact, PersonMove, deadline_moved_notify
 from apps.core import integrity
 from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.core.links import link_problem
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
 from apps.core.services import audit_record
@@ -44,17 +44,14 @@ def _record_locked(course: Course, m: Milestone, group: Group) -> GroupMilestone
 
 
 def _check_link(link: str) -> str:
-    link = link.strip()
-    parts = urlsplit(link)
-    if parts.scheme not in {"http", "https"} or not parts.netloc or " " in link:
-        raise DomainError(
-            "Give the full address of the submission, starting with https:// "
-            "(e.g. a Gradescope, Overleaf, Google Docs or GitHub link).",
-            field="link",
-        )
-    if len(link) > 500:
-        raise DomainError("That address is longer than 500 characters.", field="link")
-    return link
+    problem = link_problem(
+        link,
+        missing="Give the full address of the submission, starting with https:// "
+        "(e.g. a Gradescope, Overleaf, Google Docs or GitHub link).",
+    )
+    if problem is not None:
+        raise DomainError(problem, field="link")
+    return link.strip()
 
 
 def milestone_submit(

@@ -382,6 +382,9 @@ def pool_key(people: list[int], together: list[frozenset[int]]) -> str:
     return hashlib.sha256(json.dumps(spec).encode()).hexdigest()
 
 
+MAX_SEED = 1_000_000  # as the page's field says
+
+
 def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSuggestion:
     """Suggest groups (nothing changes until they are accepted). A pool of at most
     `SUGGEST_INLINE_MAX` people is computed here; a larger one (any size, the whole course) is
@@ -389,6 +392,8 @@ def suggestion_make(*, actor: User, course: Course, seed: int = 0) -> GroupSugge
     the reason when no split into groups of the allowed size exists (inline only; a worker's
     suggestion ends failed with it)."""
     _require_staff(actor, course)
+    if not 0 <= seed <= MAX_SEED:
+        raise DomainError(f"The seed is a whole number from 0 to {MAX_SEED:,}.", field="seed")
     if GroupSuggestion.objects.filter(
         course=course, status=GroupSuggestion.Status.ACCEPTING
     ).exists():

@@ -366,9 +366,11 @@ def _to_suggestions(course: Course) -> HttpResponseBase:
 def suggestion_make(request: AuthedRequest, course: Course) -> HttpResponseBase:
     """Staff suggest groups from wishes and interests (nothing changes until accepted)."""
     with errors_as_messages(request):
-        made = services.suggestion_make(
-            actor=request.user, course=course, seed=_int(request.POST.get("seed")) or 0
-        )
+        typed = request.POST.get("seed", "").strip()
+        seed = _int(typed)
+        if typed and seed is None:
+            raise DomainError(f"The seed “{typed[:20]}” is not a whole number.", field="seed")
+        made = services.suggestion_make(actor=request.user, course=course, seed=seed or 0)
         if made.status in GroupSuggestion.IN_PROGRESS:
             messages.success(
                 request,

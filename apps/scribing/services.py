@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.calendar.models import Lecture
 from apps.core.errors import Conflict, DomainError, NotFound
+from apps.core.links import link_problem
 from apps.core.models import Course, Membership, Role, User
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
@@ -181,14 +182,20 @@ def plan_update(*, actor: User, course: Course, **fields: Any) -> ScribePlan:
     return plan
 
 
+MAX_NEEDED = 1000  # scribes for one lecture: far above any class, far below the column's limit
+
+
 def lecture_set(
     *, actor: User, course: Course, lecture_id: int, eligible: bool, needed: int | None
 ) -> ScribeLecture:
     lecture = Lecture.objects.filter(course=course, pk=lecture_id).first()
     if lecture is None:
         raise NotFound("No such lecture in this course.")
-    if needed is not None and needed < 0:
-        raise DomainError("Scribes needed cannot be negative.", field="needed")
+    if needed is not None and not 0 <= needed <= MAX_NEEDED:
+        raise DomainError(
+            f"Scribes needed for L{lecture.number} is a whole number from 0 to {MAX_NEEDED}.",
+            field="needed",
+        )
     with transaction.atomic():
         row, _ = ScribeLecture.objects.select_for_update().get_or_create(
             course=course, lecture=lecture
@@ -445,13 +452,18 @@ def duty_submit(
         )
         if duty is None:
             raise NotFound("No such duty of yours.")
+        problem = link_problem(
+            link, missing="Give the link to your notes (a pull request, Overleaf or Docs link)."
+        )
+        if problem is not None:
+            raise DomainError(problem, field="link")
         if not declaration.strip():
             raise DomainError(
                 "Say which LLMs or other sources you used (or write “none”).", field="declaration"
             )
         if duty.status == Status.ACCEPTED:
             raise Conflict("These notes were already accepted.")
-        duty.link, duty.declaration = link, declaration.strip()
+        duty.link, duty.declaration = link.strip(), declaration.strip()
         duty.submitted_at = now or timezone.now()
         duty.status = Status.SUBMITTED
         duty.save()

@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import Count
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
@@ -373,15 +374,23 @@ def plan_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
 
 @course_action(staff=True)
 def lectures_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    """Staff choose which lectures are scribed and by how many students."""
-    with errors_as_messages(request):
-        for lec in Lecture.objects.filter(course=course):
+    """Staff choose which lectures are scribed and by how many students: every lecture or none
+    (one transaction), and a "needed" that is not a whole number is named, not read as empty."""
+    with errors_as_messages(request), transaction.atomic():
+        for lec in Lecture.objects.filter(course=course).order_by("number"):
+            typed = request.POST.get(f"needed-{lec.pk}", "").strip()
+            needed = _int(typed)
+            if typed and needed is None:
+                raise DomainError(
+                    f"Scribes needed for L{lec.number}: “{typed[:20]}” is not a whole number.",
+                    field="needed",
+                )
             services.lecture_set(
                 actor=request.user,
                 course=course,
                 lecture_id=lec.pk,
                 eligible=request.POST.get(f"eligible-{lec.pk}") == "on",
-                needed=_int(request.POST.get(f"needed-{lec.pk}")),
+                needed=needed,
             )
         messages.success(request, "Eligible lectures saved.")
     return _back(course)

@@ -12,7 +12,7 @@ from django.core import mail
 from django.test import Client
 from rest_framework.test import APIClient
 
-from apps.core.errors import Conflict, NotAllowed
+from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Role
 from apps.groups.models import Group, GroupMembership
 from apps.onboarding import matching, services
@@ -257,3 +257,20 @@ def test_staff_download_the_people_they_filtered_as_csv_in_constant_queries(ee29
     assert len(everyone) == 30
     assert sum(r["answered"] == "no" for r in everyone) == 29
     assert many == few, (few, many)
+
+
+def test_a_seed_that_is_no_whole_number_or_too_large_is_named(ee290) -> None:
+    """A 25-digit seed answered 500 before; a word was read as 0 without a word said."""
+    course = ee290
+    staff = member(course, Role.INSTRUCTOR)
+    services.questionnaire_setup(actor=staff, course=course)
+    c = Client()
+    c.force_login(staff)
+    for typed, says in [("9" * 25, "from 0 to 1,000,000"), ("seven", "is not a whole number")]:
+        page = c.post(
+            f"/c/{course.code}/questionnaire/suggestions/make/", {"seed": typed}, follow=True
+        )
+        assert page.status_code == 200
+        assert says in page.content.decode()
+    with pytest.raises(DomainError, match="from 0 to"):
+        services.suggestion_make(actor=staff, course=course, seed=-1)

@@ -455,3 +455,49 @@ def test_staff_set_the_rules_in_course_time_and_the_deadline_closes_preferences(
         follow=True,
     )
     assert "Give the deadline as a date and time" in bad.content.decode()
+
+
+def test_a_notes_link_that_is_no_public_web_address_is_refused_at_its_field(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Staff click the notes link: a script, an intranet host or 5,000 characters never get
+    there. The page's form took any text (the last answered 500: the column holds 500); the
+    API's serializer already refused them."""
+    course = ee290_demo
+    staff, students = _people(course)
+    services.solve(actor=staff, course=course)
+    services.publish(actor=staff, course=course)
+    duty = ScribeDuty.objects.filter(student=students[0]).first()
+    c = Client()
+    c.force_login(students[0])
+    url = f"/c/{course.code}/scribing/duties/{duty.pk}/submit/"
+    for link, says in [
+        ("javascript:alert(document.cookie)", "must start with https://"),
+        ("https://intranet/notes", "not a public host name"),
+        ("https://github.com/" + "x" * 5000, "longer than 500 characters"),
+        ("", "Give the link to your notes"),
+    ]:
+        page = c.post(url, {"link": link, "declaration": "none"}, follow=True)
+        assert page.status_code == 200, link
+        assert says in page.content.decode(), link
+    duty.refresh_from_db()
+    assert (duty.status, duty.link) == ("assigned", "")
+
+
+def test_lecture_settings_are_saved_all_or_none_and_a_bad_number_is_named(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.scribing.models import ScribeLecture
+
+    course = ee290_demo
+    staff, _ = _people(course)
+    c = Client()
+    c.force_login(staff)
+    lectures = list(Lecture.objects.filter(course=course).order_by("number")[:3])
+    before = list(ScribeLecture.objects.filter(course=course).values_list("lecture", "needed"))
+    for typed, says in [("two", "“two” is not a whole number"), ("9" * 25, "from 0 to 1000")]:
+        data = {f"needed-{lec.pk}": "3" for lec in lectures[:2]} | {
+            f"needed-{lectures[2].pk}": typed
+        }
+        page = c.post(f"/c/{course.code}/scribing/lectures/", data, follow=True)
+        assert page.status_code == 200
+        assert f"Scribes needed for L{lectures[2].number}" in page.content.decode()
+        assert says in page.content.decode()
+        after = ScribeLecture.objects.filter(course=course).values_list("lecture", "needed")
+        assert list(after) == before  # the first two were not saved either
