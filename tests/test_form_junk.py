@@ -1,11 +1,13 @@
 """Whatever a person types, a form answers with a page, never a server error. Every POST form on
 every page of the URL conf (the phone test's walk), as a student, a TA and an instructor, is sent
 with every field it shows filled with one kind of junk at a time: text far past any column's
-length, a number past any column's range, a date that is no date, "NaN", a NUL byte. Each post
+length, a number past any column's range, a date that is no date, a date at the end of the
+calendar, "NaN", a NUL byte. Each post
 runs in a savepoint that is rolled back, so one form's action does not change the next page.
 
 Found by this walk when it was written: a 5,000-character link to scribe notes and a 25-digit
-"scribes needed" or group-suggestion seed each answered 500 (the database refused the value)."""
+"scribes needed" or group-suggestion seed each answered 500 (the database refused the value), and
+a deadline on 9999-12-31 overflowed in UTC on the assignment, milestone and scribing forms."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from tests.formwalk import post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
-JUNK = ("x" * 5000, "9" * 25, "2026-13-45T25:61", "NaN", "a\x00b")
+JUNK = ("x" * 5000, "9" * 25, "2026-13-45T25:61", "9999-12-31T23:59", "NaN", "a\x00b")
 
 
 @pytest.fixture

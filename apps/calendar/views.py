@@ -254,6 +254,10 @@ class CourseDateTimeInput(forms.DateTimeInput):
         return value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, dt.datetime) else value
 
 
+COURSE_YEARS = range(2000, 2101)  # every date a course holds; far past the last, short of 9999
+OUT_OF_RANGE = "Give a date between the years 2000 and 2100."
+
+
 class CourseDateTimeField(forms.DateTimeField):
     """A date and time in course time, both ways. The initial value is given in the course's
     zone (`instant.astimezone(course.tz)`) and shown as that wall clock; Django's own field would
@@ -264,6 +268,11 @@ class CourseDateTimeField(forms.DateTimeField):
         if isinstance(value, dt.datetime) and value.tzinfo is not None:
             return value.replace(tzinfo=None)
         return value
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if isinstance(value, dt.datetime) and value.year not in COURSE_YEARS:
+            raise forms.ValidationError(OUT_OF_RANGE, code="out_of_range")
 
 
 def course_datetime_field(label: str, help_text: str) -> forms.DateTimeField:
@@ -276,7 +285,11 @@ def course_datetime_field(label: str, help_text: str) -> forms.DateTimeField:
 
 
 def local_to_utc(value: dt.datetime, tz: Any) -> dt.datetime:
-    """A datetime typed in the course zone (the form sees it naive, or in UTC) → aware UTC."""
+    """A datetime typed in the course zone (the form sees it naive, or in UTC) → aware UTC.
+    ValueError for a year outside `COURSE_YEARS`, as for any date that is none: 9999-12-31 is
+    a valid date, but it overflows in UTC or when a slack day is added to it."""
+    if value.year not in COURSE_YEARS:
+        raise ValueError(OUT_OF_RANGE)
     naive = value.replace(tzinfo=None) if value.tzinfo else value
     return naive.replace(tzinfo=tz).astimezone(dt.UTC)
 

@@ -205,3 +205,18 @@ def test_the_calendar_page_month_and_list(ee290_demo) -> None:  # type: ignore[n
     page = student.get("/c/ee290-sp26/calendar/").content.decode()
     assert 'id="feed-url"' in page
     assert "/feeds/" in page
+
+
+def test_a_deadline_at_the_end_of_the_calendar_is_refused_at_its_field(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """9999-12-31 23:59 is a valid date, but not in UTC: it answered 500 before."""
+    course = ee290_demo
+    staff = client_for("instructor@example.edu")
+    a3 = Assignment.objects.get(course=course, code="A3")
+    url = f"/c/{course.code}/calendar/assignments/{a3.pk}/edit/"
+    form = {"title": a3.title, "release_at": "2026-02-24T00:00", "due_at": "9999-12-31T23:59"}
+    page = staff.post(url, form)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="id_due_at_error">Give a date between the years 2000 and 2100.' in html
+    assert 'aria-invalid="true"' in html
+    assert Assignment.objects.get(pk=a3.pk).due_at == a3.due_at
