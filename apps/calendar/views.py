@@ -22,6 +22,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_member, is_staff
+from apps.core.timefmt import COURSE_YEARS, OUT_OF_RANGE
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 
 
@@ -252,10 +253,6 @@ class CourseDateTimeInput(forms.DateTimeInput):
 
     def format_value(self, value: Any) -> str | None:
         return value.strftime("%Y-%m-%dT%H:%M") if isinstance(value, dt.datetime) else value
-
-
-COURSE_YEARS = range(2000, 2101)  # every date a course holds; far past the last, short of 9999
-OUT_OF_RANGE = "Give a date between the years 2000 and 2100."
 
 
 class CourseDateTimeField(forms.DateTimeField):

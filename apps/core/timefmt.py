@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import zoneinfo
 
+COURSE_YEARS = range(2000, 2101)  # every date a course holds; far past the last, short of 9999
+OUT_OF_RANGE = "Give a date between the years 2000 and 2100."
+
 
 def to_course_tz(value: dt.datetime, tz_name: str) -> dt.datetime:
     return value.astimezone(zoneinfo.ZoneInfo(tz_name))

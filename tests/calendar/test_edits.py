@@ -220,3 +220,23 @@ def test_a_deadline_at_the_end_of_the_calendar_is_refused_at_its_field(ee290_dem
     assert 'id="id_due_at_error">Give a date between the years 2000 and 2100.' in html
     assert 'aria-invalid="true"' in html
     assert Assignment.objects.get(pk=a3.pk).due_at == a3.due_at
+
+
+def test_the_api_refuses_a_deadline_no_course_holds_so_no_page_breaks(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """One PATCH of A3 to 9999-12-31 23:59 UTC was stored, and then every student's Today, slack
+    page, calendar and slack API answered 500 (a slack day added to it overflows)."""
+    from rest_framework.test import APIClient
+
+    course = ee290_demo
+    api = APIClient()
+    api.force_authenticate(User.objects.get(email="instructor@example.edu"))
+    a3 = Assignment.objects.get(course=course, code="A3")
+    url = f"/api/v1/courses/{course.code}/calendar/assignments/{a3.pk}/"
+    bad = api.patch(url, {"due_at": "9999-12-31T23:59:59Z", "confirm": True}, format="json")
+    assert bad.status_code == 400
+    assert bad.json()["errors"]["due_at"] == ["Give a date between the years 2000 and 2100."]
+    assert api.get(f"{url}impact/", {"due_at": "9999-12-31T23:59:59Z"}).status_code == 400
+    assert Assignment.objects.get(pk=a3.pk).due_at == a3.due_at
+    student = client_for("student01@example.edu")
+    for page in ("", "slack/", "calendar/"):
+        assert student.get(f"/c/{course.code}/{page}").status_code == 200, page

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.calendar.registry import REMINDER_KINDS
+from apps.core.api.fields import CourseDateField, CourseDateTimeField
 
 
 class EventSerializer(serializers.Serializer):
@@ -15,8 +16,8 @@ class EventSerializer(serializers.Serializer):
     )
     code = serializers.CharField(allow_blank=True)
     title = serializers.CharField()
-    start = serializers.DateTimeField(help_text="For a deadline: when it is due (UTC).")
-    end = serializers.DateTimeField(allow_null=True, help_text="null for a deadline.")
+    start = CourseDateTimeField(help_text="For a deadline: when it is due (UTC).")
+    end = CourseDateTimeField(allow_null=True, help_text="null for a deadline.")
     is_deadline = serializers.BooleanField()
     all_day = serializers.BooleanField()
     description = serializers.CharField(allow_blank=True)
@@ -30,7 +31,7 @@ class EventSerializer(serializers.Serializer):
 
 class FeedSerializer(serializers.Serializer):
     url = serializers.URLField(allow_null=True, help_text="The secret feed URL; null when off.")
-    created_at = serializers.DateTimeField(allow_null=True)
+    created_at = CourseDateTimeField(allow_null=True)
     reminders_off = serializers.ListField(
         child=serializers.ChoiceField(choices=list(REMINDER_KINDS))
     )
@@ -47,7 +48,7 @@ class ReminderChoiceSerializer(serializers.Serializer):
 
 class LectureEditSerializer(serializers.Serializer):
     title = serializers.CharField(required=False, max_length=200)
-    date = serializers.DateField(
+    date = CourseDateField(
         required=False, help_text="Course-local date; the lecture keeps its time of day."
     )
     is_guest = serializers.BooleanField(required=False)
@@ -57,9 +58,7 @@ class DeadlineEditSerializer(serializers.Serializer):
     """Shared by assignments and milestones: moving `due_at` needs `confirm: true` (read the
     impact first: `GET …/impact/?due_at=`)."""
 
-    due_at = serializers.DateTimeField(
-        required=False, help_text="New deadline (ISO 8601 with offset)."
-    )
+    due_at = CourseDateTimeField(required=False, help_text="New deadline (ISO 8601 with offset).")
     confirm = serializers.BooleanField(
         required=False,
         default=False,
@@ -68,22 +67,22 @@ class DeadlineEditSerializer(serializers.Serializer):
 
 
 class ImpactQuerySerializer(serializers.Serializer):
-    due_at = serializers.DateTimeField(
+    due_at = CourseDateTimeField(
         help_text="The deadline you are thinking of (ISO 8601 with offset)."
     )
 
 
 class PersonMoveSerializer(serializers.Serializer):
     email = serializers.EmailField()
-    old = serializers.DateTimeField()
-    new = serializers.DateTimeField()
+    old = CourseDateTimeField()
+    new = CourseDateTimeField()
     note = serializers.CharField(allow_blank=True)
 
 
 class ImpactSerializer(serializers.Serializer):
     what = serializers.CharField()
-    old_due = serializers.DateTimeField()
-    new_due = serializers.DateTimeField()
+    old_due = CourseDateTimeField()
+    new_due = CourseDateTimeField()
     people = serializers.IntegerField(help_text="How many students' deadlines move.")
     groups = serializers.IntegerField()
     special = PersonMoveSerializer(

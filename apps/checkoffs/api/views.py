@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from apps.checkoffs import rules, selectors, services
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
+from apps.core.api.fields import CourseDateField, CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -68,7 +69,7 @@ class CheckoffSetCreateSerializer(serializers.Serializer):
     milestone = serializers.IntegerField(
         required=False, allow_null=True, help_text="The milestone discussed (check-in)."
     )
-    book_by = serializers.DateTimeField(
+    book_by = CourseDateTimeField(
         required=False, allow_null=True, help_text="Groups should have booked by then."
     )
     publish = serializers.BooleanField(
@@ -172,8 +173,8 @@ class CheckoffSlotSerializer(serializers.ModelSerializer):
 
 
 class SlotPlanSerializer(serializers.Serializer):
-    starts_at = serializers.DateTimeField()
-    ends_at = serializers.DateTimeField()
+    starts_at = CourseDateTimeField()
+    ends_at = CourseDateTimeField()
     location = serializers.CharField()
     capacity = serializers.IntegerField()
     staff = serializers.IntegerField(allow_null=True)
@@ -186,7 +187,7 @@ class SlotsCreatedSerializer(serializers.Serializer):
 
 
 class SlotsCreateSerializer(serializers.Serializer):
-    day = serializers.DateField(
+    day = CourseDateField(
         required=False, help_text="A day cut into slots (course time), with start, end, minutes."
     )
     start = serializers.TimeField(required=False, help_text="Start of the range, course time.")
@@ -198,10 +199,8 @@ class SlotsCreateSerializer(serializers.Serializer):
         required=False, allow_null=True, help_text="No slot overlaps [break_start, break_end)."
     )
     break_end = serializers.TimeField(required=False, allow_null=True)
-    starts_at = serializers.DateTimeField(
-        required=False, help_text="Or one slot: its start and end."
-    )
-    ends_at = serializers.DateTimeField(required=False)
+    starts_at = CourseDateTimeField(required=False, help_text="Or one slot: its start and end.")
+    ends_at = CourseDateTimeField(required=False)
     location = serializers.CharField(max_length=120, help_text="Room or video-call link.")
     capacity = serializers.IntegerField(
         min_value=1, max_value=50, default=1, help_text="Groups per slot."
@@ -372,8 +371,8 @@ class SlotView(APIView):
 class BookingSerializer(serializers.ModelSerializer):
     group_name = serializers.CharField(source="group.name", read_only=True)
     set_title = serializers.CharField(source="set.title", read_only=True)
-    starts_at = serializers.DateTimeField(source="slot.starts_at", read_only=True)
-    ends_at = serializers.DateTimeField(source="slot.ends_at", read_only=True)
+    starts_at = CourseDateTimeField(source="slot.starts_at", read_only=True)
+    ends_at = CourseDateTimeField(source="slot.ends_at", read_only=True)
     location = serializers.CharField(source="slot.location", read_only=True)
     holds = serializers.BooleanField(
         read_only=True, help_text="Holds the group's place in the set (not cancelled, not a redo)."

@@ -11,6 +11,7 @@ from apps.compute.models import (
     StaticIP,
     WindowNode,
 )
+from apps.core.api.fields import CourseDateTimeField
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -98,10 +99,8 @@ class WindowRequestSerializer(serializers.Serializer):
     node_ids = serializers.ListField(
         child=serializers.IntegerField(), help_text="Other groups' node ids."
     )
-    starts_at = serializers.DateTimeField(help_text="ISO 8601 with offset; must be in the future.")
-    ends_at = serializers.DateTimeField(
-        help_text="At most the course's limit (48 h) after the start."
-    )
+    starts_at = CourseDateTimeField(help_text="ISO 8601 with offset; must be in the future.")
+    ends_at = CourseDateTimeField(help_text="At most the course's limit (48 h) after the start.")
     purpose = serializers.CharField(required=False, allow_blank=True, max_length=300)
     master_port = serializers.IntegerField(
         required=False, default=29500, min_value=1024, max_value=65535
@@ -163,7 +162,7 @@ class CourseWideIncidentSerializer(serializers.ModelSerializer):
 
 class IncidentReportSerializer(serializers.Serializer):
     node = serializers.IntegerField()
-    occurred_at = serializers.DateTimeField()
+    occurred_at = CourseDateTimeField()
     summary = serializers.CharField(max_length=200)
     job_ids = serializers.CharField(required=False, allow_blank=True, max_length=500)
     logs = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)

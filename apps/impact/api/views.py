@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.fields import CourseDateField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -53,7 +54,7 @@ class ImpactItemInSerializer(DeclarationSerializerMixin):
     url = serializers.CharField(
         max_length=500, help_text="https://…; checked for form, never fetched."
     )
-    happened_on = serializers.DateField()
+    happened_on = CourseDateField()
     claim = serializers.CharField(max_length=300)
 
 

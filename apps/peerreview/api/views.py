@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core import integrity
+from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -51,7 +52,7 @@ class PeerRoundSerializer(serializers.ModelSerializer):
 
 class PeerRoundCreateSerializer(serializers.Serializer):
     milestone = serializers.IntegerField(help_text="The report milestone's id.")
-    due_at = serializers.DateTimeField(help_text="Reviews due (and released) at this instant.")
+    due_at = CourseDateTimeField(help_text="Reviews due (and released) at this instant.")
     k = serializers.IntegerField(min_value=1, max_value=5, default=1)
     show_reviewers = serializers.BooleanField(default=False)
     title = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
@@ -211,7 +212,7 @@ class DraftSerializer(serializers.Serializer):
     group = serializers.IntegerField()
     group_name = serializers.CharField()
     link = serializers.CharField(allow_blank=True)
-    submitted_at = serializers.DateTimeField(allow_null=True)
+    submitted_at = CourseDateTimeField(allow_null=True)
     late = serializers.BooleanField()
 
 

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -32,7 +33,7 @@ class ScribeLectureSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     number = serializers.IntegerField()
     title = serializers.CharField()
-    starts_at = serializers.DateTimeField()
+    starts_at = CourseDateTimeField()
     part = serializers.CharField(allow_blank=True)
     is_guest = serializers.BooleanField()
     needed = serializers.IntegerField(

@@ -12,6 +12,7 @@ from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload
 from apps.calendar.api.serializers import AssignmentSerializer
 from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactSerializer
 from apps.calendar.models import Assignment
+from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import api_course, error_responses
 from apps.slackdays.moves import assignment_move_impact, assignment_update
 
@@ -21,7 +22,7 @@ TAGS = ["calendar"]
 
 class AssignmentEditSerializer(DeadlineEditSerializer):
     title = serializers.CharField(required=False, max_length=200)
-    release_at = serializers.DateTimeField(required=False)
+    release_at = CourseDateTimeField(required=False)
 
 
 class AssignmentEditView(APIView):
