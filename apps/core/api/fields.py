@@ -13,17 +13,17 @@ from rest_framework import serializers
 from apps.core.timefmt import COURSE_YEARS, OUT_OF_RANGE
 
 
+def _in_course_years(parsed: Any) -> Any:
+    if parsed.year not in COURSE_YEARS:
+        raise serializers.ValidationError(OUT_OF_RANGE)
+    return parsed
+
+
 class CourseDateTimeField(serializers.DateTimeField):
     def to_internal_value(self, value: Any) -> dt.datetime:
-        parsed = super().to_internal_value(value)
-        if parsed.year not in COURSE_YEARS:
-            raise serializers.ValidationError(OUT_OF_RANGE)
-        return parsed
+        return _in_course_years(super().to_internal_value(value))
 
 
 class CourseDateField(serializers.DateField):
     def to_internal_value(self, value: Any) -> dt.date:
-        parsed = super().to_internal_value(value)
-        if parsed.year not in COURSE_YEARS:
-            raise serializers.ValidationError(OUT_OF_RANGE)
-        return parsed
+        return _in_course_years(super().to_internal_value(value))
