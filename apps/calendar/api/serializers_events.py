@@ -16,8 +16,8 @@ class EventSerializer(serializers.Serializer):
     )
     code = serializers.CharField(allow_blank=True)
     title = serializers.CharField()
-    start = CourseDateTimeField(help_text="For a deadline: when it is due (UTC).")
-    end = CourseDateTimeField(allow_null=True, help_text="null for a deadline.")
+    start = serializers.DateTimeField(help_text="For a deadline: when it is due (UTC).")
+    end = serializers.DateTimeField(allow_null=True, help_text="null for a deadline.")
     is_deadline = serializers.BooleanField()
     all_day = serializers.BooleanField()
     description = serializers.CharField(allow_blank=True)
@@ -31,7 +31,7 @@ class EventSerializer(serializers.Serializer):
 
 class FeedSerializer(serializers.Serializer):
     url = serializers.URLField(allow_null=True, help_text="The secret feed URL; null when off.")
-    created_at = CourseDateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField(allow_null=True)
     reminders_off = serializers.ListField(
         child=serializers.ChoiceField(choices=list(REMINDER_KINDS))
     )
@@ -74,15 +74,15 @@ class ImpactQuerySerializer(serializers.Serializer):
 
 class PersonMoveSerializer(serializers.Serializer):
     email = serializers.EmailField()
-    old = CourseDateTimeField()
-    new = CourseDateTimeField()
+    old = serializers.DateTimeField()
+    new = serializers.DateTimeField()
     note = serializers.CharField(allow_blank=True)
 
 
 class ImpactSerializer(serializers.Serializer):
     what = serializers.CharField()
-    old_due = CourseDateTimeField()
-    new_due = CourseDateTimeField()
+    old_due = serializers.DateTimeField()
+    new_due = serializers.DateTimeField()
     people = serializers.IntegerField(help_text="How many students' deadlines move.")
     groups = serializers.IntegerField()
     special = PersonMoveSerializer(

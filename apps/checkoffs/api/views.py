@@ -173,8 +173,8 @@ class CheckoffSlotSerializer(serializers.ModelSerializer):
 
 
 class SlotPlanSerializer(serializers.Serializer):
-    starts_at = CourseDateTimeField()
-    ends_at = CourseDateTimeField()
+    starts_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
     location = serializers.CharField()
     capacity = serializers.IntegerField()
     staff = serializers.IntegerField(allow_null=True)
@@ -371,8 +371,8 @@ class SlotView(APIView):
 class BookingSerializer(serializers.ModelSerializer):
     group_name = serializers.CharField(source="group.name", read_only=True)
     set_title = serializers.CharField(source="set.title", read_only=True)
-    starts_at = CourseDateTimeField(source="slot.starts_at", read_only=True)
-    ends_at = CourseDateTimeField(source="slot.ends_at", read_only=True)
+    starts_at = serializers.DateTimeField(source="slot.starts_at", read_only=True)
+    ends_at = serializers.DateTimeField(source="slot.ends_at", read_only=True)
     location = serializers.CharField(source="slot.location", read_only=True)
     holds = serializers.BooleanField(
         read_only=True, help_text="Holds the group's place in the set (not cancelled, not a redo)."

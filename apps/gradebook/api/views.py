@@ -14,7 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -229,7 +228,7 @@ class ScoreImportChangeSerializer(serializers.Serializer):
 class ScoreImportSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     filename = serializers.CharField()
-    committed_at = CourseDateTimeField(allow_null=True)
+    committed_at = serializers.DateTimeField(allow_null=True)
     summary = serializers.DictField(child=serializers.IntegerField())
     ok = serializers.BooleanField()
     problems = ScoreImportProblemSerializer(many=True)

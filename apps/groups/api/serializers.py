@@ -2,14 +2,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.core.api.fields import CourseDateTimeField
-
 
 class MemberSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="user.id")
     name = serializers.CharField(source="user.full_name")
     email = serializers.EmailField(source="user.email")
-    joined_at = CourseDateTimeField()
+    joined_at = serializers.DateTimeField()
 
 
 class GroupBriefSerializer(serializers.Serializer):

@@ -15,7 +15,6 @@ from apps.calendar.api.deadline_views import DeadlineImpactBase, edit_payload
 from apps.calendar.api.serializers import MilestoneSerializer
 from apps.calendar.api.serializers_events import DeadlineEditSerializer, ImpactSerializer
 from apps.calendar.models import Milestone
-from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -46,10 +45,10 @@ class CellSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.ChoiceField(choices=["not_submitted", "submitted", "late", "excused"])
     overdue = serializers.BooleanField(help_text="Not submitted and past the group's deadline.")
-    due_at = CourseDateTimeField(help_text="The group's deadline (extension applied).")
+    due_at = serializers.DateTimeField(help_text="The group's deadline (extension applied).")
     extension_hours = serializers.IntegerField()
     link = serializers.CharField(allow_blank=True)
-    submitted_at = CourseDateTimeField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
     submitted_by = serializers.CharField(allow_blank=True)
     ai_used = serializers.BooleanField(
         allow_null=True, help_text="External code or AI assistants used (null: not declared)."

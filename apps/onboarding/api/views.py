@@ -11,7 +11,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -44,8 +43,8 @@ class OnboardingQuestionSerializer(serializers.ModelSerializer):
 
 class QuestionnaireSerializer(serializers.Serializer):
     title = serializers.CharField()
-    opens_at = CourseDateTimeField()
-    closes_at = CourseDateTimeField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
     questions = OnboardingQuestionSerializer(many=True)
     answers = serializers.DictField(allow_null=True, help_text="Students: your saved answers.")
     responded = serializers.IntegerField(allow_null=True, help_text="Staff: how many answered.")

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.fields import CourseDateField, CourseDateTimeField
+from apps.core.api.fields import CourseDateField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -134,7 +134,7 @@ class SummaryView(APIView):
 class ParticipationImportSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     filename = serializers.CharField()
-    committed_at = CourseDateTimeField(allow_null=True)
+    committed_at = serializers.DateTimeField(allow_null=True)
     ok = serializers.BooleanField()
     events = serializers.IntegerField(help_text="Rows that would be (or were) stored.")
     problems = serializers.ListField(
@@ -209,8 +209,8 @@ class ImportCommitView(APIView):
 class CheckinStateSerializer(serializers.Serializer):
     open = serializers.BooleanField()
     lecture = serializers.IntegerField(allow_null=True, help_text="The lecture's number.")
-    closes_at = CourseDateTimeField(allow_null=True)
-    checked_in_at = CourseDateTimeField(
+    closes_at = serializers.DateTimeField(allow_null=True)
+    checked_in_at = serializers.DateTimeField(
         allow_null=True, help_text="When you checked in to it (students)."
     )
 

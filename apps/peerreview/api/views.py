@@ -212,7 +212,7 @@ class DraftSerializer(serializers.Serializer):
     group = serializers.IntegerField()
     group_name = serializers.CharField()
     link = serializers.CharField(allow_blank=True)
-    submitted_at = CourseDateTimeField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
     late = serializers.BooleanField()
 
 

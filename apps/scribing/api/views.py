@@ -12,7 +12,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -33,7 +32,7 @@ class ScribeLectureSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     number = serializers.IntegerField()
     title = serializers.CharField()
-    starts_at = CourseDateTimeField()
+    starts_at = serializers.DateTimeField()
     part = serializers.CharField(allow_blank=True)
     is_guest = serializers.BooleanField()
     needed = serializers.IntegerField(

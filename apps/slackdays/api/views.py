@@ -12,7 +12,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api.fields import CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -64,11 +63,11 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
 class DeadlineSerializer(serializers.Serializer):
     assignment = serializers.CharField(source="assignment.code")
     assignment_id = serializers.IntegerField(source="assignment.pk")
-    base = CourseDateTimeField()
+    base = serializers.DateTimeField()
     extension_hours = serializers.IntegerField()
     accommodation_hours = serializers.IntegerField()
     slack_days = serializers.IntegerField()
-    effective = CourseDateTimeField(
+    effective = serializers.DateTimeField(
         help_text="base + exceptions + slack; the deadline that counts."
     )
     can_apply = serializers.BooleanField()
