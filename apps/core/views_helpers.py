@@ -39,6 +39,16 @@ def int_or_none(value: str | None) -> int | None:
         return None
 
 
+def typed_int(value: str | None, what: str, *, field: str = "") -> int | None:
+    """A whole number typed in a form, or None when left empty; something else typed is a
+    DomainError naming `what`, since reading it as empty would drop what the person meant."""
+    typed = (value or "").strip()
+    number = int_or_none(typed)
+    if typed and number is None:
+        raise DomainError(f"{what}: “{typed[:20]}” is not a whole number.", field=field)
+    return number
+
+
 def course_action(
     *, staff: bool = False, student: bool = False, instructor: bool = False
 ) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:

@@ -34,6 +34,7 @@ from apps.core.views_helpers import (
     course_for,
     errors_as_messages,
     redirect_with_back_query,
+    typed_int,
 )
 from apps.core.views_helpers import int_or_none as _int
 from apps.onboarding import charts, services
@@ -366,10 +367,7 @@ def _to_suggestions(course: Course) -> HttpResponseBase:
 def suggestion_make(request: AuthedRequest, course: Course) -> HttpResponseBase:
     """Staff suggest groups from wishes and interests (nothing changes until accepted)."""
     with errors_as_messages(request):
-        typed = request.POST.get("seed", "").strip()
-        seed = _int(typed)
-        if typed and seed is None:
-            raise DomainError(f"The seed “{typed[:20]}” is not a whole number.", field="seed")
+        seed = typed_int(request.POST.get("seed"), "The seed", field="seed")
         made = services.suggestion_make(actor=request.user, course=course, seed=seed or 0)
         if made.status in GroupSuggestion.IN_PROGRESS:
             messages.success(

@@ -30,7 +30,7 @@ from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
-from apps.core.views_helpers import course_action, course_for, errors_as_messages
+from apps.core.views_helpers import course_action, course_for, errors_as_messages, typed_int
 from apps.core.views_helpers import int_or_none as _int
 from apps.scribing import charts, services
 from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
@@ -378,13 +378,11 @@ def lectures_save(request: AuthedRequest, course: Course) -> HttpResponseBase:
     (one transaction), and a "needed" that is not a whole number is named, not read as empty."""
     with errors_as_messages(request), transaction.atomic():
         for lec in Lecture.objects.filter(course=course).order_by("number"):
-            typed = request.POST.get(f"needed-{lec.pk}", "").strip()
-            needed = _int(typed)
-            if typed and needed is None:
-                raise DomainError(
-                    f"Scribes needed for L{lec.number}: “{typed[:20]}” is not a whole number.",
-                    field="needed",
-                )
+            needed = typed_int(
+                request.POST.get(f"needed-{lec.pk}"),
+                f"Scribes needed for L{lec.number}",
+                field="needed",
+            )
             services.lecture_set(
                 actor=request.user,
                 course=course,
