@@ -9,6 +9,9 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 NOT_FILLED = {"hidden", "submit", "button", "reset", "image", "file"}
+# Who walks: a student in a group, one in none (the pages that work per group read otherwise),
+# a TA and an instructor.
+WALKERS = ("student_a", "student_solo", "ta", "instructor")
 
 
 @dataclass

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.test import Client
 
 from tests.browser.test_phone import html_pages
-from tests.formwalk import PostForm, post_forms
+from tests.formwalk import WALKERS, PostForm, post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
 
 def test_no_page_points_at_an_id_it_does_not_have_or_goes_untitled(world) -> None:  # type: ignore[no-untyped-def]
     found, scanned = [], 0
-    for role in ("student_a", "ta", "instructor"):
+    for role in WALKERS:
         client = Client()
         client.force_login(world.people[role])
         titles: dict[str, str] = {}
@@ -174,7 +174,7 @@ def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> No
     reason (`core/_field_errors.html` writes it). Each post runs in a savepoint that is rolled
     back, so one form's action does not change the next page; none may answer 5xx."""
     found, refused = [], 0
-    for role in ("student_a", "ta", "instructor"):
+    for role in WALKERS:
         client = Client(raise_request_exception=False)
         client.force_login(world.people[role])
         sent = {"/accounts/logout/"}  # the menu's log-out form would end the walk
@@ -267,7 +267,7 @@ def test_every_field_of_every_form_points_at_its_help(world) -> None:  # type: i
     and in what form, with the field, on every POST form as each role sees it (checkboxes and
     radio buttons are explained by their own label)."""
     found, fields = set(), 0
-    for role in ("student_a", "ta", "instructor"):
+    for role in WALKERS:
         client = Client()
         client.force_login(world.people[role])
         for route, url in sorted(html_pages(world, role).items()):

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import Resolver404, resolve
 
 from tests.browser.test_phone import html_pages
-from tests.formwalk import post_forms
+from tests.formwalk import WALKERS, post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_the_check_tells_a_form_that_asks_from_one_that_does_not() -> None:
 
 def test_every_button_that_takes_something_away_asks_first(world) -> None:  # type: ignore[no-untyped-def]
     bare, checked = set(), 0
-    for role in ("student_a", "ta", "instructor"):
+    for role in WALKERS:
         client = Client()
         client.force_login(world.people[role])
         for route, url in sorted(html_pages(world, role).items()):

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.test import Client
 
 from tests.browser.test_phone import html_pages
-from tests.formwalk import post_forms
+from tests.formwalk import WALKERS, post_forms
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def world(ee290_demo) -> World:  # type: ignore[no-untyped-def]
 
 def test_no_form_answers_junk_with_a_server_error(world) -> None:  # type: ignore[no-untyped-def]
     crashed, posts = set(), 0
-    for role in ("student_a", "ta", "instructor"):
+    for role in WALKERS:
         client = Client(raise_request_exception=False)
         client.force_login(world.people[role])
         sent = {"/accounts/logout/"}  # the menu's log-out form would end the walk

@@ -45,7 +45,7 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PASSWORD = "crawl-Password-2026!"
-ROLES = ("student_a", "ta", "instructor")
+ROLES = ("student_a", "student_solo", "ta", "instructor")
 # Forms that end the session or leave the site; everything else is submitted.
 SKIP_ACTIONS = ("/accounts/logout/", "/oidc/", "/saml2/", "/lti/")
 FEEDBACK = re.compile(

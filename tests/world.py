@@ -338,6 +338,9 @@ def build_world(course: Course) -> World:
         "anonymous": None,
         "student_a": a_members[0],
         "student_b": b_members[0],
+        # A student of the course in no group, after formation closed (a late enrolment): the
+        # walks see the pages that work per group as such a student meets them.
+        "student_solo": member(course, Role.STUDENT, full_name="Sol Unplaced"),
         "ta": ta,
         "instructor": instructor,
         "outsider": outsider,

@@ -30,18 +30,21 @@ from apps.core.timefmt import format_instant
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
 from apps.extensions import services
 from apps.extensions.models import ExtensionRequest
+from apps.groups.selectors import group_for_student
 
 PAGE = 25
 STATUSES = {"open", "approved", "declined", "closed", ""}
 
 
-def _targets(course: Course) -> list[tuple[str, str]]:
+def _targets(course: Course, in_group: bool) -> list[tuple[str, str]]:
     now = timezone.now()
-    out = [("", "Choose an assignment or milestone")]
+    out = [("", "Choose an assignment or milestone" if in_group else "Choose an assignment")]
     out += [
         (f"a{a.pk}", f"{a.code} {a.title}")
         for a in Assignment.objects.filter(course=course, release_at__lte=now).order_by("due_at")
     ]
+    if not in_group:  # milestones and group extensions are the group's; none to offer
+        return out
     out += [
         (f"m{m.pk}", f"Milestone: {m.name} (your group)")
         for m in Milestone.objects.filter(course=course, tracked=True).order_by("due_at")
@@ -80,9 +83,13 @@ class AskForm(forms.Form):
         help_text="A PDF, PNG or JPEG of at most 5 MB, e.g. a doctor's note. Only staff see it.",
     )
 
-    def __init__(self, *args: object, course: Course, **kwargs: object) -> None:
+    def __init__(self, *args: object, course: Course, in_group: bool, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["target"].choices = _targets(course)  # type: ignore[attr-defined]
+        self.fields["target"].choices = _targets(course, in_group)  # type: ignore[attr-defined]
+        if not in_group:
+            del self.fields["for_group"]
+            self.fields["target"].label = "Assignment"
+            self.fields["target"].help_text = "The assignment whose deadline you need moved."
         self.fields["days"].validators.append(MaxValueValidator(course.extension_max_days))
         self.fields["days"].widget.attrs["max"] = course.extension_max_days
 
@@ -93,7 +100,11 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code)
     if is_staff(request.user, course):
         return _staff(request, course)
-    return _student(request, course, AskForm(course=course))
+    return _student(request, course, AskForm(course=course, in_group=_in_group(request, course)))
+
+
+def _in_group(request: AuthedRequest, course: Course) -> bool:
+    return group_for_student(course=course, user=request.user) is not None
 
 
 def _student(request: AuthedRequest, course: Course, form: AskForm) -> HttpResponseBase:
@@ -198,7 +209,7 @@ def _staff_csv(course: Course, status: str, rows: Any) -> HttpResponseBase:
 
 @course_action(student=True)
 def ask(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    form = AskForm(request.POST, request.FILES, course=course)
+    form = AskForm(request.POST, request.FILES, course=course, in_group=_in_group(request, course))
     if not form.is_valid():
         return _student(request, course, form)
     d = form.cleaned_data
@@ -212,7 +223,7 @@ def ask(request: AuthedRequest, course: Course) -> HttpResponseBase:
             reason=d["reason"],
             assignment_id=int(target[1:]) if target.startswith("a") else None,
             milestone_id=int(target[1:]) if target.startswith("m") else None,
-            for_group=d["for_group"],
+            for_group=d.get("for_group", False),
             dsp=d["dsp"],
             document=upload.read(services.MAX_DOCUMENT_BYTES + 1) if upload else None,
         )

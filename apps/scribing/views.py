@@ -32,6 +32,7 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, typed_int
 from apps.core.views_helpers import int_or_none as _int
+from apps.groups.selectors import group_for_student
 from apps.scribing import charts, services
 from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
 
@@ -125,6 +126,7 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
             "open_prefs": open_prefs,
             "ranks": range(1, plan.max_preferences + 1),
             "mode": mode or "",
+            "in_group": group_for_student(course=course, user=request.user) is not None,
             "who": [(lec, who.get(lec.pk, []), counts.get(lec.pk, 0)) for lec, _ in lectures]
             if plan.published_at
             else [],

@@ -53,7 +53,7 @@ TOUCHING = """() => {
 }"""
 
 
-@pytest.mark.parametrize("role", ["student_a", "ta", "instructor"])
+@pytest.mark.parametrize("role", ["student_a", "student_solo", "ta", "instructor"])
 def test_every_page_has_no_wcag_violation_at_both_widths(  # type: ignore[no-untyped-def]
     browser, live_server, world, role: str
 ) -> None:

@@ -92,7 +92,9 @@ def _check(phone, live_server, role: str, pages: dict[str, str]) -> list[str]:  
     return problems
 
 
-@pytest.mark.parametrize(("role", "at_least"), [("student_a", 25), ("instructor", 45)])
+@pytest.mark.parametrize(
+    ("role", "at_least"), [("student_a", 25), ("student_solo", 25), ("instructor", 45)]
+)
 def test_every_page_of_every_role_fits_a_phone(  # type: ignore[no-untyped-def]
     phone, live_server, world, role: str, at_least: int
 ) -> None:
