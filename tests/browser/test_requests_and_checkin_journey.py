@@ -61,7 +61,7 @@ def test_an_extension_asked_on_a_phone_and_approved_moves_the_deadline(phone, li
     student = phone(ada)
     student.goto(f"{live_server.url}/c/{course.code}/extensions/")
     _fits(student)
-    student.get_by_label("Assignment or milestone").select_option(label="A1 Roofline")
+    student.get_by_label("Assignment").select_option(label="A1 Roofline")
     student.get_by_label("Days", exact=False).fill("3")
     student.get_by_label("Reason").fill("I have the flu and a doctor's note.")
     student.get_by_role("button", name="Send the request").click()
