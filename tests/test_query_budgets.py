@@ -76,6 +76,8 @@ STUDENT_URLS = [
     A + "extensions/",
     C + "checkin/",
     A + "participation/checkin/",
+    C + "runs/",
+    C + "questions/mlsysim-quiz/",
 ]
 STAFF_URLS = [
     C + "labs/",
@@ -147,6 +149,18 @@ STAFF_URLS = [
     A + "extensions/",
     C + "checkin/",
     A + "participation/checkin/",
+    C + "questions/",
+    C + "questions/mlsysim-quiz/",
+    C + "grading/runs/{run}/",
+    C + "regrades/",
+    C + "regrades/?status=",
+    C + "runs/",
+    C + "jobs/",
+    C + "lms/",
+    C + "check/",
+    C + "compute/budget/",
+    C + "compute/cloud/",
+    C + "slack/import/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
@@ -249,6 +263,41 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
         assessments.import_commit(
             actor=people["ta"], course=course, assessment_id=a.pk, import_id=imp.pk
         )
+    # The quiz autograded as well: every student's answers, one pass released; a regrade request
+    # from every tenth student; a run record from every group.
+    from django.test import TestCase
+
+    from apps.autograder.intake import answers_import
+    from apps.autograder.models import RegradeRequest
+    from apps.autograder.passes import release, run_create
+    from apps.compute.models import RunRecord
+    from tests.autograder.test_grading import quiz_csv
+
+    students = list(
+        User.objects.filter(memberships__course=course, memberships__role="student").order_by("pk")
+    )
+    answers_import(actor=people["ta"], question_set=quiz, data=quiz_csv(students), commit=True)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        run_create(actor=people["ta"], question_set=quiz)
+    release(actor=people["ta"], question_set=quiz)
+    first = quiz.questions.order_by("position").first()
+    RegradeRequest.objects.bulk_create(
+        RegradeRequest(question=first, student=u, reason="The key reads b.", old_points=0)
+        for u in students[::10]
+    )
+    RunRecord.objects.bulk_create(
+        RunRecord(
+            course=course,
+            group=g,
+            created_by=people["ta"],
+            title=f"{g.name} baseline",
+            repository="https://github.com/example/run",
+            commit="0" * 40,
+            config_text="lr: 3e-4",
+            seed=7,
+        )
+        for g in Group.objects.filter(course=course, dissolved_at__isnull=True)
+    )
     # Lab 09: every student locked steps 1 and 2, ran the instrument, reflected on step 1.
     from apps.labs.models import LabRecord, StepRecord
 
@@ -286,18 +335,20 @@ def _measure(user, url: str) -> tuple[int, int, int]:  # type: ignore[no-untyped
 
 
 @pytest.mark.parametrize("who", ["student", "ta"])
-def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str) -> None:
+def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, celery_eager) -> None:  # type: ignore[no-untyped-def]
     small, small_people = _course(20, "small")
     large, large_people = _course(200, "big")
     urls = STUDENT_URLS if who == "student" else STAFF_URLS
     grew, heavy = [], []
     from apps.assessments.models import Assessment
+    from apps.autograder.models import GradingRun
     from apps.checkoffs.models import CheckoffSet
 
     ids = {
         c.pk: {
             "set": CheckoffSet.objects.get(course=c).pk,
             "assessment": Assessment.objects.get(course=c).pk,
+            "run": GradingRun.objects.get(question_set__course=c).pk,
         }
         for c in (small, large)
     }

@@ -190,3 +190,64 @@ def test_dropping_a_student_closes_their_open_request(graded) -> None:  # type: 
     assert (r.status, r.comment) == ("declined", "Closed: the student was dropped from the course.")
     assert not regrades.queue(course).exists()
     assert run_checks(course.pk) == []
+
+
+def test_the_queue_pages_in_the_same_queries_filters_by_set_and_exports_what_it_shows(
+    graded,
+) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import io
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    course, qs, ta, students, _run = graded
+    staff = Client()
+    staff.force_login(ta)
+    url = f"/c/{course.code}/regrades/"
+
+    def queries() -> tuple[int, str]:
+        staff.get(url)
+        with CaptureQueriesContext(connection) as ctx:
+            html = staff.get(url).content.decode()
+        return len(ctx.captured_queries), html
+
+    questions = list(qs.questions.order_by("position"))
+    ask = RegradeRequest.objects.create
+    ask(question=questions[0], student=students[0], reason="First request.", old_points=0)
+    one, html = queries()
+    assert html.count('id="regrade-') == 1
+    for s in students:
+        for q in questions[1:5]:
+            ask(question=q, student=s, reason=f"About {q.key}.", old_points=0)
+    many, html = queries()
+    assert html.count('id="regrade-') == 13
+    assert html.count("· key ") >= 13  # each shows the answer and key beside it
+    assert many == one, f"{one} queries for 1 request, {many} for 13"
+
+    other = bank_load(course=course, path=BANKS / "a1-numbers.yaml")
+    ask(
+        question=other.questions.order_by("position").first(),
+        student=students[2],
+        reason="A question of the other set.",
+        old_points=0,
+    )
+    both = staff.get(url).content.decode()
+    assert f'<option value="{other.key}">' in both
+    one_set = staff.get(url, {"set": other.key}).content.decode()
+    assert one_set.count('id="regrade-') == 1
+    assert "A question of the other set." in one_set
+    unknown = staff.get(url, {"set": "no-such-set"}).content.decode()
+    assert unknown.count('id="regrade-') == 14  # an unknown set shows every set, as "every set"
+
+    answer = staff.get(url, {"status": "open", "set": qs.key, "format": "csv"})
+    assert answer["Content-Type"].startswith("text/csv")
+    assert f"{course.code}-regrades-{qs.key}-open.csv" in answer["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    assert rows[0][:4] == ["asked", "question set", "question", "part"]
+    assert len(rows) == 1 + 13
+    assert rows[1][6] == "First request."
+    assert rows[1][0].endswith(("PST", "PDT"))  # course time, the zone named
+    student_page = Client()
+    student_page.force_login(students[0])
+    assert student_page.get(url, {"format": "csv"}).status_code == 403
