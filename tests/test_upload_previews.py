@@ -1,0 +1,80 @@
+"""The preview of an upload stays a page a person can read when the file is huge or wrong: each
+list shows its first 200 rows and says how many more there are, the counts above it count every
+row, and confirming still imports every row. Found by uploading the wrong file: 20,000 rows of
+problems made the roster preview a 5 MB page; 5,000 new students made it 820 KB."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from apps.core.models import Membership, Role, User
+from apps.gradebook import services as gradebook
+from tests.factories import CourseFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+def as_user(user: User) -> Client:
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+def _upload_roster(client: Client, code: str, body: str) -> str:
+    sent = client.post(
+        f"/c/{code}/roster/", {"file": SimpleUploadedFile("class.csv", body.encode())}
+    )
+    assert sent.status_code == 302, sent.status_code
+    return sent["Location"]
+
+
+def test_a_wrong_file_of_20000_rows_previews_200_problems_and_says_how_many_more() -> None:
+    course = CourseFactory()
+    ta = as_user(member(course, Role.TA))
+    body = "email,name,role\n" + "".join(f"not-an-email-{i},,wizard\n" for i in range(20_000))
+    page = ta.get(_upload_roster(ta, course.code, body)).content.decode()
+    assert len(page) < 100_000, len(page)
+    shown = ("missing name", "is not an email address", "unknown role")
+    assert sum(page.count(m) for m in shown) == 200  # three problems a row, the first 200
+    assert "<dt>Problems</dt><dd>60000</dd>" in page  # the count counts every one
+    assert "… and 59,800 more problems, not listed here: the first 200 are." in page
+    assert "<dt>Problems</dt><dd>" in page
+    assert "Confirm" not in page
+
+
+def test_5000_new_students_preview_the_first_200_and_confirming_adds_all_5000() -> None:
+    course = CourseFactory()
+    ta = as_user(member(course, Role.TA))
+    body = "email,name,role\n" + "".join(
+        f"new{i}@example.edu,New Person {i},student\n" for i in range(5_000)
+    )
+    preview = _upload_roster(ta, course.code, body)
+    page = ta.get(preview).content.decode()
+    assert len(page) < 100_000, len(page)
+    assert "<dt>Added</dt><dd>5000</dd>" in page
+    assert "… and 4,800 more added, not listed here: the first 200 are." in page
+    assert "Confirm: import 5000 added" in page
+    ta.post(preview)
+    assert Membership.objects.filter(course=course, role=Role.STUDENT).count() == 5_000
+
+
+def test_a_score_file_of_problems_lists_the_first_200(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    ta = User.objects.get(email="ta1@example.edu")
+    rows = "".join(f"ghost{i}@example.edu,80\n" for i in range(1_000))
+    record, plan = gradebook.import_upload(
+        actor=ta,
+        course=ee290_demo,
+        filename="scores.csv",
+        data=("email,Technical quality\n" + rows).encode(),
+    )
+    assert len(plan.problems) == 1_000
+    page = as_user(ta).get(f"/c/{ee290_demo.code}/gradebook/imports/{record.pk}/")
+    html = page.content.decode()
+    assert "1000 problems: nothing can be stored" in html
+    assert (
+        html.count("@example.edu&#x27;: no student") + html.count("@example.edu': no student")
+        == 200
+    )
+    assert "… and 800 more problems, not listed here: the first 200 are." in html
