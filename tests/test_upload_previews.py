@@ -78,3 +78,38 @@ def test_a_score_file_of_problems_lists_the_first_200(ee290_demo) -> None:  # ty
         == 200
     )
     assert "… and 800 more problems, not listed here: the first 200 are." in html
+
+
+def test_an_answers_file_of_unknown_students_keeps_1000_problems_and_counts_them_all(
+    celery_eager, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """The answers preview is polled by the page's progress bar: it carries the first 1,000
+    problems and the count of all, never the whole list."""
+    from apps.autograder.bank import BANKS, bank_load
+    from apps.autograder.models import Answer
+    from tests.factories import AssignmentFactory
+
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1")
+    quiz = bank_load(course=course, path=BANKS / "mlsysim-quiz.yaml")
+    ta = member(course, Role.TA)
+    member(course, email="ada@uni.edu")
+    rows = "".join(f"ghost{i}@uni.edu,a,b\n" for i in range(5_000))
+    data = ("email,q1,q2\nada@uni.edu,b,a\n" + rows).encode()
+    client = as_user(ta)
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(
+            f"/c/{course.code}/questions/{quiz.key}/uploads/",
+            {"file": SimpleUploadedFile("answers.csv", data)},
+        )
+    assert sent.status_code == 302, sent.status_code
+    upload = quiz.uploads.get()
+    poll = client.get(f"/c/{course.code}/questions/{quiz.key}/uploads/{upload.pk}/progress/")
+    body = poll.json()
+    assert (body["problem_count"], len(body["problems"])) == (5_000, 1_000)
+    assert len(poll.content) < 150_000, len(poll.content)
+    page = client.get(sent["Location"]).content.decode()
+    assert "Preview of answers.csv: 1 students, 2 answers" in page
+    assert page.count("no student of this course with email ghost") == 200
+    assert "… and 4,800 more problems, not listed here: the first 200 are." in page
+    assert Answer.objects.count() == 0

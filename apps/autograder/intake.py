@@ -28,15 +28,25 @@ COLUMN = re.compile(
 )
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # a whole course's answers: 2,000 students × 40 questions
+# The report keeps the first problems and counts them all: it is stored with the upload and sent
+# with every poll of the page's progress bar, and a wrong file of 100,000 unknown students would
+# make each poll megabytes. The first thousand show what to fix.
+PROBLEMS_KEPT = 1_000
 
 
 @dataclass
 class IntakeReport:
     mapping: dict[str, str] = field(default_factory=dict)  # header → "q6 part 2"
     unmapped: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the first PROBLEMS_KEPT
+    problem_count: int = 0  # all of them
     students: int = 0
     answers: int = 0
+
+    def problem(self, text: str) -> None:
+        self.problem_count += 1
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append(text)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -95,7 +105,7 @@ def answers_import(
     try:
         table = read_csv(data, max_bytes=MAX_UPLOAD_BYTES)
     except CsvRefused as exc:
-        report.problems.append(str(exc))
+        report.problem(str(exc))
         return report
     headers = table.header
     folded = [h.strip().lower() for h in headers]
@@ -104,7 +114,7 @@ def answers_import(
         for kind, names in IDENTITY.items()
     }
     if ident["email"] is None and ident["sid"] is None:
-        report.problems.append("row 1: no Email or SID column to match students")
+        report.problem("row 1: no Email or SID column to match students")
         return report
     questions = list(question_set.questions.order_by("position"))
     mapped, report.unmapped = map_columns(headers, questions)
@@ -114,7 +124,7 @@ def answers_import(
         for h, (q, p) in mapped.items()
     }
     if not mapped:
-        report.problems.append("row 1: no column matches a question (use q1, q2 … or q6.1, q6.2)")
+        report.problem("row 1: no column matches a question (use q1, q2 … or q6.1, q6.2)")
         return report
     members = list(
         Membership.objects.filter(course=question_set.course, role=Role.STUDENT).values_list(
@@ -143,16 +153,14 @@ def answers_import(
             )
             student = by_email.get(email) or by_sid.get(sid)
             if student is None:
-                report.problems.append(
+                report.problem(
                     f"row {n}: no student of this course with email {email or '—'} or SID "
                     f"{sid or '—'} (row skipped)"
                 )
                 continue
             student_id, student_email = student
             if student_id in last:
-                report.problems.append(
-                    f"row {n}: {student_email} appears again; the later row wins"
-                )
+                report.problem(f"row {n}: {student_email} appears again; the later row wins")
             last[student_id] = rec
         students, recs = list(last), list(last.values())
         columns = {}

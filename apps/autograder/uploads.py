@@ -219,4 +219,5 @@ def progress(upload: AnswerUpload) -> dict[str, Any]:
         "mapping": report.get("mapping", {}),
         "unmapped": report.get("unmapped", []),
         "problems": report.get("problems", []),
+        "problem_count": report.get("problem_count", len(report.get("problems", []))),
     }

@@ -23,6 +23,7 @@ def first_rows(rows: Sequence[Any]) -> Sequence[Any]:
 
 
 @register.inclusion_tag("core/_more_rows.html")
-def more_rows(rows: Sequence[Any], what: str) -> dict[str, Any]:
-    more = len(rows) - PREVIEW_ROWS
+def more_rows(rows: Sequence[Any], what: str, total: int | None = None) -> dict[str, Any]:
+    """`total`: how many there are, where `rows` keeps only the first of them."""
+    more = (len(rows) if total is None else total) - PREVIEW_ROWS
     return {"more": f"{more:,}" if more > 0 else "", "what": what, "shown": PREVIEW_ROWS}
