@@ -247,6 +247,7 @@ def test_the_queue_pages_in_the_same_queries_filters_by_set_and_exports_what_it_
     assert rows[0][:4] == ["asked", "question set", "question", "part"]
     assert len(rows) == 1 + 13
     assert rows[1][6] == "First request."
+    assert rows[1][8:11] == ["0", "", f"{questions[0].points:g}"]  # points as people write them
     assert rows[1][0].endswith(("PST", "PDT"))  # course time, the zone named
     student_page = Client()
     student_page.force_login(students[0])
