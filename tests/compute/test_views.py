@@ -243,3 +243,47 @@ def test_staff_choose_the_node_and_ip_for_one_group_on_the_board(world) -> None:
     held = Allocation.objects.get(group=g2, ended_at__isnull=True)
     assert (held.node_id, held.static_ip_id) == (chosen_node.pk, chosen_ip.pk)
     assert Node.objects.filter(pk=chosen_node.pk).exists()
+
+
+def test_staff_download_the_cloud_jobs_of_a_filter_in_course_time(ee290) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import io
+
+    from apps.compute.models import CloudOp, Node
+
+    node = Node.objects.filter(course=ee290).order_by("name").first()
+    ta = member(ee290, Role.TA, email="ta@uni.edu")
+    made = [
+        ("start", "failed", "403 FORBIDDEN", "A group asked", ta, 3),
+        ("stop", "done", "", "Nightly stop", None, 1),
+    ]
+    for kind, status, reason, why, by, tries in made:
+        CloudOp.objects.create(
+            course=ee290,
+            kind=kind,
+            node=node,
+            target=f"{kind}:{node.pk}",
+            status=status,
+            reason=reason,
+            why=why,
+            requested_by=by,
+            attempts=tries,
+        )
+    client = Client()
+    client.force_login(ta)
+    url = f"/c/{ee290.code}/compute/cloud/"
+    page = client.get(url, {"status": "failed"}).content.decode()
+    assert 'href="?status=failed&amp;format=csv"' in page
+    answer = client.get(url, {"status": "failed", "format": "csv"})
+    assert f"{ee290.code}-cloud-jobs-failed.csv" in answer["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(b"".join(answer.streaming_content).decode())))
+    assert rows[0][:5] == ["job", "asked", "what", "node", "status"]
+    assert len(rows) == 2
+    assert rows[1][3:8] == [node.name, "Failed", "3", "403 FORBIDDEN", "ta@uni.edu"]
+    assert rows[1][1].endswith(("PST", "PDT"))
+    every = client.get(url, {"status": "bogus", "format": "csv"})
+    assert f"{ee290.code}-cloud-jobs-all.csv" in every["Content-Disposition"]
+    assert len(list(csv.reader(io.StringIO(b"".join(every.streaming_content).decode())))) == 3
+    student = Client()
+    student.force_login(member(ee290))
+    assert student.get(url, {"format": "csv"}).status_code == 403
