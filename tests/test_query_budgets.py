@@ -78,6 +78,12 @@ STUDENT_URLS = [
     A + "participation/checkin/",
     C + "runs/",
     C + "questions/mlsysim-quiz/",
+    A + "runs/",
+    A + "regrades/",
+    A + "labs/",
+    A + "question-sets/",
+    A + "question-sets/mlsysim-quiz/mine/",
+    A + "incidents/course-wide/",
 ]
 STAFF_URLS = [
     C + "labs/",
@@ -161,6 +167,12 @@ STAFF_URLS = [
     C + "compute/budget/",
     C + "compute/cloud/",
     C + "slack/import/",
+    A + "runs/",
+    A + "regrades/",
+    A + "labs/",
+    A + "question-sets/",
+    A + "grading-runs/{run}/totals/",
+    A + "incidents/course-wide/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
