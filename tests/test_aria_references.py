@@ -203,22 +203,23 @@ SELF_EXPLAINED = {"hidden", "submit", "button", "checkbox", "radio", "reset", "i
 
 
 class _Help(HTMLParser):
-    """The fields of a page's POST forms that a person types or picks in, each with the text of
+    """The fields of a page's forms (POST, and the GET ones that search and filter) that a
+    person types or picks in, each with the text of
     the elements its `aria-describedby` names (its help, read with it)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.text: dict[str, str] = {}
         self.stack: list[tuple[str, str | None]] = []  # open elements: (tag, id)
-        self.in_post_form = False
+        self.in_form = False
         self.fields: list[tuple[str, str, list[str]]] = []  # (tag, name, described by)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if tag == "form":
-            self.in_post_form = (a.get("method") or "").lower() == "post"
+            self.in_form = True
         typed = (a.get("type") or "text") not in SELF_EXPLAINED
-        if self.in_post_form and tag in ("input", "select", "textarea") and typed:
+        if self.in_form and tag in ("input", "select", "textarea") and typed:
             by = (a.get("aria-describedby") or "").split()
             self.fields.append((tag, a.get("name") or "?", by))
         if tag not in VOID:
@@ -228,7 +229,7 @@ class _Help(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
-            self.in_post_form = False
+            self.in_form = False
         while self.stack:
             open_tag, _ = self.stack.pop()
             if open_tag == tag:
@@ -259,12 +260,14 @@ def test_the_help_check_reads_the_text_a_field_points_at() -> None:
     ]
     helped = form.format(' aria-describedby="h"', '<p id="h">Your <b>group</b> name.</p>')
     assert fields_without_help(helped) == []
-    assert fields_without_help(helped.replace('method="post"', 'method="get"')) == []
+    searched = '<form method="get"><label for="q">Search</label><input id="q" name="q"></form>'
+    assert fields_without_help(searched) == ["<input name='q'>"]  # a filter's field too
 
 
 def test_every_field_of_every_form_points_at_its_help(world) -> None:  # type: ignore[no-untyped-def]
     """A TA setting a weight or a student picking a lecture to swap reads what the field wants
-    and in what form, with the field, on every POST form as each role sees it (checkboxes and
+    and in what form, with the field, on every form as each role sees it: the POST forms, and
+    the GET forms that search and filter a list or plan a layout (checkboxes and
     radio buttons are explained by their own label)."""
     found, fields = set(), 0
     for role in WALKERS:
