@@ -1,6 +1,7 @@
 """Query budgets: every list page and list endpoint, for a student and for staff, runs the same
 number of queries with 20 students as with 200 (growth fails), and a paginated page stays small
-however large the course."""
+however large the course. Which pages and lists there are is found from the URL conf: one that
+is neither measured here nor named in NOT_BUDGETED (with why) fails the last test."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ STUDENT_URLS = [
     A + "question-sets/",
     A + "question-sets/mlsysim-quiz/mine/",
     A + "incidents/course-wide/",
+    A + "peer-review/rounds/{round}/assignments/",
 ]
 STAFF_URLS = [
     C + "labs/",
@@ -173,6 +175,9 @@ STAFF_URLS = [
     A + "question-sets/",
     A + "grading-runs/{run}/totals/",
     A + "incidents/course-wide/",
+    A + "peer-review/rounds/{round}/assignments/",
+    C + "questions/lab09-numbers/written/why-8pct/",
+    A + "question-sets/lab09-numbers/written/why-8pct/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
@@ -297,6 +302,14 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
         RegradeRequest(question=first, student=u, reason="The key reads b.", old_points=0)
         for u in students[::10]
     )
+    # Lab 09's written question answered by every student, each in their own words (the page
+    # groups identical answers, so every answer is its own group here).
+    from apps.autograder.services import answer_submit
+
+    lab = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
+    why = lab.questions.get(key="why-8pct")
+    for i, u in enumerate(students):
+        answer_submit(actor=u, question=why, answers={0: f"Amdahl caps the gain ({i})."})
     RunRecord.objects.bulk_create(
         RunRecord(
             course=course,
@@ -355,12 +368,14 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
     from apps.assessments.models import Assessment
     from apps.autograder.models import GradingRun
     from apps.checkoffs.models import CheckoffSet
+    from apps.peerreview.models import PeerRound
 
     ids = {
         c.pk: {
             "set": CheckoffSet.objects.get(course=c).pk,
             "assessment": Assessment.objects.get(course=c).pk,
             "run": GradingRun.objects.get(question_set__course=c).pk,
+            "round": PeerRound.objects.get(course=c).pk,
         }
         for c in (small, large)
     }
@@ -379,3 +394,92 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
             heavy.append(f"{url}: {size_large:,} bytes")
     assert not grew, "query count grows with the course:\n" + "\n".join(grew)
     assert not heavy, "pages over 100 KB at 200 students:\n" + "\n".join(heavy)
+
+
+# Pages and lists a student or TA can open that the budgets above do not measure, each with why:
+# they do not grow with the course (a person's own things, one object, a calculator), or what
+# bounds them is said. A new page or list is measured above or named here.
+NOT_BUDGETED = {
+    "accounts/": "the person's own sign-in, password, SSH keys and tokens",
+    "api/docs/": "the API's documentation",
+    "api/v1/auth/tokens/": "the person's own tokens",
+    "api/v1/me/ssh-keys/": "the person's own keys",
+    "api/v1/courses/": "the person's own courses",
+    "calc/": "the calculator: no course data",
+    "c/<slug:code>/help/": "the same text for every course",
+    "c/<slug:code>/group/": "staff get a pointer to the board",
+    "c/<slug:code>/node/": "staff get a pointer to the compute board",
+    "c/<slug:code>/assessments/<int:assessment_id>/take/": "one person's own quiz",
+    "c/<slug:code>/assessments/<int:assessment_id>/demographics/": "one person's own form",
+    "api/v1/courses/<slug:code>/assessments/<int:assessment_id>/mine/": "one person's answers",
+    "c/<slug:code>/calendar/assignments/": "one assignment's edit page",
+    "c/<slug:code>/calendar/lectures/": "one lecture's edit page",
+    "c/<slug:code>/calendar/milestones/": "one milestone's edit page",
+    "c/<slug:code>/groups/<int:group_id>/dissolve/": "one group's confirmation",
+    "c/<slug:code>/compute/nodes/": "(power, agent) one node",
+    "c/<slug:code>/compute/cloud/jobs/<int:op_id>/": "one cloud job and its calls",
+    "c/<slug:code>/compute/cloud/sync/": "the project's inventory: one row per machine",
+    "c/<slug:code>/gradebook/students/<int:user_id>/": "one student's grades",
+    "c/<slug:code>/checkin/sessions/<int:session_id>/screen/": "one session's code and count",
+    "c/<slug:code>/roster/imports/<int:import_id>/": "a file's preview: 200 rows of each kind",
+    "c/<slug:code>/gradebook/imports/<int:import_id>/": "a file's preview: 200 rows of each kind",
+    "c/<slug:code>/slack/import/<int:import_id>/": "a file's preview: 200 rows of each kind",
+    "c/<slug:code>/participation/imports/<int:import_id>/": "a file's preview: 200 rows",
+}
+AS_ROUTE = [
+    ("{code}", "<slug:code>"),
+    ("{set}", "<int:set_id>"),
+    ("{assessment}", "<int:assessment_id>"),
+    ("{run}", "<int:run_id>"),
+    ("{round}", "<int:round_id>"),
+    ("lab09-perf-engr", "<slug:lab>"),
+    ("mlsysim-quiz", "<slug:key>"),
+    ("lab09-numbers", "<slug:key>"),
+    ("why-8pct", "<slug:qkey>"),
+]
+
+
+def _route(url: str) -> str:
+    route = url.split("?")[0].lstrip("/")
+    for literal, part in AS_ROUTE:
+        route = route.replace(literal, part)
+    return route
+
+
+def test_every_page_and_list_a_role_opens_is_measured_or_named(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    """Every GET route of the URL conf, filled with the permission matrix's world and asked for
+    as a student and a TA: each that answers 200 with a page or a JSON list is in the budgets
+    above or in NOT_BUDGETED, so a list added tomorrow is measured at two sizes or says why not."""
+    import json
+
+    from tests.test_permissions_matrix import _url, all_routes
+    from tests.world import build_world
+
+    world = build_world(ee290_demo)
+    measured = {
+        "student_a": {_route(u) for u in STUDENT_URLS},
+        "ta": {_route(u) for u in STAFF_URLS},
+    }
+    missing, lists = [], 0
+    for role in ("student_a", "ta"):
+        client = Client(raise_request_exception=False)
+        client.force_login(world.people[role])
+        for method, route in sorted(set(all_routes())):
+            if method != "GET" or route.startswith("admin/"):
+                continue
+            response = client.get(_url(route, world))
+            kind = response.get("Content-Type", "")
+            if response.status_code != 200:
+                continue
+            if kind.startswith("application/json"):
+                body = json.loads(response.content)
+                if not (isinstance(body, list) or (isinstance(body, dict) and "results" in body)):
+                    continue
+            elif not kind.startswith("text/html"):
+                continue
+            lists += 1
+            named = any(route.startswith(prefix) for prefix in NOT_BUDGETED)
+            if route not in measured[role] and not named:
+                missing.append(f"{role}: {route}")
+    assert lists >= 150, lists  # the walk reached the pages and lists
+    assert missing == [], "not measured and not named in NOT_BUDGETED:\n" + "\n".join(missing)
