@@ -52,15 +52,16 @@ def visible_grades_of(pairs: list[tuple[Question, int]]) -> dict[tuple[int, int]
         passes.setdefault(set_id, pass_id)  # the newest run of each set, as released_run
     if not passes:
         return {}
+    set_of = {q.pk: q.question_set_id for q, _ in pairs}
     grades = Grade.objects.filter(
         grading_pass_id__in=passes.values(),
-        question_id__in={q.pk for q, _ in pairs},
+        question_id__in=set_of,
         student_id__in={s for _, s in pairs},
-    ).select_related("question")
+    )
     return {
         (g.question_id, g.student_id): g
         for g in grades
-        if passes.get(g.question.question_set_id) == g.grading_pass_id
+        if passes.get(set_of[g.question_id]) == g.grading_pass_id
     }
 
 

@@ -30,7 +30,7 @@ from apps.core.timefmt import format_instant
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
 from apps.extensions import services
 from apps.extensions.models import ExtensionRequest
-from apps.groups.selectors import group_for_student
+from apps.groups.selectors import current_group_id
 
 PAGE = 25
 STATUSES = {"open", "approved", "declined", "closed", ""}
@@ -104,7 +104,7 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
 
 
 def _in_group(request: AuthedRequest, course: Course) -> bool:
-    return group_for_student(course=course, user=request.user) is not None
+    return current_group_id(course=course, user=request.user) is not None
 
 
 def _student(request: AuthedRequest, course: Course, form: AskForm) -> HttpResponseBase:

@@ -32,7 +32,7 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, typed_int
 from apps.core.views_helpers import int_or_none as _int
-from apps.groups.selectors import group_for_student
+from apps.groups.selectors import current_group_id
 from apps.scribing import charts, services
 from apps.scribing.models import ScribeDuty, ScribeGroupMode, ScribePreference, ScribeSwap
 
@@ -83,14 +83,11 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
             course=course, status=ScribeSwap.Status.OPEN, proposer=request.user
         ).select_related("other", "duty__lecture", "other_duty__lecture")
     )
+    group_id = current_group_id(course=course, user=request.user)
     mode = (
-        ScribeGroupMode.objects.filter(
-            group__memberships__user=request.user,
-            group__course=course,
-            group__memberships__left_at__isnull=True,
-        )
-        .values_list("mode", flat=True)
-        .first()
+        ScribeGroupMode.objects.filter(group_id=group_id).values_list("mode", flat=True).first()
+        if group_id is not None
+        else None
     )
     # Preferences are asked for lectures still to come: one already held cannot be scribed.
     rows = [
@@ -126,7 +123,7 @@ def _mine(request: AuthedRequest, course: Course) -> HttpResponse:
             "open_prefs": open_prefs,
             "ranks": range(1, plan.max_preferences + 1),
             "mode": mode or "",
-            "in_group": group_for_student(course=course, user=request.user) is not None,
+            "in_group": group_id is not None,
             "who": [(lec, who.get(lec.pk, []), counts.get(lec.pk, 0)) for lec, _ in lectures]
             if plan.published_at
             else [],
