@@ -100,6 +100,40 @@ def preview(q: Question, sample: str = "sample") -> tuple[dict[str, Any], list[f
     return params, ([] if q.kind == Question.Kind.CHOICE else keys_for(q, params))
 
 
+class PartPreview(NamedTuple):
+    """One part of a question as staff check it: its label and unit, and either its key or,
+    for a measurement, the plausible range an answer is credited in (None where unbounded)."""
+
+    label: str
+    unit: str
+    key: float | None
+    floor: float | None
+    bound: float | None
+
+
+def preview_parts(q: Question, params: dict[str, Any], keys: list[float]) -> list[PartPreview]:
+    """The parts of `q` with the keys `preview` gave, for a page; a bound that cannot be
+    computed is left out rather than shown as a number."""
+    out = []
+    for n, part in enumerate(q.parts or []):
+        key = keys[n] if n < len(keys) and not math.isnan(keys[n]) else None
+        try:
+            floor = _floors_for(q, params)[n]
+            bound = _bounds_for(q, params)[n]
+        except rules.KeyError_:
+            floor, bound = -math.inf, math.inf
+        out.append(
+            PartPreview(
+                label=str(part.get("label") or f"part {n + 1}"),
+                unit=str(part.get("unit") or ""),
+                key=key,
+                floor=None if math.isinf(floor) else floor,
+                bound=None if math.isinf(bound) else bound,
+            )
+        )
+    return out
+
+
 def key_version(question_set: QuestionSet) -> str:
     spec = [
         {

@@ -241,7 +241,8 @@ def _staff_set(
                 "q": q,
                 "prompt": _prompt(q, params),
                 "params": params,
-                "keys": keys,
+                "parts": services.preview_parts(q, params, keys) if keys else [],
+                "params_text": ", ".join(f"{k} = {v}" for k, v in params.items()),
                 "problem": problem,
                 "rubric": rules.rubric_text(q.rubric, q.rubric_spec)
                 if q.kind not in (Question.Kind.CHOICE, Question.Kind.WRITTEN)

@@ -11,6 +11,8 @@ import datetime as dt
 import shlex
 from dataclasses import dataclass
 
+from apps.core.timefmt import format_instant
+
 
 @dataclass(frozen=True)
 class Participant:
@@ -31,11 +33,12 @@ class Bundle:
     master_port: int = 29500
     starts: dt.datetime | None = None
     ends: dt.datetime | None = None
+    zone: str = "UTC"  # the course's: the window is read in course time, its zone named
 
 
 def _span(b: Bundle) -> str:
     if b.starts and b.ends:
-        return f" valid {b.starts:%Y-%m-%d %H:%M} – {b.ends:%Y-%m-%d %H:%M} UTC"
+        return f" valid {format_instant(b.starts, b.zone)} – {format_instant(b.ends, b.zone)}"
     return ""
 
 

@@ -73,10 +73,17 @@ class IncidentForm(forms.Form):
     )
 
     def __init__(
-        self, *args: Any, node_choices: list[tuple[int, str]], zone: str, **kwargs: Any
+        self,
+        *args: Any,
+        node_choices: list[tuple[int, str]],
+        zone: str,
+        staff: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["node"].choices = node_choices  # type: ignore[attr-defined]
+        if staff:
+            self.fields["node"].help_text = "Any of the course's nodes, e.g. one found failing."
         name_zone(self, zone)
 
 

@@ -22,6 +22,7 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_member, is_staff
 from apps.core.queue import enqueue_on_commit
 from apps.core.services import audit_record
+from apps.core.timefmt import format_instant
 
 NEXT = {
     Incident.Status.OPEN: {Incident.Status.ACKNOWLEDGED, Incident.Status.RESOLVED},
@@ -127,7 +128,8 @@ def incident_update(
         if course_wide is not None:
             incident.course_wide = course_wide
         if note.strip():
-            stamp = timezone.now().strftime("%Y-%m-%d %H:%M UTC")
+            # Stamped in course time, zone named: the note is read by students in that zone.
+            stamp = format_instant(timezone.now(), course.timezone)
             incident.staff_notes = (
                 incident.staff_notes + f"\n[{stamp}, {actor}] {note.strip()}"
             ).strip()

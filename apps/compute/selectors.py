@@ -86,6 +86,7 @@ def window_bundle(*, window: SharingWindow) -> Bundle:
         master_port=window.master_port,
         starts=window.starts_at,
         ends=window.ends_at,
+        zone=window.course.timezone,
     )
 
 

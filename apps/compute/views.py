@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -35,6 +36,8 @@ from apps.core.models import Course
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages
 from apps.groups.models import Group, GroupMembership
+
+INCIDENTS_PER_PAGE = 25  # a term's reports grow with the course; the newest first
 
 FILES = {
     "hosts": ("hosts", "text/plain", access.hosts_block),
@@ -464,9 +467,9 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
     if not staff:
         node_qs = node_qs.filter(pk__in=_nodes_for_group(course, gid) if gid else [])
     choices = [(n.pk, n.name) for n in node_qs]
-    form = IncidentForm(node_choices=choices, zone=course.timezone)
+    form = IncidentForm(node_choices=choices, zone=course.timezone, staff=staff)
     if request.method == "POST":
-        form = IncidentForm(request.POST, node_choices=choices, zone=course.timezone)
+        form = IncidentForm(request.POST, node_choices=choices, zone=course.timezone, staff=staff)
         with timezone.override(course.timezone):
             valid = form.is_valid()
         if valid:
@@ -498,7 +501,9 @@ def incidents(request: AuthedRequest, code: str) -> HttpResponse:
         {
             "course": course,
             "form": form,
-            "incidents": qs[:100],
+            "page": Paginator(qs.order_by("-created_at", "-pk"), INCIDENTS_PER_PAGE).get_page(
+                request.GET.get("page")
+            ),
             "staff": staff,
             "status": status,
             "statuses": Incident.Status.choices,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -176,7 +178,14 @@ def test_the_staff_preview_shows_keys_and_stores_nothing(world) -> None:  # type
 
     course, _quiz, a1, ta, _ada, _bo = world
     page = as_user(ta).get(f"/c/{course.code}/questions/{a1.key}/").content.decode()
-    assert "Key:" in page
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    # Each part by its label, with its key in its unit; a measurement by the range credited,
+    # never a NaN key; the sample parameters as names and values, not a Python dict.
+    assert re.search(r"time per token: key \d+(\.\d+)? ms", text)
+    assert "measured: a measurement, credited from 1 to 989.5 TFLOP/s" in text
+    assert "nan" not in text.split()
+    assert re.search(r"Sample parameters: gb = \d+", text)
+    assert "{&#x27;" not in page
     assert Instance.objects.count() == 0
     q = a1.questions.get(key="bubble")
     q.parts = [{"label": "bubble", "answer": "pipeline_bubble(stages=pp, microbatches=0)"}]

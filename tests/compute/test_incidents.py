@@ -180,7 +180,7 @@ def test_a_course_wide_incident_reaches_every_student_without_its_logs(  # type:
     # "Affects us too", once per group.
     r = c.post(f"/c/{course.code}/incidents/{incident.pk}/affects-us/", follow=True)
     assert "Noted" in r.content.decode()
-    assert "1 other group affected too" in r.content.decode()
+    assert "1 group said it is hit too" in r.content.decode()
     again = c.post(f"/api/v1/courses/{course.code}/incidents/{incident.pk}/affects-us/")
     assert again.status_code == 409
 
@@ -291,3 +291,51 @@ def test_a_window_on_a_moved_node_follows_it_to_the_new_node(  # type: ignore[no
         borrower.memberships.values_list("user__email", flat=True)
     )
     assert set(told[0].to) == everyone  # the lender and the borrowers
+
+
+def test_a_staff_note_is_stamped_in_course_time_with_its_zone(world) -> None:  # type: ignore[no-untyped-def]
+    """Students read the note in the course's zone, so its stamp is in that zone, named."""
+    import re
+
+    course, _instructor, ta, node, s0, _ = world
+    assert course.timezone == "America/Los_Angeles"
+    i = report(course, s0, node["G0"])
+    i = incident_update(
+        actor=ta, course=course, incident_id=i.pk, status="acknowledged", note="Looking at it"
+    )
+    assert "UTC" not in i.staff_notes
+    assert re.fullmatch(
+        rf"\[\w{{3}} \w{{3}} \d+, \d{{4}}, \d+:\d\d [AP]M P[SD]T, {re.escape(str(ta))}\] Looking at it",
+        i.staff_notes,
+    ), i.staff_notes
+
+
+def test_the_incident_list_pages_keeping_the_status_filter(world) -> None:  # type: ignore[no-untyped-def]
+    """A term's reports grow with the course: 25 a page, newest first, the filter kept."""
+    course, _instructor, ta, node, s0, _ = world
+    made = [report(course, s0, node["G0"], summary=f"report {n:02d}") for n in range(27)]
+    staff = Client()
+    staff.force_login(ta)
+    url = f"/c/{course.code}/incidents/?status=open"
+    first = staff.get(url).content.decode()
+    assert "report 26" in first and "report 02" in first  # noqa: PT018
+    assert "report 01" not in first
+    assert "page 1 of 2" in first
+    assert "status=open&amp;page=2" in first
+    second = staff.get(url + "&page=2").content.decode()
+    assert "report 01" in second and "report 00" in second and "report 26" not in second  # noqa: PT018
+    incident_update(actor=ta, course=course, incident_id=made[0].pk, status="acknowledged")
+    assert (
+        "No resolved incidents."
+        in staff.get(f"/c/{course.code}/incidents/?status=resolved").content.decode()
+    )
+
+
+def test_a_course_wide_incident_no_group_has_joined_says_so_in_words(world) -> None:  # type: ignore[no-untyped-def]
+    course, _instructor, ta, node, s0, s1 = world
+    i = report(course, s0, node["G0"], summary="NIC flaps")
+    incident_update(actor=ta, course=course, incident_id=i.pk, status="open", course_wide=True)
+    c = Client()
+    c.force_login(s1)
+    url = f"/c/{course.code}/incidents/"
+    assert "no group has said it is hit too" in c.get(url).content.decode()

@@ -12,6 +12,7 @@ from apps.compute.models import Allocation, SharingWindow
 from apps.compute.services import allocate_all
 from apps.compute.windows import window_approve, window_request
 from apps.core.models import Role, User
+from apps.core.timefmt import format_instant
 from tests.factories import CourseFactory, compute_inventory, group_of, member
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +70,10 @@ def test_window_files_only_for_participants_after_approval(world) -> None:  # ty
     window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
     body = as_user(students["G1"]).get(url).content.decode()
     assert alloc["G0"].static_ip.address in body and alloc["G1"].static_ip.address in body  # noqa: PT018
+    # The window's span in the file is course time with the zone named, as on the pages.
+    w.refresh_from_db()
+    span = f"valid {format_instant(w.starts_at, course.timezone)} – "
+    assert span in body.splitlines()[0] and "UTC" not in body  # noqa: PT018
     assert as_user(students["G2"]).get(url).status_code == 404  # not a participant
     assert (
         as_user(students["G2"]).post(f"/c/{course.code}/windows/{w.pk}/cancel/").status_code == 404
