@@ -103,3 +103,15 @@ def skip_to_content(page) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("Tab")
     assert "Skip to content" in page.evaluate(TAB_TARGET)["name"]
     page.keyboard.press("Enter")
+
+
+def wider_than_screen(page) -> int:  # type: ignore[no-untyped-def]
+    """How many pixels the page is wider than the screen it is laid out for. Measured against
+    the layout width (`clientWidth`), never `window.innerWidth`: a phone browser widens
+    innerWidth to the overflowing page (zooming it out), so that difference is 0 exactly when
+    the page scrolls sideways."""
+    return int(
+        page.evaluate(
+            "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+    )

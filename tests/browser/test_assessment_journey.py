@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from apps.assessments import services
 from apps.assessments.models import Assessment
 from apps.core.models import User
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, wider_than_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -58,12 +58,10 @@ def test_take_the_quiz_then_read_the_report(page, live_server, ee290_demo) -> No
     for key in ("hist", "goals", "misc"):
         assert page.locator(f"svg.plot.{key}").count() == 1
     assert "NO RESEARCH left out of every figure" in page.locator("main").inner_text()
-    assert (
-        page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
-    )  # the laptop too
+    assert wider_than_screen(page) <= 0  # the laptop too
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "assessment-report.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}/c/{course.code}/assessments/{a.pk}/")
-    assert page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert wider_than_screen(page) <= 0
     page.screenshot(path=str(ARTIFACTS / "phone-staff-assessment-report.png"), full_page=True)

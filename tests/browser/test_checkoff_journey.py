@@ -15,7 +15,7 @@ from apps.checkoffs import rules
 from apps.checkoffs.models import Booking, CheckoffSlot
 from apps.core.timefmt import format_instant
 from apps.groups.models import Group
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, wider_than_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -100,5 +100,5 @@ def test_book_move_cancel_then_refused_after_the_cutoff(
     page.goto(
         f"{live_server.url}/c/{course.code}/checkoffs/schedule/?date={day}"
     )  # as a phone opens it
-    assert page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert wider_than_screen(page) <= 0
     page.screenshot(path=str(ARTIFACTS / "phone-staff-checkoff-schedule.png"), full_page=True)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from apps.compute.models import Allocation
 from apps.compute.services import allocate_all
 from apps.core.models import Role
-from tests.browser.conftest import log_in, open_from_menu
+from tests.browser.conftest import log_in, open_from_menu, wider_than_screen
 from tests.factories import (
     PASSWORD,
     CourseFactory,
@@ -94,7 +94,7 @@ def test_staff_read_the_burn_down_on_a_phone_with_its_numbers_as_text(
     assert box["width"] <= 390
     assert box["height"] > 80
     assert phone.locator("svg.chart polyline").count() == 1
-    assert phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert wider_than_screen(phone) <= 0
     # The same numbers as text: 4 days × 24 h × $88.49 ≈ $8,495, and Flash's 768 GPU-hours.
     text = phone.locator("main").inner_text()
     assert "of $250,000.00 spent" in text

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from apps.core.models import Role
 from apps.labs.models import LabRecord
+from tests.browser.conftest import wider_than_screen
 from tests.factories import CourseFactory, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -85,7 +86,7 @@ def test_a_student_completes_lab_09_on_a_phone(browser, live_server) -> None:  #
     step(4).get_by_label("Your answer").fill("Sixteen micro-batches: 1.7 engineer-weeks, 39 % MFU.")
     step(4).get_by_role("button", name="Save and close the step").click()
     expect(page.locator("main")).to_contain_text("Lab completed", use_inner_text=True)
-    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert wider_than_screen(page) <= 0
     page.screenshot(path=str(ARTIFACTS / "lab09-done-phone.png"), full_page=True)
     context.close()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from tests.browser.conftest import wider_than_screen
 from tests.test_permissions_matrix import _url, all_routes
 from tests.world import World, build_world
 
@@ -75,16 +76,12 @@ def _log_in(phone, live_server, user) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def _too_wide(page) -> int:  # type: ignore[no-untyped-def]
-    return int(page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth"))
-
-
 def _check(phone, live_server, role: str, pages: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
     ARTIFACTS.mkdir(exist_ok=True)
     problems = []
     for route, path in sorted(pages.items()):
         phone.goto(f"{live_server.url}{path}", wait_until="load")  # server-rendered: laid out
-        extra = _too_wide(phone)
+        extra = wider_than_screen(phone)
         if extra > 0:
             problems.append(f"{route}: {extra} px wider than the screen")
         name = re.sub(r"[^a-z0-9]+", "-", route.lower()).strip("-") or "home"
@@ -194,3 +191,15 @@ def test_todays_first_screen_on_a_phone_shows_the_next_three_things_to_do(  # ty
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "today-phone-height.txt").write_text(f"student Today at 390 px: {height} px\n")
     assert height < 4000
+
+
+def test_a_page_wider_than_the_phone_is_caught_though_the_browser_zooms_it_out(phone) -> None:  # type: ignore[no-untyped-def]
+    """A phone browser widens `window.innerWidth` to fit a page that overflows, so comparing
+    with it never fails; the layout width does. The 600 px block is what an absolutely placed
+    label in a sideways-scrolling table did to the slack page."""
+    phone.set_content(
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<div style="width:600px">wide</div>'
+    )
+    assert phone.evaluate("document.documentElement.scrollWidth - window.innerWidth") == 0
+    assert wider_than_screen(phone) >= 600 - 390  # and the body's margin

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.core.models import User
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, wider_than_screen
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -39,7 +39,7 @@ def test_a_student_plans_a_two_node_run(page, live_server) -> None:  # type: ign
     assert "feasible layouts of 64 GPUs" in page.locator("#rank").inner_text()
     assert "zero_stage=3" in page.url
     assert "nodes=8" in page.url
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert wider_than_screen(page) <= 0
     page.screenshot(path="test-artifacts/planner-70b-8-nodes.png", full_page=True)
     # a bad layout is named on its field
     page.fill("#id_dp", "3")

@@ -16,6 +16,7 @@ from apps.calendar.models import Assignment
 from apps.core.models import Role, User
 from apps.core.timefmt import format_instant
 from apps.participation.models import Checkin
+from tests.browser.conftest import wider_than_screen
 from tests.factories import AssignmentFactory, CourseFactory, LectureFactory, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,7 +51,7 @@ def phone(browser, live_server):  # type: ignore[no-untyped-def]
 
 
 def _fits(page) -> None:  # type: ignore[no-untyped-def]
-    assert page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert wider_than_screen(page) <= 0
 
 
 def test_an_extension_asked_on_a_phone_and_approved_moves_the_deadline(phone, live_server) -> None:  # type: ignore[no-untyped-def]
