@@ -32,6 +32,7 @@ from apps.core.errors import Conflict
 from apps.core.models import Course, User
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
+from apps.core.timefmt import format_instant
 
 
 @dataclass
@@ -63,10 +64,8 @@ def allocate_at_formation(
         policy, _ = ComputePolicy.objects.get_or_create(course=course)
         policy = ComputePolicy.objects.select_for_update().get(pk=policy.pk)
         if policy.formation_run_at is not None:
-            when = timezone.localtime(policy.formation_run_at, course.tz)
-            return FormationResult(
-                ran=False, reason=f"It already ran on {when:%Y-%m-%d %H:%M} ({course.timezone})."
-            )
+            when = format_instant(policy.formation_run_at, course.timezone)
+            return FormationResult(ran=False, reason=f"It already ran on {when}.")
         if actor is None:
             due = formation_deadline(course)
             if not policy.allocate_at_formation:

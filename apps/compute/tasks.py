@@ -9,6 +9,7 @@ from apps.compute.models import Incident
 from apps.compute.recipients import member_emails as _member_emails
 from apps.compute.recipients import staff_emails as _staff_emails
 from apps.core import outbox
+from apps.core.timefmt import format_instant
 
 
 @shared_task(name="compute.notify_staff_of_incident")
@@ -32,7 +33,8 @@ def notify_staff_of_incident(incident_id: int) -> int:
     )
     body = (
         f"{who} reported a problem on {incident.node.name}.\n\n"
-        f"What: {incident.summary}\nWhen: {incident.occurred_at.isoformat()}\n"
+        f"What: {incident.summary}\n"
+        f"When: {format_instant(incident.occurred_at, incident.course.timezone)}\n"
         f"Job IDs: {incident.job_ids or '-'}\n\nRepro:\n{incident.repro or '-'}\n\n"
         f"Logs: {len(incident.logs):,} characters attached in courseops.\n"
         f"{settings.SITE_URL}/c/{incident.course.code}/incidents/\n"

@@ -7,6 +7,7 @@ from django.conf import settings
 
 from apps.core import outbox
 from apps.core.models import Course
+from apps.core.timefmt import format_instant
 from apps.scribing.models import ScribeDuty, ScribeSwap
 
 
@@ -44,7 +45,7 @@ def email_duties(course_id: int, student_ids: list[int]) -> int:
     for ds in mine.values():
         lines = "\n".join(
             f"- L{d.lecture.number} {d.lecture.title} ({_when(d, course)}); notes due "
-            f"{d.due_at.astimezone(course.tz).strftime('%a %b %d, %H:%M')}"
+            f"{format_instant(d.due_at, course.timezone)}"
             for d in ds
         )
         body = (

@@ -13,6 +13,7 @@ from apps.compute.services import allocate_all
 from apps.compute.tasks import notify_staff_of_incident
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Role
+from apps.core.timefmt import format_instant
 from tests.factories import CourseFactory, compute_inventory, group_of, member
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +59,7 @@ def test_reporting_queues_an_email_to_staff_after_commit(
     assert set(mail.outbox[0].to) == {instructor.email, ta.email}
     assert f"Incident #{incident.pk} on {node['G0'].name}: NCCL timeout" in mail.outbox[0].subject
     assert "run-42" in mail.outbox[0].body
+    assert f"When: {format_instant(incident.occurred_at, course.timezone)}\n" in mail.outbox[0].body
 
 
 def test_nothing_is_sent_when_the_report_fails(world, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]

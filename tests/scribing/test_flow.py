@@ -3,6 +3,7 @@ the demo course), notes and review, swaps (one winner under concurrency), pages 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 
@@ -69,6 +70,10 @@ def test_demo_course_solve_and_publish_gives_80_duties_that_keep_every_rule(
         d for d in duties["results"] if d["student"] == first.pk and d["lecture"] == lecs[0].pk
     ]
     assert len(mail.outbox) == 40  # each student told their lectures
+    # Each notes deadline in the e-mail is course time with its zone, as on the pages.
+    assert re.search(
+        r"notes due \w{3} \w{3} \d+, \d{4}, \d+:\d\d [AP]M P[SD]T", mail.outbox[0].body
+    )
     mine = _api(first).get(f"/api/v1/courses/{course.code}/scribing/duties/").json()
     assert mine["count"] == 2
     # once published, everyone sees who scribes which lecture
