@@ -113,3 +113,30 @@ def test_an_answers_file_of_unknown_students_keeps_1000_problems_and_counts_them
     assert page.count("no student of this course with email ghost") == 200
     assert "… and 4,800 more problems, not listed here: the first 200 are." in page
     assert Answer.objects.count() == 0
+
+
+def test_a_participation_file_of_300_events_lists_200_and_says_how_many_more() -> None:
+    from apps.participation import services as participation
+    from apps.participation.models import ParticipationEvent
+
+    course = CourseFactory()
+    ta_user = member(course, Role.TA)
+    student = member(course, Role.STUDENT)
+    rows = "".join(
+        f"{student.email},ed-post,2026-02-{1 + i % 28:02d},post {i}\n" for i in range(300)
+    )
+    record, plan = participation.import_upload(
+        actor=ta_user,
+        course=course,
+        filename="p.csv",
+        data=("email,kind,date,note\n" + rows).encode(),
+    )
+    assert len(plan.events) == 300 and not plan.problems  # noqa: PT018
+    ta = as_user(ta_user)
+    url = f"/c/{course.code}/participation/imports/{record.pk}/"
+    html = ta.get(url).content.decode()
+    assert "300 events to add" in html
+    assert html.count("<td>post ") == 200
+    assert "… and 100 more events, not listed here: the first 200 are." in html
+    ta.post(url)
+    assert ParticipationEvent.objects.filter(course=course).count() == 300

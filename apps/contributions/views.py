@@ -83,8 +83,13 @@ def _student_page(
 ) -> HttpResponseBase:
     """The student page; `extra` carries a draft being checked or refused, with its problems."""
     proposals = selectors.proposal_list(user=request.user, course=course)
-    mine = [p for p in proposals.prefetch_related("authors") if request.user in p.authors.all()]
-    accepted = list(proposals.filter(status="accepted").prefetch_related("authors"))[:100]
+    mine = proposals.filter(authors=request.user).prefetch_related("authors")
+    accepted = Paginator(
+        proposals.filter(status="accepted")
+        .prefetch_related("authors")
+        .order_by("-created_at", "-pk"),
+        PAGE,
+    ).get_page(request.GET.get("page"))
     ctx = {
         "course": course,
         "staff": False,

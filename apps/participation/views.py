@@ -225,5 +225,5 @@ def import_preview(request: AuthedRequest, code: str, import_id: int) -> HttpRes
     return render(
         request,
         "participation/import_preview.html",
-        {"course": course, "record": record, "plan": plan, "shown": plan.events[:100]},
+        {"course": course, "record": record, "plan": plan},
     )

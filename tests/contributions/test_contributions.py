@@ -166,3 +166,34 @@ def test_the_pages_check_propose_edit_and_review_each_through_their_own_action()
     assert p.status == "changes"
     assert ta.post(f"{url}check/", form).status_code == 403
     assert student.post(f"{url}{p.pk}/review/", {"decision": "accept"}).status_code == 403
+
+
+def test_the_accepted_list_pages_and_my_proposals_are_only_mine() -> None:
+    """Accepted contributions grow with the course: 20 a page, counted; mine stay mine."""
+    from django.test import Client
+
+    from apps.contributions.models import QuestionProposal
+
+    course = CourseFactory()
+    me, other = member(course, Role.STUDENT), member(course, Role.STUDENT)
+    for n in range(23):
+        p = QuestionProposal.objects.create(
+            course=course, proposer=other, kind="numeric", prompt=f"Accepted prompt {n:02d}?"
+        )
+        p.authors.add(other)
+        QuestionProposal.objects.filter(pk=p.pk).update(status="accepted")
+    mine = QuestionProposal.objects.create(
+        course=course, proposer=me, kind="numeric", prompt="My own draft?"
+    )
+    mine.authors.add(me)
+    c = Client()
+    c.force_login(me)
+    url = f"/c/{course.code}/contributions/"
+    first = c.get(url).content.decode()
+    assert "Accepted contributions (23)" in first
+    assert first.count("Accepted prompt") == 20 and "page 1 of 2" in first  # noqa: PT018
+    assert "My own draft?" in first
+    mine_section = first.split("<h2>My proposals</h2>")[1].split("<h2>Accepted")[0]
+    assert "Accepted prompt" not in mine_section
+    second = c.get(url + "?page=2").content.decode()
+    assert second.count("Accepted prompt") == 3
