@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -31,7 +32,7 @@ from apps.autograder.selectors import (
     item_analysis,
     released_run,
     secondary_credit,
-    totals,
+    totals_rows,
     visible_grades,
 )
 from apps.autograder.setstate import set_states
@@ -41,6 +42,8 @@ from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, form_kept
+
+RESULTS_PER_PAGE = 50  # the score list of a run; the histogram above counts every student
 
 
 class UploadForm(forms.Form):
@@ -379,10 +382,12 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
             f'attachment; filename="{run.question_set.key}-run{run.pk}-{fmt}.csv"'
         )
         return response
-    rows = totals(run)
+    scores = list(totals_rows(run).values_list("score", flat=True))
+    search = request.GET.get("q", "").strip()[:100]
+    page = Paginator(totals_rows(run, q=search), RESULTS_PER_PAGE).get_page(request.GET.get("page"))
     items, misconceptions = item_analysis(run)
     max_points = sum(q.points for q in run.question_set.questions.all())
-    svg = histogram_svg([r["score"] for r in rows], max_points, title=f"Scores of run {run.pk}")
+    svg = histogram_svg(scores, max_points, title=f"Scores of run {run.pk}")
     return render(
         request,
         "autograder/results.html",
@@ -391,7 +396,9 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
             "shown_pass": run.current_pass,
             "course": course,
             "run": run,
-            "rows": rows,
+            "students": len(scores),
+            "page": page,
+            "q": search,
             "items": items,
             "misconceptions": misconceptions[:8],
             "histogram": mark_safe(svg),

@@ -222,3 +222,35 @@ def test_the_question_sets_page_costs_the_same_queries_with_one_set_or_six(world
     many, page = count()
     assert page.count(f"({assignment.code})") == 6
     assert many == few
+
+
+def test_a_runs_score_list_pages_50_and_finds_a_student_while_the_histogram_counts_all(
+    celery_eager, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """A 2,000-student course made a 2,000-row page: the list pages, the search finds one."""
+    from apps.autograder.passes import run_create
+    from tests.autograder.test_workers import setup
+
+    qs, staff = setup(55)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_create(actor=staff, question_set=qs)
+    run.refresh_from_db()
+    assert run.status == "done"
+    url = f"/c/{qs.course.code}/grading/runs/{run.pk}/"
+    client = as_user(staff)
+    first = client.get(url).content.decode()
+    scores = first.split('aria-label="Scores"')[1]
+    assert scores.count("<tr>") == 1 + 50  # the header and 50 students
+    assert "55 students, out of" in first
+    assert "page 1 of 2" in first
+    assert (
+        client.get(url + "?page=2").content.decode().split('aria-label="Scores"')[1].count("<tr>")
+        == 1 + 5
+    )
+    someone = qs.course.memberships.filter(role="student").order_by("pk").last().user
+    found = client.get(url, {"q": someone.email}).content.decode()
+    assert found.split('aria-label="Scores"')[1].count("<tr>") == 1 + 1
+    assert someone.email in found.split('aria-label="Scores"')[1]
+    assert "55 students, out of" in found  # the histogram still counts everyone
+    none = client.get(url, {"q": "nobody-by-this-name"}).content.decode()
+    assert "No graded student matches “nobody-by-this-name”." in none
