@@ -126,6 +126,37 @@ def test_answers_until_the_close_and_one_response_per_student(ee290) -> None:
         )
 
 
+def test_only_a_question_nobody_answered_offers_remove(ee290) -> None:  # type: ignore[no-untyped-def]
+    """The service refuses to remove an answered question, so the page does not offer it."""
+    course = ee290
+    staff = member(course, Role.TA)
+    student = member(course)
+    services.questionnaire_setup(actor=staff, course=course)
+    services.question_add(
+        actor=staff,
+        course=course,
+        kind="text",
+        prompt="Favourite kernel?",
+        options=[],
+        required=False,
+    )
+    with time_machine.travel(OPEN, tick=False):
+        services.response_save(
+            actor=student,
+            course=course,
+            raw={"interests": ["Optimizers"], "hours": "over 16", "gpu": "3", "distributed": "1"},
+        )
+    c = Client()
+    c.force_login(staff)
+    page = c.get(f"/c/{course.code}/questionnaire/").content.decode()
+    sections = page.split('<section class="card"><h2>')
+    answered = next(x for x in sections if x.startswith("How many hours"))
+    assert "question-remove" not in answered and "/remove/" not in answered  # noqa: PT018
+    assert "it has answers, so it cannot be removed" in answered
+    unanswered = next(x for x in sections if x.startswith("Favourite kernel?"))
+    assert ">remove</button>" in unanswered
+
+
 def test_decisions_are_emailed_and_students_see_only_their_own(ee290, celery_eager) -> None:
     course = ee290
     staff = member(course, Role.INSTRUCTOR)
