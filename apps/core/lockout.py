@@ -30,7 +30,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from apps.core.models import Course
 from apps.core.services import audit_record
+from apps.core.timefmt import format_clock, to_course_tz
 
 
 def username_of(request: HttpRequest, credentials: dict[str, Any] | None) -> str:
@@ -87,11 +89,21 @@ def locked_until(request: HttpRequest, username: str) -> dt.datetime | None:
     return last + cool_off if last else None
 
 
+def site_zone() -> str:
+    """The zone a page that belongs to no course shows times in: the courses' zone when they
+    all share one (a campus's usual case), else UTC. Never the zone of the account being
+    tried, which would tell a stranger whether that account exists."""
+    zones = list(Course.objects.values_list("timezone", flat=True).distinct()[:2])
+    return zones[0] if len(zones) == 1 and zones[0] else "UTC"
+
+
 def _until_text(until: dt.datetime | None) -> str:
     if until is None:
         return "for a while"
     minutes = max(1, math.ceil((until - timezone.now()).total_seconds() / 60))
-    return f"until {until:%H:%M} UTC (about {minutes} minute{'s' if minutes != 1 else ''})"
+    zone = site_zone()
+    clock = f"{format_clock(until, zone)} {to_course_tz(until, zone).tzname()}"
+    return f"until {clock} (about {minutes} minute{'s' if minutes != 1 else ''})"
 
 
 def lockout_response(

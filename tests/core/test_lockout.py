@@ -3,6 +3,8 @@ API token endpoint; per account strict, per address generous; audited; staff can
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.conf import settings
 from django.core import mail
@@ -37,7 +39,8 @@ def test_forty_wrong_passwords_lock_the_account_and_say_until_when() -> None:
     text = page.content.decode()
     assert page.status_code == 429
     assert "locked until" in text
-    assert "UTC" in text
+    # The courses' own zone, named (every course here is in Los Angeles), never bare UTC.
+    assert re.search(r"locked until \d+:\d\d [AP]M P[SD]T \(about 1[45] minutes\)", text), text
     assert int(page["Retry-After"]) > 0
     # Even the right password is refused while the lock holds, on the form and the API alike.
     right = client.post(LOGIN, {"username": student.email, "password": PASSWORD})
@@ -187,3 +190,13 @@ def test_other_peoples_failures_on_the_same_network_do_not_stretch_a_lock() -> N
     # The lock ends 15 minutes after the account's own last failure, not the neighbour's.
     assert until is not None
     assert until < start + dt.timedelta(minutes=16)
+
+
+def test_the_lock_is_told_in_utc_when_the_courses_keep_different_zones() -> None:
+    """With courses in two zones no single course time fits the log-in page: UTC, named."""
+    student = member(CourseFactory(timezone="America/Los_Angeles"), Role.STUDENT)
+    CourseFactory(timezone="Europe/Berlin")
+    client = Client()
+    _wrong_logins(client, student.email, settings.AXES_FAILURE_LIMIT)
+    text = client.post(LOGIN, {"username": student.email, "password": "x"}).content.decode()
+    assert re.search(r"locked until \d+:\d\d [AP]M UTC \(about", text), text
