@@ -619,3 +619,25 @@ def test_slots_that_would_start_in_the_past_are_refused_with_the_time(signup: Si
         )
         assert later.status_code == 201
         assert CheckoffSlot.objects.filter(set_id=sid).count() == 3
+
+
+def test_an_all_day_session_is_offered_by_its_date_not_as_midnight(signup: Signup) -> None:
+    """The poster session is a bare date in the course file: "Tue May 5 (all day)", not 12:00 AM."""
+    from apps.calendar.models import CourseEvent
+
+    course = signup.course
+    day = dt.datetime(2026, 5, 5, tzinfo=course.tz)
+    CourseEvent.objects.create(
+        course=course,
+        key="poster-session",
+        name="Poster session",
+        kind="session",
+        starts_at=day,
+        ends_at=day + dt.timedelta(days=1),
+        all_day=True,
+    )
+    c = Client()
+    c.force_login(signup.ta)
+    page = c.get(f"/c/{course.code}/checkoffs/").content.decode()
+    assert "Poster session · Tue May 5 (all day)</option>" in page
+    assert "12:00 AM" not in page
