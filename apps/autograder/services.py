@@ -114,14 +114,15 @@ class PartPreview(NamedTuple):
 def preview_parts(q: Question, params: dict[str, Any], keys: list[float]) -> list[PartPreview]:
     """The parts of `q` with the keys `preview` gave, for a page; a bound that cannot be
     computed is left out rather than shown as a number."""
+    parts = list(q.parts or [])
+    try:
+        floors, bounds = _floors_for(q, params), _bounds_for(q, params)
+    except rules.KeyError_:
+        floors, bounds = [-math.inf] * len(parts), [math.inf] * len(parts)
     out = []
-    for n, part in enumerate(q.parts or []):
+    for n, part in enumerate(parts):
         key = keys[n] if n < len(keys) and not math.isnan(keys[n]) else None
-        try:
-            floor = _floors_for(q, params)[n]
-            bound = _bounds_for(q, params)[n]
-        except rules.KeyError_:
-            floor, bound = -math.inf, math.inf
+        floor, bound = floors[n], bounds[n]
         out.append(
             PartPreview(
                 label=str(part.get("label") or f"part {n + 1}"),

@@ -93,7 +93,7 @@ def site_zone() -> str:
     """The zone a page that belongs to no course shows times in: the courses' zone when they
     all share one (a campus's usual case), else UTC. Never the zone of the account being
     tried, which would tell a stranger whether that account exists."""
-    zones = list(Course.objects.values_list("timezone", flat=True).distinct()[:2])
+    zones = list(Course.objects.order_by().values_list("timezone", flat=True).distinct()[:2])
     return zones[0] if len(zones) == 1 and zones[0] else "UTC"
 
 
