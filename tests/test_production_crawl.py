@@ -203,7 +203,7 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "courseops.settings.production",
         "DATABASE_URL": _database_url(),
-        "REDIS_URL": "redis://127.0.0.1:6379/13",
+        "REDIS_URL": os.environ.get("CRAWL_REDIS_URL", "redis://127.0.0.1:6379/13"),
         "SECRET_KEY": "production-crawl-" + "s" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
