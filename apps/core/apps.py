@@ -9,6 +9,7 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         from apps.core import (
             checks,  # noqa: F401  (registers the start-up checks)
+            doors,
             outbox,
             panels,
             tasks,  # noqa: F401  (queued by name: register it in every process)
@@ -20,6 +21,7 @@ class CoreConfig(AppConfig):
 
         register_check("one account per e-mail (any spelling)", one_account_per_email)
         register_sweeper("outbox", outbox.sweep)
+        register_sweeper("doors", doors.sweep)
         register_jobs("outbox", outbox.listed)
 
         register_nav(NavItem("Today", "core:dashboard", order=0, section="today"))

@@ -125,3 +125,11 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         if not callable(thing)
     ]
     return errors
+
+
+@register()
+def door_limits_configured(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Every door a stranger can knock on has a limit in `DOOR_LIMITS` (apps.core.doors)."""
+    from apps.core.doors import check_limits
+
+    return [Error(problem, id="courseops.E031") for problem in check_limits()]

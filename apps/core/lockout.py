@@ -51,6 +51,13 @@ def username_of(request: HttpRequest, credentials: dict[str, Any] | None) -> str
     return str(raw or "").strip().lower()[:255]
 
 
+def not_a_password_try(request: HttpRequest, credentials: dict[str, Any] | None) -> bool:
+    """django-axes' whitelist: an `authenticate()` call with no password (a campus sign-on's
+    callback or assertion) is neither counted nor refused by the password lock-out; its
+    refusals have their own doors (`apps.core.doors`, per identity and per address)."""
+    return (credentials or {}).get("password") in (None, "")
+
+
 class CourseopsAxesHandler(AxesDatabaseHandler):
     """django-axes' database handler with a separate, generous limit per IP address.
 
@@ -97,7 +104,7 @@ def site_zone() -> str:
     return zones[0] if len(zones) == 1 and zones[0] else "UTC"
 
 
-def _until_text(until: dt.datetime | None) -> str:
+def until_text(until: dt.datetime | None) -> str:
     if until is None:
         return "for a while"
     minutes = max(1, math.ceil((until - timezone.now()).total_seconds() / 60))
@@ -117,7 +124,7 @@ def lockout_response(
     until = locked_until(request, username)
     message = (
         "Too many failed log-in attempts for this account or network. "
-        f"Log-in is locked {_until_text(until)}; course staff can unlock you sooner, "
+        f"Log-in is locked {until_text(until)}; course staff can unlock you sooner, "
         "or reset your password."
     )
     with transaction.atomic():

@@ -447,3 +447,23 @@ class OutgoingMail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.subject}"
+
+
+class DoorCount(models.Model):
+    """How many times one key (an address, an identity, a person in one lecture) knocked on one
+    door in the current window (`apps.core.doors`). One row per door and key, counted under a
+    row lock, so two requests at once never both take the last try; a window that has passed
+    starts again at the next knock. Kept in the database, not in Redis: a Redis outage must not
+    open the doors (nor turn them into 500s)."""
+
+    door = models.CharField(max_length=40, help_text="The door's name in settings.DOOR_LIMITS.")
+    key = models.CharField(max_length=200, help_text="Who knocks: an address, identity or person.")
+    window_started = models.DateTimeField(help_text="When the current window began.")
+    count = models.PositiveIntegerField(default=0, help_text="Knocks in the current window.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["door", "key"], name="door_count_once")]
+        indexes = [models.Index(fields=["window_started"])]
+
+    def __str__(self) -> str:
+        return f"{self.door} {self.key}: {self.count}"

@@ -51,7 +51,8 @@ class CampusOIDCBackend(OIDCAuthenticationBackend):
                 )
             return None
         if user is not None:
-            signed_on(user, provider="oidc")
+            issuer, subject = getattr(self, "_identity", ("", ""))
+            signed_on(user, provider="oidc", issuer=issuer, subject=subject)
         return user
 
     def _email(self, claims: dict[str, Any]) -> str:
@@ -59,12 +60,15 @@ class CampusOIDCBackend(OIDCAuthenticationBackend):
 
     def verify_claims(self, claims: dict[str, Any]) -> bool:
         email = self._email(claims)
+        issuer, subject = getattr(self, "_identity", ("", ""))
         if not email:
             refuse(
                 self.request,
                 email="",
                 why="Your campus account did not share an e-mail address with courseops.",
                 provider="oidc",
+                issuer=issuer,
+                subject=subject,
             )
             return False
         if claims.get("email_verified") is False or (
@@ -76,6 +80,8 @@ class CampusOIDCBackend(OIDCAuthenticationBackend):
                 email=email,
                 why="Your campus account's e-mail address is not verified.",
                 provider="oidc",
+                issuer=issuer,
+                subject=subject,
             )
             return False
         return True

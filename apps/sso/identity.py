@@ -49,14 +49,28 @@ def identity_user(
     """The account this identity signs in as, linking it when the rules allow; None (with the
     refusal recorded for the refusal page) otherwise."""
     if not issuer or not subject:
-        refuse(request, email=email, why="The sign-on did not say who you are.", provider=provider)
+        refuse(
+            request,
+            email=email,
+            why="The sign-on did not say who you are.",
+            provider=provider,
+            issuer=issuer,
+            subject=subject,
+        )
         return None
     linked = (
         SsoIdentity.objects.filter(issuer=issuer, subject=subject).select_related("user").first()
     )
     if linked is not None:
         if not linked.user.is_active:
-            refuse(request, email=email, why="This account is switched off.", provider=provider)
+            refuse(
+                request,
+                email=email,
+                why="This account is switched off.",
+                provider=provider,
+                issuer=issuer,
+                subject=subject,
+            )
             return None
         return linked.user
     current = getattr(request, "user", None)
@@ -71,6 +85,8 @@ def identity_user(
                 email=email,
                 why="Your courseops account is already linked to another campus account.",
                 provider=provider,
+                issuer=issuer,
+                subject=subject,
             )
             return None
         return _linked(request, current, provider, issuer, subject, SsoIdentity.How.CONFIRMED)
@@ -85,6 +101,8 @@ def identity_user(
             "an e-mail address alone does not sign it in. Log in with your password, then link "
             "your campus account under Campus accounts; or ask the site administrator.",
             provider=provider,
+            issuer=issuer,
+            subject=subject,
         )
         return None
     if user is None or not user.memberships.filter(is_active=True).exists():
@@ -93,6 +111,8 @@ def identity_user(
             email=email,
             why="This e-mail address is on no course's roster in courseops.",
             provider=provider,
+            issuer=issuer,
+            subject=subject,
         )
         return None
     return _linked(request, user, provider, issuer, subject, SsoIdentity.How.FIRST_SIGN_ON)
@@ -111,6 +131,13 @@ def _linked(
     except IntegrityError:  # two first sign-ons at once: the other one linked it
         linked = SsoIdentity.objects.filter(issuer=issuer, subject=subject).first()
         if linked is None or linked.user_id != user.pk:
-            refuse(request, email=user.email, why="Try signing on again.", provider=provider)
+            refuse(
+                request,
+                email=user.email,
+                why="Try signing on again.",
+                provider=provider,
+                issuer=issuer,
+                subject=subject,
+            )
             return None
     return user

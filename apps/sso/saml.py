@@ -17,7 +17,13 @@ from saml2.saml import NAMEID_FORMAT_PERSISTENT
 
 from apps.core.models import User
 from apps.sso.identity import identity_user
-from apps.sso.refusals import refuse, signed_on
+from apps.sso.refusals import (
+    address_shut,
+    limited_answer,
+    limited_response,
+    refuse,
+    signed_on,
+)
 
 
 def saml_enabled() -> bool:
@@ -74,9 +80,10 @@ class CampusSaml2Backend(Saml2Backend):
             return None
         self._request = request
         self._subject = _subject(session_info)
+        self._issuer = str(session_info.get("issuer") or "")
         user = super().authenticate(request, session_info=session_info, **kwargs)
         if user is not None:
-            signed_on(user, provider="saml")
+            signed_on(user, provider="saml", issuer=self._issuer, subject=self._subject)
         return user
 
     def _email(self, attributes: dict[str, Any]) -> str:
@@ -90,6 +97,8 @@ class CampusSaml2Backend(Saml2Backend):
                 email="",
                 why="Your campus account did not share an e-mail address with courseops.",
                 provider="saml",
+                issuer=getattr(self, "_issuer", ""),
+                subject=getattr(self, "_subject", ""),
             )
             return False
         return True
@@ -125,8 +134,18 @@ class SamlStart(LoginView):
 
 
 class SamlAcs(AssertionConsumerServiceView):
+    """The IdP's assertion: refused with 429 before it is read when this address is past its
+    refusal limit; a refusal past a door's limit answers 429 too (`apps.sso.refusals`)."""
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return _closed(request) or super().post(request, *args, **kwargs)
+        closed = _closed(request)
+        if closed is not None:
+            return closed
+        until = address_shut(request)
+        if until is not None:
+            return limited_response(request, until)
+        response = super().post(request, *args, **kwargs)
+        return limited_answer(request) or response
 
 
 class SamlMetadata(MetadataView):

@@ -1,5 +1,4 @@
 from django.urls import path
-from mozilla_django_oidc.views import OIDCAuthenticationCallbackView
 
 from apps.sso import saml, views
 
@@ -7,7 +6,7 @@ urlpatterns = [
     path("oidc/authenticate/", views.OIDCStart.as_view(), name="oidc_authentication_init"),
     path(
         "oidc/callback/",
-        OIDCAuthenticationCallbackView.as_view(),
+        views.OIDCCallback.as_view(),
         name="oidc_authentication_callback",
     ),
     path("accounts/sso/refused/", views.refused, name="sso-refused"),

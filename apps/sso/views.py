@@ -14,12 +14,16 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from mozilla_django_oidc.views import OIDCAuthenticationRequestView
+from mozilla_django_oidc.views import (
+    OIDCAuthenticationCallbackView,
+    OIDCAuthenticationRequestView,
+)
 
 from apps.core.http import AuthedRequest
 from apps.sso.backends import REFUSAL
 from apps.sso.identity import LINK_INTENT
 from apps.sso.models import SsoIdentity
+from apps.sso.refusals import address_shut, limited_answer, limited_response
 from apps.sso.switches import closed, oidc_enabled, password_login
 
 
@@ -40,6 +44,20 @@ class OIDCStart(OIDCAuthenticationRequestView):
         if not oidc_enabled():
             raise Http404("Campus sign-on is not configured on this server.")
         return super().get(request)
+
+
+class OIDCCallback(OIDCAuthenticationCallbackView):
+    """The provider's answer: refused with 429 before the provider is asked for the token when
+    this address is past its refusal limit; a refusal past a door's limit answers 429 too
+    (`apps.sso.refusals`). Everything else is mozilla-django-oidc's."""
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if request.GET.get("code"):
+            until = address_shut(request)
+            if until is not None:
+                return limited_response(request, until)
+        response: HttpResponse = super().get(request)
+        return limited_answer(request) or response
 
 
 class LoginView(auth_views.LoginView):

@@ -200,6 +200,10 @@ AXES_LOCKOUT_CALLABLE = "apps.core.lockout.lockout_response"
 AXES_USERNAME_CALLABLE = "apps.core.lockout.username_of"
 AXES_RESET_ON_SUCCESS = True
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
+# Only password tries are axes' business: a campus sign-on (OIDC, SAML) carries no password and
+# no username, so axes would count it under the empty name and lock every sign-on at once. Its
+# refusals are counted per identity and per address instead (apps/core/doors.py).
+AXES_WHITELIST_CALLABLE = "apps.core.lockout.not_a_password_try"
 AXES_VERBOSE = False
 # Behind a proxy, set AXES_IPWARE_PROXY_COUNT (e.g. 1) so the client's address is read from
 # X-Forwarded-For; without it every request appears to come from the proxy.
@@ -209,6 +213,28 @@ AXES_IPWARE_PROXY_COUNT = int(_PROXY_COUNT) if _PROXY_COUNT else None
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if _PROXY_COUNT else ["REMOTE_ADDR"]
 )
+
+
+# Limits on every other door a stranger can knock on (apps/core/doors.py has the table and the
+# reasons; docs/operators.md, "Limits on every door"): tries per key in a window, counted in the
+# database. Sign-on refusals (OIDC, SAML) per campus identity and per address; wrong check-in
+# codes per student per lecture; password-reset e-mails per address asked for and per address
+# asking.
+def _door(tries_env: str, tries: int, window_s: int) -> dict[str, int]:
+    return {"tries": int(os.environ.get(tries_env, str(tries))), "window_s": window_s}
+
+
+DOOR_LIMITS = {
+    "signon-identity": _door(
+        "SIGNON_REFUSALS_PER_IDENTITY", 5, int(AXES_COOLOFF_TIME.total_seconds())
+    ),
+    "signon-address": _door(
+        "SIGNON_REFUSALS_PER_ADDRESS", 100, int(AXES_COOLOFF_TIME.total_seconds())
+    ),
+    "checkin-code": _door("CHECKIN_WRONG_CODES", 5, 24 * 3600),
+    "reset-address": _door("PASSWORD_RESETS_PER_ADDRESS", 3, 3600),
+    "reset-client": _door("PASSWORD_RESETS_PER_CLIENT", 20, 3600),
+}
 
 # Content-Security-Policy (django-csp): nothing inline, nothing from another origin.
 CONTENT_SECURITY_POLICY = {

@@ -17,6 +17,11 @@ PEOPLE = [
     ["ada", "campus-pw", "ada@campus.example.edu", "Lovelace"],
     ["eve", "campus-pw", "eve@elsewhere.example.org", "Outsider"],
     ["uno", "campus-pw", "uno@campus.example.edu", "Unverified"],
+    # Campus people on no course's roster (tests/sso/test_signon_limits.py).
+    *[
+        [f"stranger{i:02}", "campus-pw", f"stranger{i:02}@campus.example.edu", "Stranger"]
+        for i in range(1, 21)
+    ],
 ]
 
 
@@ -161,6 +166,10 @@ class IdP:
 SAML_PEOPLE = [
     ["ada", "campus-pw", "ada@campus.example.edu", "Ada Lovelace"],
     ["eve", "campus-pw", "eve@elsewhere.example.org", "Eve Outsider"],
+    *[
+        [f"stranger{i:02}", "campus-pw", f"stranger{i:02}@campus.example.edu", "A Stranger"]
+        for i in range(1, 21)
+    ],
 ]
 
 

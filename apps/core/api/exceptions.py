@@ -44,7 +44,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = {"detail": exc.message, "code": exc.code}
         if exc.field:
             body["field"] = exc.field
-        return Response(body, status=exc.status_code)
+        refused = Response(body, status=exc.status_code)
+        retry_after = getattr(exc, "retry_after", None)  # a door's limit (apps.core.doors)
+        if retry_after is not None:
+            refused["Retry-After"] = str(retry_after)
+        return refused
     if isinstance(exc, DjangoValidationError):
         return Response({"detail": "; ".join(exc.messages), "code": "invalid"}, status=400)
     response = drf_exception_handler(exc, context)
