@@ -11,13 +11,16 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from apps.calendar.models import Lecture
+from apps.core import doors
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
@@ -143,10 +146,15 @@ def check_in(*, actor: User, course: Course, code: str, now: dt.datetime | None 
     session = open_session(course, now)
     if session is None:
         raise Conflict("No lecture check-in is open now; staff open it in the room.")
+    key = tries_key(session, actor)
+    if doors.shut_until(doors.CHECKIN_CODE, key, now=now) is not None:
+        raise _too_many(session)
     typed = "".join(code.split())
     if not (typed.isdigit() and len(typed) == DIGITS):
         raise DomainError(f"Enter the {DIGITS} digits shown in the room.", field="code")
     step = dt.timedelta(seconds=STEP_S)
+    # The code of the step before counts too, so a code typed as it changes on the screen is not
+    # refused; with 5 tries per lecture a guesser's chance is 5 × 2 in a million.
     if typed not in {code_at(session, now), code_at(session, now - step)}:
         if any(code_at(session, now - step * k) == typed for k in range(2, EXPIRED_STEPS + 1)):
             raise Conflict(
@@ -154,6 +162,7 @@ def check_in(*, actor: User, course: Course, code: str, now: dt.datetime | None 
                 "screen now.",
                 field="code",
             )
+        _wrong_code(session, actor, now)
         raise DomainError("That is not the code on the screen; check the digits.", field="code")
     lecture = session.lecture
     try:
@@ -184,6 +193,54 @@ def check_in(*, actor: User, course: Course, code: str, now: dt.datetime | None 
         when = format_instant(first.at, course.timezone) if first else "earlier"
         raise Conflict(f"You are already checked in to L{lecture.number} ({when}).") from None
     return checkin
+
+
+def tries_key(session: CheckinSession, student: User) -> str:
+    """The `checkin-code` door's key: one student in one lecture."""
+    return f"{session.pk}:{student.pk}"
+
+
+def _too_many(session: CheckinSession) -> doors.TooManyTries:
+    tries = doors.limit_of(doors.CHECKIN_CODE).tries
+    return doors.TooManyTries(
+        f"You typed {tries} wrong codes for L{session.lecture.number}, so check-in to this "
+        "lecture is closed to you. If you are in the room, ask the staff to record your "
+        "attendance.",
+        until=session.closes_at,
+        field="code",
+    )
+
+
+def _wrong_code(session: CheckinSession, student: User, now: dt.datetime) -> None:
+    """Count a wrong code on the door and audit it (listed on staff's check-in page), in a
+    transaction of its own: the refusal that follows must not undo it."""
+    knock = doors.knock(doors.CHECKIN_CODE, tries_key(session, student), now=now)
+    with transaction.atomic():
+        audit_record(
+            actor=student,
+            action="checkin.wrong_code",
+            course=session.course,
+            obj=session,
+            after={"lecture": session.lecture.number, "tries": knock.count},
+        )
+
+
+def wrong_tries(session: CheckinSession) -> QuerySet[Any]:
+    """Students who typed wrong codes for this session, newest first: their e-mail and name,
+    `tries` and `last` (for staff's check-in page, which pages it)."""
+    from apps.core.models import AuditEvent
+
+    return (
+        AuditEvent.objects.filter(
+            action="checkin.wrong_code",
+            course_id=session.course_id,
+            object_type="participation.checkinsession",
+            object_id=str(session.pk),
+        )
+        .values("actor__email", "actor__full_name")
+        .annotate(tries=Count("id"), last=Max("created_at"))
+        .order_by("-last", "actor__email")
+    )
 
 
 def checkin_remove(*, actor: User, course: Course, checkin_id: int) -> None:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from apps.calendar.models import Lecture
+from apps.core import doors
 from apps.core.errors import DomainError, NotFound
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
@@ -38,22 +39,7 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
     now = timezone.now()
     session = checkin.open_session(course, now)
     if not is_staff(request.user, course):
-        mine = (
-            Checkin.objects.filter(session=session, student=request.user).first()
-            if session
-            else None
-        )
-        return render(
-            request,
-            "participation/checkin_student.html",
-            {
-                "course": course,
-                "session": session,
-                "mine": mine,
-                "digits": checkin.DIGITS,
-                "kept": form_kept(request, "checkin"),
-            },
-        )
+        return _student_page(request, course, session)
     day = timezone.localtime(now, course.tz).date()
     lectures = list(
         Lecture.objects.filter(
@@ -71,6 +57,9 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
         .order_by("-opened_at")[:5]
     )
     shown = session or (sessions[0] if sessions else None)
+    tries = Paginator(checkin.wrong_tries(shown) if shown else Checkin.objects.none(), 20).get_page(
+        request.GET.get("tries_page")
+    )
     entries = Paginator(
         Checkin.objects.filter(session=shown).select_related("student").order_by("at", "pk")
         if shown
@@ -88,20 +77,61 @@ def page(request: AuthedRequest, code: str) -> HttpResponseBase:
             "sessions": sessions,
             "shown": shown,
             "entries": entries,
+            "tries": tries,
+            "tries_limit": doors.limit_of(doors.CHECKIN_CODE).tries,
             "day": day,
         },
     )
 
 
+def _student_page(
+    request: AuthedRequest, course: Course, session: CheckinSession | None, status: int = 200
+) -> HttpResponse:
+    mine = (
+        Checkin.objects.filter(session=session, student=request.user).first() if session else None
+    )
+    return render(
+        request,
+        "participation/checkin_student.html",
+        {
+            "course": course,
+            "session": session,
+            "mine": mine,
+            "digits": checkin.DIGITS,
+            "kept": form_kept(request, "checkin"),
+        },
+        status=status,
+    )
+
+
 @course_action(student=True)
 def enter(request: AuthedRequest, course: Course) -> HttpResponseBase:
-    with errors_as_messages(request, form="checkin", field_ids={"code": "checkin-code"}):
-        c = checkin.check_in(actor=request.user, course=course, code=request.POST.get("code", ""))
-        messages.success(request, f"Checked in to L{c.session.lecture.number}. Thank you!")
+    try:
+        with errors_as_messages(request, form="checkin", field_ids={"code": "checkin-code"}):
+            try:
+                c = checkin.check_in(
+                    actor=request.user, course=course, code=request.POST.get("code", "")
+                )
+            except doors.TooManyTries as exc:
+                raise _Limited(exc) from None
+            messages.success(request, f"Checked in to L{c.session.lecture.number}. Thank you!")
+    except _Limited as limited:
+        # Past the door's limit: 429 with the page and its reason, not a redirect to try again.
+        messages.error(request, limited.exc.message, extra_tags="refused-too_many_tries")
+        response = _student_page(request, course, checkin.open_session(course), status=429)
+        response["Retry-After"] = str(limited.exc.retry_after)
+        return response
     back = request.POST.get("next", "")
     if back == "today":
         return redirect("core:dashboard", code=course.code)
     return redirect("participation:checkin", code=course.code)
+
+
+class _Limited(Exception):
+    """Carries a TooManyTries past `errors_as_messages`, which turns refusals into redirects."""
+
+    def __init__(self, exc: doors.TooManyTries) -> None:
+        self.exc = exc
 
 
 @course_action(staff=True)

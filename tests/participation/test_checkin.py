@@ -152,3 +152,70 @@ def test_fifty_check_ins_at_once_by_one_student_leave_one(room) -> None:  # type
     assert all("already checked in" in str(r.message) for r in refused)
     assert Checkin.objects.filter(student=ada).count() == 1
     assert ParticipationEvent.objects.filter(student=ada, kind="attendance").count() == 1
+
+
+def _wrong_codes(session, n: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """n six-digit codes that are neither valid nor expired now."""
+    now = timezone.now()
+    taken = {checkin.code_at(session, now - dt.timedelta(seconds=30 * k)) for k in range(12)}
+    return [c for c in (f"{i:06d}" for i in range(100)) if c not in taken][:n]
+
+
+def test_the_sixth_wrong_code_is_429_and_others_still_check_in(room) -> None:  # type: ignore[no-untyped-def]
+    """Five wrong codes for one lecture, then 429 with a clear message — even for the right
+    code, so guessing stops; another student checks in as before; staff see the tries."""
+    course, _lecture, ta, ada = room
+    session = _opened(room)
+    api = f"/api/v1/courses/{course.code}/participation/checkin/"
+    student = as_user(ada)
+    for code in _wrong_codes(session, 5):
+        r = student.post(api, {"code": code}, content_type="application/json")
+        assert r.status_code == 400, r.json()
+    sixth = student.post(
+        api, {"code": checkin.code_at(session, timezone.now())}, content_type="application/json"
+    )
+    assert sixth.status_code == 429
+    assert "5 wrong codes for L7" in sixth.json()["detail"]
+    assert "ask the staff to record your attendance" in sixth.json()["detail"]
+    assert int(sixth["Retry-After"]) > 0
+    page = student.post(f"/c/{course.code}/checkin/enter/", {"code": "123456"})
+    assert page.status_code == 429
+    assert "check-in to this lecture is closed to you" in page.content.decode()
+    assert not Checkin.objects.filter(student=ada).exists()
+    bea = member(course, email="bea@uni.edu")
+    ok = as_user(bea).post(
+        api, {"code": checkin.code_at(session, timezone.now())}, content_type="application/json"
+    )
+    assert ok.status_code == 201
+    staff_page = as_user(ta).get(f"/c/{course.code}/checkin/").content.decode()
+    assert "Wrong codes for L7 (1)" in staff_page
+    assert "check-in closed to them" in staff_page
+    assert (ada.get_full_name() or ada.email) in staff_page
+
+
+def test_wrong_codes_count_per_lecture(room) -> None:  # type: ignore[no-untyped-def]
+    """The limit is per lecture: the next lecture's check-in starts afresh."""
+    course, _lecture, ta, ada = room
+    session = _opened(room)
+    for code in _wrong_codes(session, 5):
+        with pytest.raises(checkin.DomainError):
+            checkin.check_in(actor=ada, course=course, code=code)
+    with pytest.raises(checkin.doors.TooManyTries):
+        checkin.check_in(actor=ada, course=course, code="000000")
+    later = timezone.now() + dt.timedelta(days=2)
+    LectureFactory(
+        course=course,
+        number=8,
+        starts_at=later,
+        ends_at=later + dt.timedelta(minutes=80),
+    )
+    with time_machine.travel(later + dt.timedelta(minutes=5)):
+        nxt = checkin.session_open(actor=ta, course=course, lecture_id=course_lecture(course, 8))
+        c = checkin.check_in(actor=ada, course=course, code=checkin.code_at(nxt, timezone.now()))
+    assert c.session == nxt
+
+
+def course_lecture(course, number: int) -> int:  # type: ignore[no-untyped-def]
+    from apps.calendar.models import Lecture
+
+    return int(Lecture.objects.get(course=course, number=number).pk)

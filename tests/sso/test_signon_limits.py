@@ -63,7 +63,7 @@ def test_one_identity_refused_again_and_again_gets_429_and_nobody_else_does(  # 
     """Eve is on no roster: five refusals, then 429 with how long it holds; a stranger and a
     rostered student from the same address are unaffected. Once staff add Eve, she is in at
     once — a door stops refusals, never an admission."""
-    course, ada = _course_with_ada()
+    course, _ada = _course_with_ada()
     for _ in range(5):
         r = _sign_on(live_server, "eve", "/")
         assert r.status_code == 200
@@ -101,7 +101,7 @@ def test_an_address_past_its_limit_is_refused_before_the_provider_is_asked(  # t
 def test_a_password_log_in_still_locks_its_own_account_only(live_server, oidc_provider) -> None:  # type: ignore[no-untyped-def]
     """The password lock-out keeps counting passwords (per account): five wrong passwords for
     Bob lock Bob, while campus sign-on stays open for everyone."""
-    course, ada = _course_with_ada()
+    course, _ada = _course_with_ada()
     bob = UserFactory(email="bob@campus.example.edu")
     bob.set_password("right-password-1")
     bob.save()
