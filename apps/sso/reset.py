@@ -6,6 +6,12 @@ request: with a real SMTP server a known address answered in about 88 ms and an 
 14 ms. Here the request only queues `sso.password_reset_email` with the address, for every
 address alike; the worker does the lookup and the sending (through the outbox, so a refused send
 is retried). The page says the same thing either way.
+
+Nobody's mailbox is flooded (`apps.core.doors`): at most `PASSWORD_RESETS_PER_ADDRESS` (3)
+e-mails an hour go to one address and `PASSWORD_RESETS_PER_CLIENT` (20) requests an hour from
+one client address are acted on; past either, the request is counted and audited, nothing is
+queued, and the answer is the same page as always (it must not tell whether the address exists,
+nor that a limit was reached, which a stranger could use to probe).
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ from typing import Any
 
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm
+from django.db import transaction
 from django.http import HttpRequest
 
-from apps.core import outbox
+from apps.core import doors, outbox
+from apps.core.emails import canonical_email
 from apps.core.queue import enqueue_on_commit, task_named
+from apps.core.services import audit_record
 from apps.sso.switches import closed, password_login
 
 
@@ -60,6 +69,8 @@ class QueuedResetForm(PasswordResetForm):
         email = self.cleaned_data["email"]
         domain = kwargs.get("domain_override") or request.get_host()
         use_https = bool(kwargs.get("use_https"))
+        if _over_limit(request, email):
+            return
         enqueue_on_commit(
             lambda: task_named("sso.password_reset_email").delay(email, domain, use_https),
             what="the password-reset e-mail",
@@ -67,6 +78,27 @@ class QueuedResetForm(PasswordResetForm):
             # The queue did not answer: send it here rather than lose it (slower, not a 500).
             on_failure=lambda exc: _send_here(email, domain, use_https),
         )
+
+
+def _over_limit(request: HttpRequest, email: str) -> bool:
+    """Count this request on both reset doors; True (audited) when either is past its limit."""
+    address = doors.client_address(request)
+    by_email = doors.knock(doors.RESET_ADDRESS, canonical_email(email))
+    by_client = doors.knock(doors.RESET_CLIENT, address)
+    over = by_email.over(doors.RESET_ADDRESS) or by_client.over(doors.RESET_CLIENT)
+    if over:
+        with transaction.atomic():
+            audit_record(
+                actor=None,
+                action="auth.reset_limited",
+                after={
+                    "email": canonical_email(email),
+                    "ip": address,
+                    "for_address": by_email.count,
+                    "from_client": by_client.count,
+                },
+            )
+    return over
 
 
 def _send_here(email: str, domain: str, use_https: bool) -> None:
