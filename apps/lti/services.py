@@ -4,11 +4,14 @@ them in.
 
 An LMS identity is (registration, deployment, `sub`), linked once to one account (`LtiAccount`).
 The e-mail a launch carries is what the platform says, so it picks an account only where that
-can hurt nobody: no account has it yet (a new person), or its account is a learner known only to
-courses linked to this platform. Anyone else — a site administrator, course staff anywhere, a
-member of a course this platform is not linked to, an account linked to another LMS identity —
-signs in to courseops first (password or campus sign-on) and confirms "link this LMS account"
-once (`account_confirm`); until then a launch gives no session."""
+can hurt nobody: no account has it yet (a new person), or its account is a learner already on
+the launched course's roster and known only to courses linked to this platform. The address must
+pass the one e-mail rule of every first link (`apps.core.emails.first_link_email`: NFKC, one
+script, valid IDNA), and a membership staff ended is never re-activated by a launch. Anyone
+else — a site administrator, course staff anywhere, a member of a course this platform is not
+linked to, an account linked to another LMS identity, an account not on the launched course's
+roster — signs in to courseops first (password or campus sign-on) and confirms "link this LMS
+account" once (`account_confirm`); until then a launch gives no session."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.core.emails import canonical_email
+from apps.core.emails import EmailRefused, canonical_email, first_link_email
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
@@ -47,24 +50,31 @@ class Launch:
     sub: str = ""
     nrps_url: str = ""
     lineitems_url: str = ""
+    email_problem: str = ""  # why the address may link nobody (`first_link_email`), or ""
 
     @classmethod
     def from_claims(cls, data: dict[str, Any]) -> Launch:
         context = data.get(CLAIM + "context") or {}
         aud = data.get("aud")
+        raw_email = str(data.get("email") or "")
+        try:
+            email, problem = (first_link_email(raw_email), "") if raw_email.strip() else ("", "")
+        except EmailRefused as exc:
+            email, problem = canonical_email(raw_email), str(exc)
         return cls(
             issuer=str(data.get("iss", "")),
             client_id=str(aud[0] if isinstance(aud, list) else aud or ""),
             deployment_id=str(data.get(CLAIM + "deployment_id", "")),
             context_id=str(context.get("id", "")),
             context_title=str(context.get("title") or context.get("label") or ""),
-            email=canonical_email(str(data.get("email") or "")),
+            email=email,
             name=str(data.get("name") or "").strip(),
             role=course_role(data.get(CLAIM + "roles") or []),
             nonce=str(data.get("nonce", "")),
             sub=str(data.get("sub", "")),
             nrps_url=str((data.get(NRPS_CLAIM) or {}).get("context_memberships_url", "")),
             lineitems_url=str((data.get(AGS_CLAIM) or {}).get("lineitems", "")),
+            email_problem=problem,
         )
 
 
@@ -151,8 +161,11 @@ def account_for(tool_id: int, launch: Launch) -> User | None:
     return found.user if found else None
 
 
-def why_not_by_email(user: User, tool_id: int) -> str:
-    """Why a launch's e-mail may not sign in this existing account by itself ("" if it may)."""
+def why_not_by_email(user: User, tool_id: int, course: Course | None = None) -> str:
+    """Why a launch's e-mail may not sign in this existing account by itself ("" if it may):
+    only a learner already on this course's roster, known to no course this LMS is not linked
+    to, is. An address never enrols an existing account into a course it is not on: the LMS
+    roster sync proposes that to staff."""
     if user.is_superuser or user.is_staff:
         return "it is a site administrator's account"
     if Membership.objects.filter(user=user, role__in=STAFF_ROLES).exists():
@@ -162,6 +175,11 @@ def why_not_by_email(user: User, tool_id: int) -> str:
         return "it belongs to a course this LMS is not linked to"
     if LtiAccount.objects.filter(tool_id=tool_id, user=user).exists():
         return "it is linked to another account of this LMS"
+    if (
+        course is not None
+        and not Membership.objects.filter(user=user, course=course, is_active=True).exists()
+    ):
+        return f"it is not on the roster of {course.title}"
     return ""
 
 
@@ -208,18 +226,33 @@ def account_confirm(*, actor: User, tool_id: int, launch: Launch) -> User:
     return actor
 
 
+def _not_ended(user: User, course: Course) -> None:
+    """A membership staff ended stays ended: a launch never re-activates it."""
+    if Membership.objects.filter(user=user, course=course, is_active=False).exists():
+        raise NotAllowed(
+            f"The course staff ended your membership of {course.title}; a launch from the LMS "
+            "does not bring it back. Ask the course's staff if that is a mistake."
+        )
+
+
 def person_for(launch: Launch, course: Course, tool_id: int) -> User:
     """The account of a launch from a linked LMS course (see the module for whom an e-mail may
     pick), made when nobody has the address yet. The person gets the LMS role in this course
-    unless they already have one (a role set in courseops is never lowered by a launch); a
-    dropped member who launches from the linked course is active again (audited). Raises
-    `NeedsLink` when the person must sign in and confirm first."""
+    unless they already have one (a role set in courseops is never lowered by a launch). A
+    membership staff ended stays ended (NotAllowed), an address `first_link_email` refuses
+    links nobody, and an existing account is enrolled by address only if it is already on this
+    course's roster; otherwise `NeedsLink`: the person signs in and confirms first."""
     _require_sub(launch)
     if launch.role is None:
         raise NotAllowed("Your role in the LMS course has no place in courseops.")
     with transaction.atomic():
         user = account_for(tool_id, launch)
         if user is None:
+            if launch.email_problem:
+                raise NotAllowed(
+                    f"courseops links nobody by this address: {launch.email_problem} Ask the "
+                    "LMS's admin to correct it, or the course staff to add you."
+                )
             if not launch.email:
                 raise DomainError(
                     "The LMS did not send your e-mail address; ask its admin to share it with "
@@ -230,21 +263,21 @@ def person_for(launch: Launch, course: Course, tool_id: int) -> User:
                 user = User.objects.create_user(email=launch.email, full_name=launch.name)
                 _new_account(tool_id, launch, user, LtiAccount.How.NEW, None)
             else:
-                why = why_not_by_email(user, tool_id)
+                _not_ended(user, course)
+                why = why_not_by_email(user, tool_id, course)
                 if why:
                     raise NeedsLink(
                         f"courseops has an account for {launch.email}, but {why}, so a launch "
                         "alone does not sign it in. Sign in to courseops, then link this LMS "
-                        "account once."
+                        "account once (or ask the course staff: the LMS roster sync proposes "
+                        "the people it lists)."
                     )
                 _new_account(tool_id, launch, user, LtiAccount.How.FIRST_LAUNCH, None)
+        _not_ended(user, course)
         membership, made = Membership.objects.get_or_create(
             user=user, course=course, defaults={"role": launch.role}
         )
-        if made or not membership.is_active:
-            if not membership.is_active:
-                membership.is_active = True
-                membership.save(update_fields=["is_active", "updated_at"])
+        if made:
             if membership.role == Role.STUDENT:
                 publish(
                     StudentsEnrolled(
@@ -253,7 +286,7 @@ def person_for(launch: Launch, course: Course, tool_id: int) -> User:
                 )
             audit_record(
                 actor=None,
-                action="lti.member_added" if made else "lti.member_reactivated",
+                action="lti.member_added",
                 course=course,
                 obj=membership,
                 after={"email": user.email, "role": membership.role, "issuer": launch.issuer},

@@ -32,7 +32,7 @@ from pylti1p3.lineitem import LineItem
 from pylti1p3.names_roles import NamesRolesProvisioningService
 from pylti1p3.service_connector import ServiceConnector
 
-from apps.core.emails import canonical_email
+from apps.core.emails import EmailRefused, first_link_email
 from apps.core.errors import Conflict, NotAllowed
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -118,10 +118,15 @@ def roster_sync(*, actor: User, course: Course) -> tuple[RosterImport, Preview]:
                 f"{title}: the LMS did not send its roster ({_why(exc)}). Nothing was changed."
             ) from None
         kept = 0
+        refused: list[dict[str, str]] = []
         seated: set[str] = set()
         for m in members:
             role = course_role(m.get("roles") or [])
-            email = canonical_email(str(m.get("email") or ""))
+            try:
+                email = first_link_email(str(m.get("email") or "")) if m.get("email") else ""
+            except EmailRefused as exc:  # a look-alike address: nobody is added by it
+                refused.append({"name": str(m.get("name") or ""), "why": str(exc)})
+                continue
             if m.get("status", "Active") != "Active" or role is None or not email:
                 continue
             kept += 1
@@ -136,7 +141,7 @@ def roster_sync(*, actor: User, course: Course) -> tuple[RosterImport, Preview]:
         LtiSeat.objects.bulk_create(
             [LtiSeat(link=link, sub=sub) for sub in seated], ignore_conflicts=True
         )
-        _finish(sync, [], {"members": len(members), "kept": kept})
+        _finish(sync, [], {"members": len(members), "kept": kept, "refused": refused})
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["name", "email", "sid", "role"])
@@ -345,7 +350,9 @@ def roster_sync_all() -> list[str]:
         students = Membership.objects.filter(
             course=course, role=Role.STUDENT, is_active=True
         ).count()
-        if not plan.ok or (students and len(plan.dropped) > max(5, students // 5)):
+        # Staff ended those memberships: only staff bring them back (the preview names them).
+        reactivates = any("re-activated" in change.what for change in plan.updated)
+        if not plan.ok or reactivates or (students and len(plan.dropped) > max(5, students // 5)):
             out.append(f"{course.code}: left for staff ({plan.summary()})")
             staff = list(
                 Membership.objects.filter(

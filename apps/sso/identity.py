@@ -2,10 +2,11 @@
 
 1. linked already → that account (if active), whatever e-mail the provider sends now;
 2. the person signed in to courseops pressed "Link my campus account" → linked to them;
-3. otherwise the provider's verified e-mail may make the first link, but only to a student on
-   a roster: an account with staff rights in any course, or an administrator, is never taken
-   by e-mail alone (they sign in with their password and link, or an administrator runs
-   `manage.py sso_link`).
+3. otherwise the provider's verified e-mail may make the first link — if it passes the one
+   e-mail rule of every first link (`apps.core.emails.first_link_email`: NFKC, one script,
+   valid IDNA) — but only to a student on a roster: an account with staff rights in any
+   course, or an administrator, is never taken by e-mail alone (they sign in with their
+   password and link, or an administrator runs `manage.py sso_link`).
 Every link is an audit row."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
+from apps.core.emails import EmailRefused, first_link_email
 from apps.core.models import Membership, Role, User
 from apps.core.services import audit_record
 from apps.sso.models import SsoIdentity
@@ -90,7 +92,19 @@ def identity_user(
             )
             return None
         return _linked(request, current, provider, issuer, subject, SsoIdentity.How.CONFIRMED)
-    user = User.objects.by_email(email).filter(is_active=True).first()
+    try:
+        address = first_link_email(email)
+    except EmailRefused as exc:
+        refuse(
+            request,
+            email=email,
+            why=f"courseops links nobody by this address: {exc}",
+            provider=provider,
+            issuer=issuer,
+            subject=subject,
+        )
+        return None
+    user = User.objects.filter(email=address, is_active=True).first()
     if user is not None and (
         has_staff_rights(user) or SsoIdentity.objects.filter(issuer=issuer, user=user).exists()
     ):
