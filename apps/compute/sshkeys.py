@@ -1,12 +1,15 @@
 """SSH public keys a person adds on their profile, checked as OpenSSH reads them (the
 `cryptography` library parses the key itself, not just its text): Ed25519, ECDSA (P-256/384/521)
 and RSA of at least 3,072 bits; DSA and short RSA keys are refused with the reason. The
-fingerprint is ssh-keygen's (SHA256, base64 without padding); one key belongs to one person."""
+fingerprint is ssh-keygen's (SHA256, base64 without padding); one key belongs to one person. A
+pasted private key (armoured, on one line, or its bare body) is named as such and never shown
+back; a line with authorized_keys options (`command=`, `from=`) is refused saying so."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
@@ -21,6 +24,28 @@ from apps.core.services import audit_record
 MAX_KEYS = 5
 MIN_RSA_BITS = 3072
 MAX_TEXT = 16_000
+# A key type OpenSSH writes, then the base64 body: found after any authorized_keys options.
+KEY_START = re.compile(r'(?:^|(?<=[\s,"]))((?:ssh|ecdsa|sk)-[\w@.-]+) (AAAA[0-9A-Za-z+/=]+)')
+PRIVATE_MESSAGE = (
+    "This is a private key — never paste it anywhere (and if you did elsewhere, make a new "
+    "one). Paste the .pub file instead: the one line of ~/.ssh/id_ed25519.pub."
+)
+
+
+class PrivateKeyPasted(DomainError):
+    """What was pasted is a private key: refused, and never echoed back into the form."""
+
+    echo = False
+
+
+def _is_private(text: str) -> bool:
+    """A private key in any form people paste: PEM or OpenSSH armour (on one line or as `cat`
+    prints it), PuTTY's .ppk, or the bare body of an OpenSSH private key (base64 of
+    "openssh-key-v1")."""
+    if "PRIVATE KEY" in text.upper() or text.lstrip().startswith("PuTTY-User-Key-File"):
+        return True
+    body = "".join(text.split())
+    return body.startswith("b3BlbnNzaC1rZXktdjE")  # base64 of b"openssh-key-v1"
 
 
 @dataclass(frozen=True)
@@ -34,6 +59,8 @@ class Parsed:
 
 def parse(text: str) -> Parsed:
     """One OpenSSH public-key line → Parsed, or a DomainError saying what is wrong with it."""
+    if _is_private(text[: MAX_TEXT * 2]):
+        raise PrivateKeyPasted(PRIVATE_MESSAGE, field="key")
     line = " ".join(text.strip().split())
     if not line:
         raise DomainError(
@@ -43,9 +70,18 @@ def parse(text: str) -> Parsed:
         raise DomainError(
             "Paste one key: a single line starting ssh-ed25519, ecdsa-… or ssh-rsa.", field="key"
         )
-    if "PRIVATE KEY" in line:
+    found = KEY_START.search(line)
+    if found is not None and found.start() > 0:
+        # authorized_keys options (command="…", from="…", no-pty): refused, because courseops
+        # gives node access itself — it writes the bare key to the node's ssh-keys metadata
+        # for the group — and a forced command or a source restriction would shut the person
+        # out of the shell the course's work needs, on a node they cannot log in to to fix it.
+        options = line[: found.start()].strip()
         raise DomainError(
-            "That is a private key: never share it. Paste the .pub file's line instead.",
+            f"This key line starts with authorized_keys options ({options[:60]}). courseops "
+            "puts your key on the nodes itself and options such as command= or from= would "
+            "shut you out of the node's shell, so they are not accepted: paste the line from "
+            f"{found.group(1)} on (the .pub file as ssh-keygen wrote it).",
             field="key",
         )
     parts = line.split(" ")

@@ -96,8 +96,14 @@ def errors_as_messages(
             tags += f" field-{field_ids[exc.field]}"
         messages.error(request, exc.message, extra_tags=tags)
         if form:
+            # A refusal that must not show the text back (a pasted private key) says so.
+            hidden = {exc.field} if exc.field and not getattr(exc, "echo", True) else set()
             request.session[f"form:{form}"] = {
-                "data": {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"},
+                "data": {
+                    k: v
+                    for k, v in request.POST.items()
+                    if k != "csrfmiddlewaretoken" and k not in hidden
+                },
                 "field": exc.field or "",
                 "message": exc.message,
             }

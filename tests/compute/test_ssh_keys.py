@@ -120,3 +120,46 @@ def test_any_pasted_text_gets_an_answer_never_a_500(text: str) -> None:
         "/api/v1/me/ssh-keys/", {"key": text or "x"}, content_type="application/json"
     )
     assert api.status_code in {201, 400, 409}
+
+
+def _private_text(key) -> str:  # type: ignore[no-untyped-def]
+    """The private key as `cat ~/.ssh/id_ed25519` prints it."""
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def test_a_key_with_authorized_keys_options_is_refused_saying_so() -> None:
+    line = _line(ed25519.Ed25519PrivateKey.generate())
+    for prefix in ('command="/usr/bin/rsync --server",no-pty ', 'from="10.0.0.0/8" '):
+        with pytest.raises(DomainError, match="authorized_keys options") as refused:
+            parse(prefix + line + " ada@laptop")
+        assert "not an OpenSSH public key" not in refused.value.message
+        assert "paste the line from ssh-ed25519 on" in refused.value.message
+    assert parse(line + " ada@laptop").comment == "ada@laptop"  # the same key, bare: accepted
+
+
+def test_a_pasted_private_key_is_named_and_never_shown_back() -> None:
+    ada = UserFactory()
+    private = _private_text(ed25519.Ed25519PrivateKey.generate())
+    body = "".join(private.splitlines()[1:-1])
+    rsa_pem = (
+        rsa.generate_private_key(public_exponent=65537, key_size=3072)
+        .private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+        .decode()
+    )
+    for text in (private, " ".join(private.split()), body, rsa_pem, private.replace("\n", "\r\n")):
+        with pytest.raises(DomainError, match="This is a private key — never paste it"):
+            parse(text)
+        page = as_user(ada).post("/accounts/ssh-keys/add/", {"key": text}, follow=True)
+        html = page.content.decode()
+        assert "This is a private key" in html
+        assert body[20:60] not in html  # not echoed into the text box (nor anywhere)
+        assert 'aria-invalid="true"' in html
+    assert not SshKey.objects.exists()
