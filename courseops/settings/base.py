@@ -220,20 +220,20 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
 # database. Sign-on refusals (OIDC, SAML) per campus identity and per address; wrong check-in
 # codes per student per lecture; password-reset e-mails per address asked for and per address
 # asking.
-def _door(tries_env: str, tries: int, window_s: int) -> dict[str, int]:
+def _env_door(tries_env: str, tries: int, window_s: int) -> dict[str, int]:
     return {"tries": int(os.environ.get(tries_env, str(tries))), "window_s": window_s}
 
 
 DOOR_LIMITS = {
-    "signon-identity": _door(
+    "signon-identity": _env_door(
         "SIGNON_REFUSALS_PER_IDENTITY", 5, int(AXES_COOLOFF_TIME.total_seconds())
     ),
-    "signon-address": _door(
+    "signon-address": _env_door(
         "SIGNON_REFUSALS_PER_ADDRESS", 100, int(AXES_COOLOFF_TIME.total_seconds())
     ),
-    "checkin-code": _door("CHECKIN_WRONG_CODES", 5, 24 * 3600),
-    "reset-address": _door("PASSWORD_RESETS_PER_ADDRESS", 3, 3600),
-    "reset-client": _door("PASSWORD_RESETS_PER_CLIENT", 20, 3600),
+    "checkin-code": _env_door("CHECKIN_WRONG_CODES", 5, 24 * 3600),
+    "reset-address": _env_door("PASSWORD_RESETS_PER_ADDRESS", 3, 3600),
+    "reset-client": _env_door("PASSWORD_RESETS_PER_CLIENT", 20, 3600),
 }
 
 # Content-Security-Policy (django-csp): nothing inline, nothing from another origin.

@@ -73,3 +73,17 @@ def test_planted_names_that_do_not_resolve_fail_the_check(tmp_path: Path) -> Non
     assert "Import the app's tasks module in its AppConfig.ready()" in done.stderr
     assert "courseops.E002" in done.stderr
     assert "'planted:missing'" in done.stderr
+
+
+def test_a_door_without_a_limit_fails_the_check(settings) -> None:  # type: ignore[no-untyped-def]
+    """Every door the code knocks on (apps/core/doors.py) has a limit in DOOR_LIMITS."""
+    from apps.core.checks import door_limits_configured
+
+    assert door_limits_configured() == []
+    limits = dict(settings.DOOR_LIMITS)
+    limits.pop("checkin-code")
+    limits["reset-address"] = {"tries": 0, "window_s": 3600}
+    settings.DOOR_LIMITS = limits
+    said = [m.msg for m in door_limits_configured()]
+    assert any("'checkin-code'" in m for m in said)
+    assert any("'reset-address'" in m and "≥ 1" in m for m in said)
