@@ -303,7 +303,7 @@ def check_os_login(
         for name, i in instances.items()
         if (_on(i.metadata.get("enable-oslogin")) if "enable-oslogin" in i.metadata else project_on)
     )
-    if not on_nodes:
+    if not on_nodes and not project_on:
         return [
             Row(
                 "OS Login",
@@ -313,7 +313,8 @@ def check_os_login(
             )
         ]
     where = (
-        f"enable-oslogin=TRUE in the project metadata, so on all {len(on_nodes)} node(s)"
+        f"enable-oslogin=TRUE in the project metadata, so on {len(on_nodes)} of the course's "
+        f"{len(instances)} node(s)"
         if project_on
         else "enable-oslogin=TRUE on " + ", ".join(on_nodes)
     )
@@ -492,7 +493,8 @@ def run(course: Course) -> Report:
 
     def os_login() -> list[Row]:
         metadata, read["global"] = gcp.metadata_and_quotas()
-        return check_os_login(project, metadata, instances)
+        ours = {n.name: instances[n.name] for n in nodes if n.name in instances}
+        return check_os_login(project, metadata, ours)
 
     def quotas() -> list[Row]:
         board = [

@@ -119,7 +119,8 @@ FAULTS = {
     "OS Login enforced": (
         {"metadata": {"enable-oslogin": "TRUE"}},
         "OS Login",
-        "OS Login is on (enable-oslogin=TRUE in the project metadata, so on all 8 node(s)): "
+        "OS Login is on (enable-oslogin=TRUE in the project metadata, so on 8 of the course's 8 "
+        "node(s)): "
         "the nodes ignore "
         "ssh-keys metadata, so no student can log in",
         "--metadata enable-oslogin=FALSE",
