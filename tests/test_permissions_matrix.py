@@ -74,6 +74,8 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}compute/cloud/jobs/<int:op_id>/": "n/a",
     f"GET {COURSE}compute/cloud/sync/": "staff",
     f"POST {COURSE}compute/cloud/sync/": "n/a",
+    f"GET {COURSE}compute/cloud/preflight/": "staff",
+    f"POST {COURSE}compute/cloud/preflight/": "n/a",
     f"GET {COURSE}compute/budget/": "staff",
     f"POST {COURSE}compute/budget/": "n/a",
     f"GET {COURSE}compute/budget/export.csv": "staff",

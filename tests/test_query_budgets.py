@@ -419,6 +419,7 @@ NOT_BUDGETED = {
     "c/<slug:code>/compute/nodes/": "(power, agent) one node",
     "c/<slug:code>/compute/cloud/jobs/<int:op_id>/": "one cloud job and its calls",
     "c/<slug:code>/compute/cloud/sync/": "the project's inventory: one row per machine",
+    "c/<slug:code>/compute/cloud/preflight/": "a read of the project: a row per check or finding",
     "c/<slug:code>/gradebook/students/<int:user_id>/": "one student's grades",
     "c/<slug:code>/checkin/sessions/<int:session_id>/screen/": "one session's code and count",
     "c/<slug:code>/roster/imports/<int:import_id>/": "a file's preview: 200 rows of each kind",

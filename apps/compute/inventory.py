@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps.compute.cloud import _project, provider, record_status
 from apps.compute.models import Allocation, Node, StaticIP
+from apps.compute.providers.base import Address, Instance
 from apps.core.errors import Conflict
 from apps.core.models import Course, User
 from apps.core.services import audit_record
@@ -44,10 +45,17 @@ class Plan:
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def plan(course: Course) -> Plan:
-    p = provider(course.pk)
-    instances = [i for i in p.instances() if i.gpu_count > 0]
-    addresses = p.addresses()
+def plan(
+    course: Course,
+    read: tuple[list[Instance], list[Address]] | None = None,
+) -> Plan:
+    """What differs between the project and the board; `read` is the project's instances and
+    addresses when the caller already has them (the preflight), else they are read now."""
+    if read is None:
+        p = provider(course.pk)
+        read = (p.instances(), p.addresses())
+    instances = [i for i in read[0] if i.gpu_count > 0]
+    addresses = read[1]
     nodes = {n.name: n for n in Node.objects.filter(course=course)}
     ips = {s.address: s for s in StaticIP.objects.filter(course=course)}
     changes: list[Change] = []

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.compute import views, views_cloud, views_keys, views_runs
+from apps.compute import views, views_cloud, views_keys, views_preflight, views_runs
 
 app_name = "compute"
 C = "c/<slug:code>/"
@@ -50,6 +50,7 @@ urlpatterns = [
     ),
     path(f"{C}compute/cloud/sync/", views_cloud.cloud_sync, name="cloud-sync"),
     path(f"{C}compute/cloud/sync/apply/", views_cloud.cloud_sync_apply, name="cloud-sync-apply"),
+    path(f"{C}compute/cloud/preflight/", views_preflight.preflight_page, name="cloud-preflight"),
     path(f"{C}compute/budget/", views_cloud.budget_page, name="budget"),
     path(f"{C}compute/budget/export.csv", views_cloud.budget_export, name="budget-export"),
     path(f"{C}compute/agent.py", views_cloud.agent_file, name="agent-file"),

@@ -126,16 +126,36 @@ def budget(course: Course, now: dt.datetime | None = None) -> Budget:
     return Budget(price, total, spent, daily, rate, runs_out, groups)
 
 
+CHART_DAYS = 400  # the burn-down shows at most this many days from the first spend
+
+
+def chart_end(b: Budget) -> dt.date | None:
+    """The last day the burn-down shows: the run-out day, or the chart's edge when that is
+    further (a slow burn can run out centuries away)."""
+    if not b.daily:
+        return None
+    first, last = b.daily[0][0], b.daily[-1][0]
+    end = max(b.runs_out or last, last)
+    return min(end, first + dt.timedelta(days=CHART_DAYS))
+
+
+def runs_out_beyond_chart(b: Budget) -> bool:
+    end = chart_end(b)
+    return bool(b.runs_out and end and b.runs_out > end)
+
+
 def burndown_svg(b: Budget, tz_name: str) -> str:
-    """Cumulative spend per day, the budget line, and the projection to the run-out day."""
+    """Cumulative spend per day, the budget line, and the projection to the run-out day. When
+    that day is past the chart's edge, the projection stops at the edge at the value it has
+    there, and a marker says when the credits run out, so the picture never shows them running
+    out on a day the text does not say."""
     from django.utils.html import escape
 
     w, h, left, bottom, top, right = 640, 300, 48, 36, 16, 16
-    if not b.daily:
+    end = chart_end(b)
+    if end is None:
         return ""
     first = b.daily[0][0]
-    end = max(b.runs_out or b.daily[-1][0], b.daily[-1][0])
-    end = min(end, first + dt.timedelta(days=400))
     days = max((end - first).days, 1)
     top_value = float(max(b.budget, b.daily[-1][1], Decimal(1)))
 
@@ -166,11 +186,25 @@ def burndown_svg(b: Budget, tz_name: str) -> str:
         )
     if b.runs_out and b.budget:
         last_day, last_v = b.daily[-1]
+        beyond = runs_out_beyond_chart(b)
+        # Within the chart the projection meets the budget on the run-out day; beyond it, the
+        # line stops at the edge at the spend the last week's rate gives there.
+        at_end = last_v + b.rate_per_day * (end - last_day).days if beyond else b.budget
+        x2, y2 = x(end), y(float(min(at_end, b.budget)))
         parts.append(
-            f'<line x1="{x(last_day):.1f}" y1="{y(float(last_v)):.1f}" x2="{x(end):.1f}" '
-            f'y2="{y(float(b.budget)):.1f}" stroke="#2957c4" stroke-width="2" '
+            f'<line class="projection" x1="{x(last_day):.1f}" y1="{y(float(last_v)):.1f}" '
+            f'x2="{x2:.1f}" y2="{y2:.1f}" stroke="#2957c4" stroke-width="2" '
             f'stroke-dasharray="3 4"/>'
         )
+        if beyond:
+            ty = y2 - 10 if y2 - 10 >= top + 14 else y2 + 20
+            parts.append(
+                f'<path class="beyond" d="M{x2 - 8:.1f},{y2 - 6:.1f} L{x2:.1f},{y2:.1f} '
+                f'L{x2 - 8:.1f},{y2 + 6:.1f}" fill="none" stroke="#2957c4" stroke-width="2"/>'
+                f'<text class="beyond" x="{w - right}" y="{ty:.1f}" text-anchor="end" '
+                f'fill="#1d3f8f">beyond the chart: runs out {escape(b.runs_out.isoformat())}'
+                f"</text>"
+            )
     parts.append(
         f'<text x="{left}" y="{h - 10}" fill="#333">{escape(first.isoformat())}</text>'
         f'<text x="{w - right}" y="{h - 10}" text-anchor="end" fill="#333">'

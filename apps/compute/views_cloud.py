@@ -233,7 +233,10 @@ def budget_page(request: AuthedRequest, code: str) -> HttpResponse:
             "course": course,
             "b": b,
             "chart": mark_safe(usage.burndown_svg(b, course.timezone)),
+            "chart_end": usage.chart_end(b),
+            "beyond": usage.runs_out_beyond_chart(b),
             "pct": round(b.pct, 1),
+            "live": is_live(),
         },
     )
 

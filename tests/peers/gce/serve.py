@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from tests.peers.gce import project_routes
+
 LOCK = threading.Lock()
 STATE: dict[str, Any] = {"project": "", "instances": {}, "addresses": {}, "firewalls": {}}
 OPS: dict[str, dict[str, Any]] = {}
@@ -198,6 +200,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         path, query = url.path, parse_qs(url.query)
         body = self._body() if method == "POST" else {}
+        if project_routes.handle(self, method, path, query, body, STATE, LOCK):
+            return None  # the project-level reads compute_preflight makes
         if path == "/ready":
             return self._send(200, {"ok": True})
         if path == "/_seed":
