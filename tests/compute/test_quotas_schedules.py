@@ -343,3 +343,30 @@ def test_a_running_node_that_stops_sending_samples_is_unknown_emailed_once_never
     assert len(mail.outbox) == 2
     Node.objects.filter(pk=node.pk)  # the node itself is untouched: no stop for silence
     assert not CloudOp.objects.filter(kind=CloudOp.Kind.STOP).exists()
+
+
+# ------------------------------------------------------------------ the course file
+
+
+def test_the_course_file_validates_the_quota_and_the_shutdown(course_file_text: str) -> None:
+    import yaml
+
+    from apps.core.coursefile import CourseFileError, parse_course_file
+
+    raw = yaml.safe_load(course_file_text)
+    raw["compute"]["gpu_hour_quota"] = {"gpu_hours": -1, "per": "month", "warn_at_pct": 100}
+    raw["compute"]["scheduled_shutdown"] = {"at": "25:00", "zone": "America/Los_Angeles"}
+    with pytest.raises(CourseFileError) as info:
+        parse_course_file(yaml.safe_dump(raw, sort_keys=False))
+    found = " | ".join(info.value.problems)
+    for key in ("gpu_hours", "per", "warn_at_pct", "scheduled_shutdown.at"):
+        assert f"compute.{'gpu_hour_quota.' if '.' not in key else ''}{key}" in found, found
+    raw = yaml.safe_load(course_file_text)
+    raw["compute"]["scheduled_shutdown"]["zone"] = "Europe/Berlin"
+    with pytest.raises(CourseFileError) as info:
+        parse_course_file(yaml.safe_dump(raw, sort_keys=False))
+    assert any("is not the course's time zone" in p for p in info.value.problems)
+    del raw["compute"]["gpu_hour_quota"], raw["compute"]["scheduled_shutdown"]
+    cf = parse_course_file(yaml.safe_dump(raw, sort_keys=False))
+    assert cf.compute is not None
+    assert (cf.compute.gpu_hour_quota.gpu_hours, cf.compute.scheduled_shutdown) == (0, None)
