@@ -12,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from apps.compute import quotas, schedules, silence, usage_rules
 from apps.compute.forms_usage import DeclineForm, GroupQuotaForm, OptOutForm
@@ -37,6 +38,7 @@ def _shutdown_context(course: Course, policy: Any) -> dict[str, Any]:
 
 
 @login_required
+@require_safe
 def usage_page(request: AuthedRequest, code: str) -> HttpResponse:
     """Staff: GPU-hours per group this period against its quota, each held node's activity,
     opt-out requests (paginated), the last automatic stops, and a group's own quota."""
