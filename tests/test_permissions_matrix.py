@@ -276,6 +276,17 @@ EXPECTED: dict[str, str] = {
         f"{COURSE}compute/allocations/<int:allocation_id>/release/",
         f"{COURSE}compute/nodes/<int:node_id>/status/",
     ),
+    # Quotas and schedules per group (apps.compute.views_usage).
+    f"GET {COURSE}node/usage/": "member",
+    f"POST {COURSE}node/usage/": "member",
+    f"GET {COURSE}compute/usage/": "staff",
+    f"POST {COURSE}compute/usage/": "n/a",
+    **actions(
+        "staff",
+        f"{COURSE}compute/usage/quota/",
+        f"{COURSE}compute/opt-outs/<int:opt_out_id>/approve/",
+        f"{COURSE}compute/opt-outs/<int:opt_out_id>/decline/",
+    ),
     # Group A's node is ready in the world: asking to move is refused by the rule (409), not role.
     **actions("student", f"{COURSE}node/move/"),
     f"GET {COURSE}runs/": "member",
@@ -854,6 +865,7 @@ def _url(route: str, world: World) -> str:
         "<int:booking_id>": ids["booking_id"],
         "<int:assessment_id>": ids["assessment_id"],
         "<int:move_id>": ids["move_id"],
+        "<int:opt_out_id>": ids["opt_out_id"],
         "<int:batch_id>": ids["batch_id"],
         "<slug:lab>": "lab09-perf-engr",
         "<int:number>": 1,

@@ -29,7 +29,7 @@ from apps.autograder.models import (
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
 from apps.compute.incidents import incident_report
-from apps.compute.models import Allocation, NodeMove, SshKey
+from apps.compute.models import Allocation, NodeMove, ShutdownOptOut, SshKey
 from apps.compute.windows import window_approve, window_request
 from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
@@ -406,6 +406,14 @@ def build_world(course: Course) -> World:
             label="student A's laptop",
         ).pk,
         "key": qs.key,
+        "opt_out_id": ShutdownOptOut.objects.create(
+            course=course,
+            group=group_a,
+            night=(now + dt.timedelta(days=3)).date(),
+            reason="Group A's long run (SECRET-OPT-OUT-A).",
+            requested_by=a_members[0],
+            requested_at=now,
+        ).pk,
         "move_id": NodeMove.objects.create(
             course=course,
             group=group_a,

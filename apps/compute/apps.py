@@ -99,5 +99,20 @@ class ComputeConfig(AppConfig):
         from apps.compute import today
         from apps.core.registry import STAFF, TodaySource, register_today
 
+        STUDENT = frozenset({Role.STUDENT})
         register_today(TodaySource("compute-decisions", today.decisions, roles=STAFF))
         register_today(TodaySource("compute-course-wide", today.course_wide))
+
+        # Quotas and schedules per group (a future `usage` app's registrations).
+        from apps.compute import autostop, usage_tasks, usage_today  # noqa: F401
+
+        register_today(TodaySource("compute-quota", usage_today.quota, roles=STUDENT))
+        register_today(TodaySource("compute-opt-outs", usage_today.opt_outs, roles=STAFF))
+        register_check(
+            "no stop courseops made on its own lacks its audit row", autostop.stops_without_audit
+        )
+        register_nav(
+            NavItem(
+                "Quotas and shutdowns", "compute:usage", roles=STAFF, order=38, section="compute"
+            )
+        )

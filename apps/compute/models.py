@@ -544,3 +544,15 @@ class DryRunProject(models.Model):
 
     def __str__(self) -> str:
         return f"dry-run project of {self.course_id}"
+
+
+# Quotas and schedules per group live in their own module (a future `usage` app's models).
+from apps.compute.usage_models import (  # noqa: E402, F401
+    AutoStop,
+    GroupQuota,
+    NodeSilence,
+    QuotaNotice,
+    ShutdownNight,
+    ShutdownOptOut,
+    UsagePolicy,
+)

@@ -11,7 +11,7 @@ from django.db import transaction
 from apps.compute import cloud
 from apps.compute.models import Allocation, CloudOp, ComputePolicy, Node
 from apps.compute.selectors import group_id_of
-from apps.core.errors import NotFound
+from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -40,6 +40,12 @@ def node_of(actor: User, course: Course, node_id: int, *, power: bool = False) -
 def power_request(*, actor: User, course: Course, node_id: int, kind: str) -> CloudOp:
     """Queue starting or stopping the node (a cloud job, sent once this commits)."""
     node = node_of(actor, course, node_id, power=True)
+    if kind == CloudOp.Kind.START and not is_staff(actor, course):
+        from apps.compute.quotas import start_refusal
+
+        refusal = start_refusal(course, group_id_of(user=actor, course=course))
+        if refusal:
+            raise DomainError(refusal)
     with transaction.atomic():
         op = cloud.request(
             course.pk, kind, node.pk, why=f"{kind} by {actor.email}", actor_id=actor.pk

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.compute import views, views_cloud, views_keys, views_preflight, views_runs
+from apps.compute import views, views_cloud, views_keys, views_preflight, views_runs, views_usage
 
 app_name = "compute"
 C = "c/<slug:code>/"
@@ -66,6 +66,20 @@ urlpatterns = [
         f"{C}compute/nodes/<int:node_id>/agent/token/",
         views_cloud.agent_token,
         name="agent-token",
+    ),
+    # Quotas and schedules per group (apps.compute.views_usage).
+    path(f"{C}node/usage/", views_usage.my_usage, name="my-usage"),
+    path(f"{C}compute/usage/", views_usage.usage_page, name="usage"),
+    path(f"{C}compute/usage/quota/", views_usage.group_quota, name="group-quota"),
+    path(
+        f"{C}compute/opt-outs/<int:opt_out_id>/approve/",
+        views_usage.opt_out_approve,
+        name="opt-out-approve",
+    ),
+    path(
+        f"{C}compute/opt-outs/<int:opt_out_id>/decline/",
+        views_usage.opt_out_decline,
+        name="opt-out-decline",
     ),
     path(f"{C}runs/", views_runs.run_list, name="runs"),
     path(f"{C}runs/export.csv", views_runs.run_export, name="runs-export"),

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from apps.compute.models import Allocation, ComputePolicy, GpuSample, Node, NodeStatusChange
 from apps.compute.recipients import member_emails, staff_emails
+from apps.compute.usage_rules import SILENT_AFTER
 from apps.core.models import Course
 
 Interval = tuple[dt.datetime, dt.datetime]
@@ -263,6 +264,9 @@ def idle_since(node: Node, hours: int, below: float, now: dt.datetime) -> bool:
         .values_list("at", "util_max")
     )
     if not samples or samples[0][0] > start + dt.timedelta(minutes=6):
+        return False
+    # A node that stopped reporting is "unknown", never idle (apps.compute.usage_rules).
+    if now - samples[-1][0] >= SILENT_AFTER:
         return False
     return all(util < below for _, util in samples)
 

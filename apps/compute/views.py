@@ -29,6 +29,7 @@ from apps.compute.selectors import (
     window_list,
 )
 from apps.compute.timeline import timeline_svg
+from apps.compute.views_usage import node_page_context
 from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -141,6 +142,7 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
             "move": NodeMove.objects.filter(group_id=gid).order_by("-requested_at").first()
             if gid
             else None,
+            **node_page_context(course, gid, allocation.node if allocation else None),
         },
     )
 

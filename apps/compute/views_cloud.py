@@ -23,7 +23,7 @@ from apps.compute.models import CloudOp, ComputePolicy, Node
 from apps.compute.providers import is_live, provider_name
 from apps.compute.providers.base import CloudError
 from apps.core.csvexport import csv_response
-from apps.core.errors import Conflict, NotFound
+from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
 from apps.core.permissions import is_staff
@@ -197,6 +197,9 @@ def _power(request: AuthedRequest, course: Course, node_id: int, kind: str) -> H
         op = nodeops.power_request(actor=request.user, course=course, node_id=node_id, kind=kind)
     except NotFound as exc:
         raise Http404(exc.message) from exc
+    except DomainError as exc:  # a group over its GPU-hour quota may not start its node
+        messages.error(request, exc.message, extra_tags=f"refused-{exc.code}")
+        return redirect("compute:mine", code=course.code)
     name = op.node.name if op.node else "the node"
     messages.success(
         request,

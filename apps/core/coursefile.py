@@ -13,7 +13,7 @@ import ipaddress
 import zoneinfo
 from collections import Counter
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -321,6 +321,24 @@ class StaticIPEntry(Strict):
     region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")]
 
 
+class GpuHourQuota(Strict):
+    # GPU-hours each group may use per `per` (a week from Monday 00:00 course time, or the whole
+    # term): at `warn_at_pct` % the group is e-mailed, at 100 % its node is stopped. Without
+    # this section (or with gpu_hours: 0) there is no quota. Staff may set a group's own.
+    gpu_hours: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    per: Literal["week", "term"] = "week"
+    warn_at_pct: Annotated[int, Field(ge=1, le=99)] = 80
+
+
+class ScheduledShutdown(Strict):
+    # Every night at `at` (24-hour HH:MM in `zone`, which must be the course's own time zone,
+    # named so the file reads unambiguously) running nodes are stopped, except a group's whose
+    # opt-out for that night was approved: by staff (`opt_out: staff`) or as asked (`auto`).
+    at: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+    zone: TZ
+    opt_out: Literal["staff", "auto"] = "staff"
+
+
 class Compute(Strict):
     gcp_project: Annotated[str, Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")]
     node_defaults: NodeDefaults = NodeDefaults()
@@ -343,6 +361,9 @@ class Compute(Strict):
     idle_stop: bool = False
     # The group holding a node may start and stop it (staff always may).
     groups_may_power: bool = False
+    # Quotas and schedules per group (apps.compute.quotas, apps.compute.schedules).
+    gpu_hour_quota: GpuHourQuota = GpuHourQuota()
+    scheduled_shutdown: ScheduledShutdown | None = None
 
 
 class CourseFile(Strict):
@@ -569,6 +590,13 @@ def _cross_checks(cf: CourseFile) -> list[str]:
                     f"compute.static_ips[{i}].region: {s.region} has no node "
                     f"(nodes are in {', '.join(sorted(regions))})"
                 )
+        shutdown = cf.compute.scheduled_shutdown
+        if shutdown is not None and shutdown.zone != cf.course.timezone:
+            problems.append(
+                f"compute.scheduled_shutdown.zone: {shutdown.zone} is not the course's time zone "
+                f"({cf.course.timezone}); the shutdown time is read in course time, so name "
+                f"{cf.course.timezone}"
+            )
         milestone_keys = {m.key for m in cf.milestones}
         if (
             cf.compute.allocate_at_formation

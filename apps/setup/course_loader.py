@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from django.db import models, transaction
 
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
-from apps.compute.models import ComputePolicy, Node, StaticIP
+from apps.compute.models import ComputePolicy, Node, StaticIP, UsagePolicy
 from apps.core.coursefile import CourseFile, CourseFileError
 from apps.core.models import Course, GradingComponent, User
 from apps.core.services import audit_record
@@ -311,6 +311,19 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                 },
             )
             report.tally("compute policy", o)
+            quota, shutdown = cf.compute.gpu_hour_quota, cf.compute.scheduled_shutdown
+            _, o = _upsert(
+                UsagePolicy,
+                {"course": course},
+                {
+                    "gpu_hours": quota.gpu_hours,
+                    "period": quota.per,
+                    "warn_pct": quota.warn_at_pct,
+                    "shutdown_at": dt.time.fromisoformat(shutdown.at) if shutdown else None,
+                    "opt_out_approval": shutdown.opt_out if shutdown else "staff",
+                },
+            )
+            report.tally("usage policy", o)
 
         # A milestone dropped from the file that no group has recorded anything for goes (the
         # syllabus's releases and sessions became events); one with records stays, reported.

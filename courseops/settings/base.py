@@ -376,6 +376,13 @@ CELERY_BEAT_SCHEDULE["cloud-watch"] = {
     "schedule": float(os.environ.get("CLOUD_WATCH_EVERY_S", "900")),
     "options": {"expires": 890},
 }
+# Quotas and schedules per group (apps.compute.usage_tasks): the nightly shutdown within 5
+# minutes of its time, quota warnings and stops, and nodes silent for 30 minutes.
+CELERY_BEAT_SCHEDULE["usage-rules"] = {
+    "task": "compute.usage_rules",
+    "schedule": float(os.environ.get("USAGE_RULES_EVERY_S", "300")),
+    "options": {"expires": 290},
+}
 # The LMS roster, synced by beat: off unless LTI_ROSTER_SYNC_EVERY_S is set (e.g. 86400).
 if os.environ.get("LTI_ROSTER_SYNC_EVERY_S"):
     CELERY_BEAT_SCHEDULE["lti-roster-sync"] = {
