@@ -409,9 +409,12 @@ def _apply_locked(
     with transaction.atomic():
         accounts = _lock_accounts(course, members, spends_on=assignment)
         active: dict[int, int] = {s.pk: getattr(accounts[s.pk], "spends_here", 0) for s in members}
+        stacks = _relief_allows_slack(course, assignment, members, group)
         if charged_by is None:
+            mine = stacks[actor.pk]
+            without = mine.base + dt.timedelta(hours=mine.exception_hours)
             limit = rules.add_calendar_days(
-                deadline_without_slack(course, assignment, actor, group=group),
+                without,
                 active[actor.pk] + 1,
                 course.timezone,
             )
@@ -448,6 +451,42 @@ def _apply_locked(
             after={"group": group.name if group else None, "members": [m.email for m in members]},
         )
     return entries
+
+
+def lock_accounts(course: Course, students: list[User]) -> dict[int, SlackAccount]:
+    """The students' slack accounts locked in student order (the relief rule's lock)."""
+    return _lock_accounts(course, students)
+
+
+def reverse_spends(
+    course: Course, spend_entries: list[LedgerEntry], *, kind: str, actor: User, reason: str
+) -> list[LedgerEntry]:
+    """Give back these spends (cancel or refund), accounts locked in student order."""
+    return _reverse(course, spend_entries, kind=kind, actor=actor, reason=reason)
+
+
+def _relief_allows_slack(
+    course: Course, assignment: Assignment, members: list[User], group: Group | None
+) -> dict[int, rules.ReliefStack]:
+    """The relief rule for one more slack day on every member's deadline (accounts locked):
+    within the cap, and, where extensions refund slack, not on a deadline with an extension."""
+    from apps.slackdays import relief
+
+    j = relief.relief_judge(course, assignment, members, adding_hours=24, kind="slack", group=group)
+    if j.refusal:
+        raise Conflict(f"Nothing was charged: {j.refusal}")
+    if course.relief_slack_with_extension == "refund":
+        has = [
+            s.get_full_name() or s.email
+            for s in members
+            if any("extension" in p.kind for p in j.stacks[s.pk].parts)
+        ]
+        if has:
+            raise Conflict(
+                f"Nothing was charged: {assignment.code} already has an extension for "
+                f"{', '.join(has)}, and in this course slack days do not stack on an extension."
+            )
+    return j.stacks
 
 
 def _reverse(
@@ -578,99 +617,11 @@ def slack_adjust(
     return e
 
 
-def exception_grant(
-    *,
-    actor: User,
-    course: Course,
-    kind: str,
-    hours: int,
-    reason: str,
-    assignment_id: int | None = None,
-    student_ids: Iterable[int] = (),
-    group_id: int | None = None,
-) -> list[DeadlineException]:
-    """Staff grant extra hours: a one-off extension (one assignment; students or a group) or an
-    accommodation (every assignment; students). Many students at once make one row each."""
-    if not is_staff(actor, course):
-        raise NotAllowed("Only the course staff grant exceptions.")
-    if not reason.strip():
-        raise DomainError("Give a reason; it is kept with the exception.", field="reason")
-    if not 1 <= hours <= 24 * 60:
-        raise DomainError("Hours must be between 1 and 1,440.", field="hours")
-    students = list(
-        Membership.objects.filter(
-            course=course, user_id__in=list(student_ids), role=Role.STUDENT, is_active=True
-        ).select_related("user")
-    )
-    if len(students) != len(set(student_ids)):
-        raise DomainError(
-            "Some of those people are not active students of this course.", field="student_ids"
-        )
-    if kind == "accommodation":
-        if group_id or assignment_id:
-            raise DomainError(
-                "An accommodation is for students on every assignment; leave the assignment and "
-                "group out."
-            )
-        if not students:
-            raise DomainError("Choose at least one student.", field="student_ids")
-        rows = [
-            DeadlineException(
-                course=course,
-                kind=kind,
-                student=m.user,
-                hours=hours,
-                reason=reason,
-                granted_by=actor,
-            )
-            for m in students
-        ]
-    elif kind == "extension":
-        assignment = _assignment(course, assignment_id or 0)
-        if group_id:
-            group = Group.objects.filter(
-                course=course, pk=group_id, dissolved_at__isnull=True
-            ).first()
-            if group is None or students:
-                raise DomainError("Give either a group or students, not both.")
-            rows = [
-                DeadlineException(
-                    course=course,
-                    kind=kind,
-                    assignment=assignment,
-                    group=group,
-                    hours=hours,
-                    reason=reason,
-                    granted_by=actor,
-                )
-            ]
-        elif students:
-            rows = [
-                DeadlineException(
-                    course=course,
-                    kind=kind,
-                    assignment=assignment,
-                    student=m.user,
-                    hours=hours,
-                    reason=reason,
-                    granted_by=actor,
-                )
-                for m in students
-            ]
-        else:
-            raise DomainError("Choose a group or at least one student.", field="student_ids")
-    else:
-        raise DomainError("Kind is 'extension' or 'accommodation'.", field="kind")
-    with transaction.atomic():
-        created = DeadlineException.objects.bulk_create(rows)
-        audit_record(
-            actor=actor,
-            action="exception.granted",
-            course=course,
-            obj=course,
-            after={"kind": kind, "hours": hours, "count": len(created), "reason": reason},
-        )
-    return created
+def exception_grant(**kwargs: Any) -> list[DeadlineException]:
+    """Staff grant extra hours, judged by the relief rule: see `grants.exception_grant`."""
+    from apps.slackdays.grants import exception_grant as grant
+
+    return grant(**kwargs)
 
 
 def exception_revoke(*, actor: User, course: Course, exception_id: int) -> DeadlineException:
