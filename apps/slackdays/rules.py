@@ -180,6 +180,20 @@ class ReliefStack:
         limit = self.limit
         return min(moved, limit) if limit is not None else moved
 
+    # For the pages: the stack in words.
+    @property
+    def text(self) -> str:
+        return stack_text(self)
+
+    @property
+    def room_text(self) -> str:
+        room = self.room_hours
+        return "no cap" if room is None else span(room)
+
+    @property
+    def over_text(self) -> str:
+        return span(self.over_hours) if self.over_hours else ""
+
 
 def relief_stack(
     base: dt.datetime, *, tz: str, policy: ReliefPolicy, parts: list[ReliefPart]
