@@ -22,6 +22,7 @@ from apps.core.models import Course, User
 from apps.core.services import audit_record
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import rules
+from apps.slackdays.ledger import lock_accounts, reverse_spends
 from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry
 from apps.slackdays.selectors import assignment_stacks, relief_policy, student_slack_full
 
@@ -39,8 +40,6 @@ def relief_members(course: Course, group: Group | None, student: User | None) ->
 def relief_lock(course: Course, *, group: Group | None, students: list[User]) -> None:
     """Lock the group's row, then the students' slack accounts in student order (opening any
     that is missing), in the caller's transaction."""
-    from apps.slackdays.services import lock_accounts
-
     if group is not None:
         Group.objects.select_for_update().filter(pk=group.pk).first()
     lock_accounts(course, students)
@@ -128,8 +127,6 @@ def refund_slack_for_extension(
 ) -> list[LedgerEntry]:
     """In a course whose extensions refund slack: give back every slack day these students
     have on the assignment, each ledger row naming the extension (accounts already locked)."""
-    from apps.slackdays.services import reverse_spends
-
     if relief_policy(course).slack_with_extension != "refund":
         return []
     spends = list(

@@ -180,3 +180,29 @@ def test_a_staff_grant_past_the_cap_needs_the_confirmation_and_is_audited() -> N
     assert e.cap_days_confirmed == 8
     assert AuditEvent.objects.filter(action="relief.cap_overridden").exists()
     assert _effective(as_user(ada), course.code, "A1") == a1.due_at + dt.timedelta(days=8)
+
+
+def test_the_course_file_declares_the_rule_and_can_say_todays_old_behaviour() -> None:
+    from pathlib import Path
+
+    from apps.core.coursefile import CourseFileError, parse_course_file
+    from apps.setup.course_loader import course_load
+
+    text = (Path(__file__).parents[2] / "courses" / "ee290-sp26.yaml").read_text(encoding="utf-8")
+    course = course_load(cf=parse_course_file(text)).course
+    assert (course.relief_cap_days, course.relief_slack_with_extension) == (7, "refund")
+    assert (course.extension_auto_per_group, course.extension_auto_per_deadline) == (1, 1)
+    old = text.replace(
+        "relief: {cap_days: 7, slack_with_extension: refund, accommodations_count: true, "
+        "over_cap: staff, auto_approve_per_group: 1, auto_approve_per_deadline: 1, "
+        "group_request_closes_own: true}",
+        "relief: {cap_days: null, slack_with_extension: stack, accommodations_count: false, "
+        "auto_approve_per_group: null, auto_approve_per_deadline: null, "
+        "group_request_closes_own: false}",
+    )
+    assert old != text
+    course = course_load(cf=parse_course_file(old)).course
+    assert course.relief_cap_days is None
+    assert course.extension_auto_per_group is None
+    with pytest.raises(CourseFileError, match="slack_with_extension"):
+        parse_course_file(text.replace("slack_with_extension: refund", "slack_with_extension: x"))
