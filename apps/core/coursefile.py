@@ -161,6 +161,27 @@ class ExtensionPolicy(Strict):
     max_days: Annotated[int, Field(ge=1, le=30)] = 7
 
 
+class ReliefPolicy(Strict):
+    # How every source of more time on one deadline composes (apps.slackdays.rules, "Relief"):
+    # slack days, the student's own extensions, their group's, and accommodations count toward
+    # one cap per deadline of `cap_days` (null: no cap, today's old behaviour). `slack_with_
+    # extension`: "stack" (both count, under the cap) or "refund" (an approved extension gives
+    # back a slack day spent on that deadline, the ledger row saying so, and slack cannot be
+    # spent on a deadline that has an extension). `accommodations_count`: whether standing
+    # accommodation hours count toward the cap. `over_cap`: a student's request that would pass
+    # the cap is "refuse"d with the arithmetic, or goes to "staff" with it. Auto-approval is
+    # counted per student (extensions.auto_approve_per_student), per group and per deadline
+    # (null: not counted). `group_request_closes_own`: an approved group request closes the
+    # members' own open requests on that deadline.
+    cap_days: Annotated[int, Field(ge=1, le=60)] | None = 7
+    slack_with_extension: Literal["stack", "refund"] = "stack"
+    accommodations_count: bool = True
+    over_cap: Literal["refuse", "staff"] = "staff"
+    auto_approve_per_group: Annotated[int, Field(ge=0, le=20)] | None = 1
+    auto_approve_per_deadline: Annotated[int, Field(ge=0, le=20)] | None = 1
+    group_request_closes_own: bool = True
+
+
 class Policy(Strict):
     due_time: HHMM = "23:59"
     release_time: HHMM = "00:00"
@@ -173,6 +194,7 @@ class Policy(Strict):
     reminders: ReminderPolicy = ReminderPolicy()
     study: StudyPolicy = StudyPolicy()
     extensions: ExtensionPolicy = ExtensionPolicy()
+    relief: ReliefPolicy = ReliefPolicy()
 
 
 class LectureEntry(Strict):

@@ -214,6 +214,50 @@ class Course(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(30)],
         help_text="The most days one extension request may ask for.",
     )
+    # --- how relief composes on one deadline (course file `policy.relief`; domain-rules.md,
+    # "Relief composes under one cap"; the rule is apps.slackdays.rules.relief_stack)
+    relief_cap_days = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=7,
+        validators=[MinValueValidator(1), MaxValueValidator(60)],
+        help_text="The most days of relief (slack, extensions, counted accommodations) on one "
+        "deadline; empty: no cap.",
+    )
+    relief_slack_with_extension = models.CharField(
+        max_length=8,
+        choices=[("stack", "Slack and extensions stack"), ("refund", "An extension refunds slack")],
+        default="stack",
+        help_text="Whether a slack day and an extension on one deadline both count, or an "
+        "approved extension gives the slack day back.",
+    )
+    relief_accommodations_count = models.BooleanField(
+        default=True, help_text="Whether standing accommodation hours count toward the cap."
+    )
+    relief_over_cap = models.CharField(
+        max_length=8,
+        choices=[("refuse", "Refused"), ("staff", "Sent to staff")],
+        default="staff",
+        help_text="What happens to a student's request that would pass the cap.",
+    )
+    extension_auto_per_group = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=1,
+        help_text="How many automatic approvals one group may have in all (empty: not counted).",
+    )
+    extension_auto_per_deadline = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=1,
+        help_text="How many automatic approvals one student's deadline may carry, their group's "
+        "included (empty: not counted).",
+    )
+    extension_group_closes_own = models.BooleanField(
+        default=True,
+        help_text="An approved group request closes the members' own open requests on that "
+        "deadline.",
+    )
     instructors = models.CharField(
         max_length=300, blank=True, help_text="Names shown on the course page, comma-separated."
     )

@@ -26,6 +26,12 @@ class ExtensionsConfig(AppConfig):
             "no open extension request of a dropped student or a dissolved group",
             lifecycle.open_requests_nobody_can_use,
         )
+        from apps.extensions.invariants import relief_has_its_source
+
+        register_check(
+            "no relief without its source row (an approved request's extension)",
+            relief_has_its_source,
+        )
         register_nav(
             NavItem(
                 "Extensions",

@@ -63,6 +63,19 @@ class ExtensionRequest(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    exception = models.OneToOneField(
+        "slackdays.DeadlineException",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="request",
+        help_text="The extension this request's approval granted (assignments).",
+    )
+    relief_note = models.CharField(
+        max_length=400,
+        blank=True,
+        help_text="The deadline's relief when asked, and why the rule did not approve it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -85,6 +98,13 @@ class ExtensionRequest(models.Model):
                 fields=["student", "assignment"],
                 condition=Q(status="open", assignment__isnull=False),
                 name="one_open_extension_request_per_assignment",
+            ),
+            # One open request for a whole group on one assignment: five members asking at once
+            # make one request, not five (the database holds it against racing askers).
+            models.UniqueConstraint(
+                fields=["group", "assignment"],
+                condition=Q(status="open", assignment__isnull=False, group__isnull=False),
+                name="one_open_group_request_per_assignment",
             ),
             models.UniqueConstraint(
                 fields=["group", "milestone"],

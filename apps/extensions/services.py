@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.calendar.models import Assignment, Milestone
-from apps.core import outbox
 from apps.core.errors import Conflict, DomainError, NotAllowed, NotFound
-from apps.core.models import STAFF_ROLES, Course, Membership, User
+from apps.core.models import Course, User
 from apps.core.permissions import is_staff, is_student
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
@@ -25,6 +24,8 @@ from apps.core.transactions import in_callers_transaction
 from apps.extensions.models import ExtensionRequest
 from apps.groups.models import Group
 from apps.groups.selectors import group_for_student
+from apps.slackdays import relief
+from apps.slackdays.grants import CONFIRM
 
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 # What a supporting document may be, by its first bytes (the name and the browser's type are
@@ -129,46 +130,88 @@ def request_create(
         )
     try:
         with transaction.atomic():
-            if (
-                milestone is not None
-                and ExtensionRequest.objects.filter(
-                    group=group, milestone=milestone, status=ExtensionRequest.Status.OPEN
-                ).exists()
-            ):
-                raise Conflict("Your group already has an open request on this milestone.")
-            r = ExtensionRequest(
-                course=course,
-                student=actor,
-                group=group,
-                assignment=assignment,
-                milestone=milestone,
-                days=days,
-                reason=reason[:2000],
-                dsp=dsp,
+            return _create_locked(
+                course, actor, group, assignment, milestone, days, reason, dsp, document, kind, now
             )
-            if document:
-                r.document, r.document_kind = document, kind
-            r.save()
-            audit_record(
-                actor=actor,
-                action="extension.requested",
-                course=course,
-                obj=r,
-                after={"days": days, "target": r.target_name, "group": bool(group), "dsp": dsp},
-            )
-            if _auto_approves(course, actor, r, now=now, deadline=deadline):
-                _approve(r, actor=None, days=days, comment="Approved by the course's rule.")
-            else:
-                pk = r.pk
-                enqueue_on_commit(
-                    lambda: task_named("extensions.email_staff").delay(pk),
-                    what="the extension request e-mail to staff",
-                    critical=False,
-                )
     except IntegrityError:
         raise Conflict(
-            "You already have an open request on this deadline; staff will answer it."
+            "You already have an open request on this deadline, or your group has one for the "
+            "whole group; staff will answer it."
         ) from None
+
+
+def _create_locked(
+    course: Course,
+    actor: User,
+    group: Group | None,
+    assignment: Assignment | None,
+    milestone: Milestone | None,
+    days: int,
+    reason: str,
+    dsp: bool,
+    document: bytes | None,
+    kind: str,
+    now: dt.datetime,
+) -> ExtensionRequest:
+    """request_create's transaction. An assignment's request locks its relief (the group's row
+    and every reached member's slack account, `relief.relief_lock`) and is judged against the
+    deadline's whole relief: past the cap it is refused with the arithmetic or goes to staff
+    with it, as the course file says; the rule approves only what fits."""
+    judgement = None
+    if assignment is not None:
+        reached = relief.relief_members(course, group, actor)
+        relief.relief_lock(course, group=group, students=reached)
+        if group is not None:
+            mine = ExtensionRequest.objects.filter(
+                group=group, assignment=assignment, status=ExtensionRequest.Status.OPEN
+            ).first()
+            if mine is not None:
+                raise Conflict(
+                    f"Your group already has an open request on {assignment.code} "
+                    f"({mine.days} day(s), asked by {mine.student.get_full_name()}); staff will "
+                    "answer it."
+                )
+        judgement = relief.relief_judge(
+            course, assignment, reached, adding_hours=days * 24, kind="extension", group=group
+        )
+        if judgement.refusal and course.relief_over_cap == "refuse":
+            raise Conflict(judgement.refusal + " Write to the staff for more.")
+    elif ExtensionRequest.objects.filter(
+        group=group, milestone=milestone, status=ExtensionRequest.Status.OPEN
+    ).exists():
+        raise Conflict("Your group already has an open request on this milestone.")
+    r = ExtensionRequest(
+        course=course,
+        student=actor,
+        group=group,
+        assignment=assignment,
+        milestone=milestone,
+        days=days,
+        reason=reason[:2000],
+        dsp=dsp,
+        relief_note=(judgement.note if judgement else "")[:400],
+    )
+    if document:
+        r.document, r.document_kind = document, kind
+    r.save()
+    audit_record(
+        actor=actor,
+        action="extension.requested",
+        course=course,
+        obj=r,
+        after={"days": days, "target": r.target_name, "group": bool(group), "dsp": dsp},
+    )
+    deadline = deadline_of(course, actor, assignment=assignment, milestone=milestone)
+    fits = judgement is None or judgement.refusal is None
+    if fits and _auto_approves(course, actor, r, now=now, deadline=deadline):
+        _approve(r, actor=None, days=days, comment="Approved by the course's rule.")
+    else:
+        pk = r.pk
+        enqueue_on_commit(
+            lambda: task_named("extensions.email_staff").delay(pk),
+            what="the extension request e-mail to staff",
+            critical=False,
+        )
     return r
 
 
@@ -176,17 +219,47 @@ def _auto_approves(
     course: Course, student: User, r: ExtensionRequest, *, now: dt.datetime, deadline: dt.datetime
 ) -> bool:
     """The course file's rule: at most `auto_approve_max_days`, asked before the deadline, for
-    each student's first `auto_approve_per_student` such approvals."""
+    each student's first `auto_approve_per_student` such approvals, each group's first
+    `auto_approve_per_group` (for the whole group) and each deadline's first
+    `auto_approve_per_deadline` (the student's own and their group's, on this assignment)."""
     if not course.extension_auto_max_days or r.days > course.extension_auto_max_days:
         return False
     if now >= deadline:
         return False
-    used = ExtensionRequest.objects.filter(course=course, student=student, auto=True).count()
-    return used < course.extension_auto_per_student
+    auto = ExtensionRequest.objects.filter(course=course, auto=True).exclude(pk=r.pk)
+    if auto.filter(student=student).count() >= course.extension_auto_per_student:
+        return False
+    per_group = course.extension_auto_per_group
+    if (
+        r.group_id
+        and per_group is not None
+        and auto.filter(group_id=r.group_id).count() >= (per_group)
+    ):
+        return False
+    per_deadline = course.extension_auto_per_deadline
+    target = Q(assignment_id=r.assignment_id) if r.assignment_id else Q(milestone_id=r.milestone_id)
+    if per_deadline is not None:
+        gid = r.group_id or (
+            group.pk if (group := group_for_student(course=course, user=student)) else None
+        )
+        here = Q(student=student, group__isnull=True) | (Q(group_id=gid) if gid else Q(pk__in=[]))
+        if r.group_id:
+            members = relief.relief_members(course, Group(pk=r.group_id), student)
+            here |= Q(student__in=members, group__isnull=True)
+        if auto.filter(target).filter(here).count() >= per_deadline:
+            return False
+    return True
 
 
 @in_callers_transaction
-def _approve(r: ExtensionRequest, *, actor: User | None, days: int, comment: str) -> None:
+def _approve(
+    r: ExtensionRequest,
+    *,
+    actor: User | None,
+    days: int,
+    comment: str,
+    confirmed_days: int | None = None,
+) -> None:
     """Grant the extension itself, then mark the request approved (in the caller's
     transaction). `actor` None: the course's rule, recorded as the student's own request."""
     course = r.course
@@ -194,7 +267,7 @@ def _approve(r: ExtensionRequest, *, actor: User | None, days: int, comment: str
     if r.assignment_id:
         from apps.slackdays.models import DeadlineException
 
-        DeadlineException.objects.create(
+        r.exception = DeadlineException.objects.create(
             course=course,
             kind=DeadlineException.Kind.EXTENSION,
             assignment_id=r.assignment_id,
@@ -203,7 +276,19 @@ def _approve(r: ExtensionRequest, *, actor: User | None, days: int, comment: str
             hours=days * 24,
             reason=f"Extension request #{r.pk}: {r.reason}"[:300],
             granted_by=granter,
+            cap_days_confirmed=confirmed_days,
         )
+        group = Group.objects.filter(pk=r.group_id).first() if r.group_id else None
+        reached = relief.relief_members(course, group, r.student)
+        relief.refund_slack_for_extension(
+            course,
+            r.assignment,  # type: ignore[arg-type]
+            reached,
+            actor=granter,
+            label=f"extension request #{r.pk}",
+        )
+        if group is not None and course.extension_group_closes_own:
+            _close_own(r, reached, actor=actor)
     else:
         from apps.milestones.models import GroupMilestone
 
@@ -217,7 +302,17 @@ def _approve(r: ExtensionRequest, *, actor: User | None, days: int, comment: str
     r.status = ExtensionRequest.Status.APPROVED
     r.approved_days, r.auto = days, actor is None
     r.comment, r.decided_by, r.decided_at = comment[:2000], actor, timezone.now()
-    r.save(update_fields=["status", "approved_days", "auto", "comment", "decided_by", "decided_at"])
+    r.save(
+        update_fields=[
+            "status",
+            "approved_days",
+            "auto",
+            "comment",
+            "decided_by",
+            "decided_at",
+            "exception",
+        ]
+    )
     audit_record(
         actor=actor,
         action="extension.approved",
@@ -233,6 +328,25 @@ def _approve(r: ExtensionRequest, *, actor: User | None, days: int, comment: str
     )
 
 
+def _close_own(r: ExtensionRequest, members: list[User], *, actor: User | None) -> None:
+    """An approved group request closes the members' own open requests on that assignment
+    (the course file's `group_request_closes_own`), each saying why."""
+    for own in ExtensionRequest.objects.select_for_update().filter(
+        course=r.course,
+        assignment_id=r.assignment_id or 0,
+        student__in=members,
+        group__isnull=True,
+        status=ExtensionRequest.Status.OPEN,
+    ):
+        own.status = ExtensionRequest.Status.CLOSED
+        own.comment = (
+            f"Closed: the group's request #{r.pk} was approved ({r.approved_days} day(s))."
+        )
+        own.decided_by, own.decided_at = actor, timezone.now()
+        own.save(update_fields=["status", "comment", "decided_by", "decided_at"])
+        audit_record(actor=actor, action="extension.closed", course=r.course, obj=own)
+
+
 def decide(
     *,
     actor: User,
@@ -241,12 +355,25 @@ def decide(
     approve: bool,
     days: int | None = None,
     comment: str = "",
+    over_cap: bool = False,
 ) -> ExtensionRequest:
-    """Approve (with the days asked, or other days) or decline with a comment."""
+    """Approve (with the days asked, or other days) or decline with a comment. An approval is
+    judged against the deadline's whole relief: past the course's cap only with `over_cap`
+    (the total confirmed kept on the extension, and a `relief.cap_overridden` audit row). Locks
+    the relief (group row, members' accounts in student order), then the request."""
     if not is_staff(actor, course):
         raise NotAllowed("Only course staff decide extension requests.")
     comment = comment.strip()
     with transaction.atomic():
+        asked = (
+            ExtensionRequest.objects.select_related("student", "assignment", "group")
+            .filter(pk=request_id, course=course)
+            .first()
+        )
+        reached: list[User] = []
+        if asked is not None and asked.assignment is not None and approve:
+            reached = relief.relief_members(course, asked.group, asked.student)
+            relief.relief_lock(course, group=asked.group, students=reached)
         r = (
             ExtensionRequest.objects.select_for_update(of=("self",))
             .select_related("course", "student", "assignment", "milestone")
@@ -265,7 +392,24 @@ def decide(
                 raise DomainError(
                     "Say why you approve other days than asked, in a sentence.", field="comment"
                 )
-            _approve(r, actor=actor, days=days, comment=comment)
+            confirmed = None
+            if r.assignment is not None:
+                j = relief.relief_judge(
+                    course,
+                    r.assignment,
+                    reached,
+                    adding_hours=days * 24,
+                    kind="extension",
+                    group=r.group,
+                )
+                if j.refusal and not over_cap:
+                    raise DomainError(f"{j.refusal} {CONFIRM}", field="days")
+                if j.refusal:
+                    relief.record_override(
+                        course, actor=actor, target=r, judgement=j, what=f"+{days} day(s)"
+                    )
+                    confirmed = j.confirm_days
+            _approve(r, actor=actor, days=days, comment=comment, confirmed_days=confirmed)
             return r
         if not comment:
             raise DomainError("Tell the student why, in a sentence.", field="comment")
@@ -304,70 +448,3 @@ def withdraw(*, actor: User, course: Course, request_id: int) -> ExtensionReques
         r.save(update_fields=["status", "comment", "decided_at"])
         audit_record(actor=actor, action="extension.withdrawn", course=course, obj=r)
     return r
-
-
-def staff_emails(course: Course) -> list[str]:
-    return sorted(
-        Membership.objects.filter(course=course, role__in=STAFF_ROLES, is_active=True)
-        .values_list("user__email", flat=True)
-        .distinct()
-    )
-
-
-def email_staff(request_id: int) -> None:
-    r = (
-        ExtensionRequest.objects.select_related("course", "student", "assignment", "milestone")
-        .filter(pk=request_id)
-        .first()
-    )
-    if r is None or r.status != ExtensionRequest.Status.OPEN:
-        return
-    course = r.course
-    mail = outbox.Mail(
-        staff_emails(course),
-        f"[{course.code}] Extension request: {r.student} asks {r.days} day(s) on {r.target_name}",
-        f"{r.student} ({r.student.email}) asks for {r.days} day(s) on {r.target_name}"
-        f"{' for their group' if r.group_id else ''}{' (DSP accommodation)' if r.dsp else ''}.\n\n"
-        f"Reason: {r.reason}\n\n"
-        f"Decide: {settings.SITE_URL.rstrip('/')}/c/{course.code}/extensions/#request-{r.pk}",
-    )
-    outbox.post("extensions.email_staff", [mail], course_id=course.pk)
-
-
-def email_decision(request_id: int) -> None:
-    r = (
-        ExtensionRequest.objects.select_related("course", "student", "assignment", "milestone")
-        .filter(pk=request_id)
-        .first()
-    )
-    if r is None or r.status not in {"approved", "declined"}:
-        return
-    course = r.course
-    if r.status == ExtensionRequest.Status.APPROVED:
-        new = deadline_of(course, r.student, assignment=r.assignment, milestone=r.milestone)
-        outcome = (
-            f"approved: {r.approved_days} day(s){' by the course rule' if r.auto else ''}. "
-            f"Your deadline is now {format_instant(new, course.timezone)}."
-        )
-    else:
-        outcome = "declined."
-    to = [r.student.email]
-    if r.group_id:
-        group = Group.objects.filter(pk=r.group_id).first()
-        if group is not None:
-            to = sorted(
-                {r.student.email}
-                | set(
-                    group.memberships.filter(left_at__isnull=True).values_list(
-                        "user__email", flat=True
-                    )
-                )
-            )
-    mail = outbox.Mail(
-        to,
-        f"[{course.code}] Extension request on {r.target_name}: {r.status}",
-        f"The request for {r.days} day(s) on {r.target_name} was {outcome}\n\n"
-        + (f"Staff's comment: {r.comment}\n\n" if r.comment else "")
-        + f"{settings.SITE_URL.rstrip('/')}/c/{course.code}/extensions/",
-    )
-    outbox.post("extensions.email_decision", [mail], course_id=course.pk)

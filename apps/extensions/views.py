@@ -115,10 +115,18 @@ def _student(request: AuthedRequest, course: Course, form: AskForm) -> HttpRespo
     )
     rows = Paginator(mine, PAGE).get_page(request.GET.get("page"))
     rule = course.extension_auto_max_days and course.extension_auto_per_student
+    from apps.slackdays.selectors import student_slack
+
+    now = timezone.now()
+    deadlines = [
+        d
+        for d in student_slack(course=course, student=request.user)[1]
+        if d.assignment.release_at <= now
+    ]
     return render(
         request,
         "extensions/student.html",
-        {"course": course, "form": form, "page": rows, "rule": rule},
+        {"course": course, "form": form, "page": rows, "rule": rule, "deadlines": deadlines},
         status=400 if form.errors else 200,
     )
 
@@ -157,9 +165,11 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
     cards = []
     for r in page_:
         left, deadlines = slack[r.student_id]
+        stack = None
         if r.assignment is not None:
-            mine = [d.effective for d in deadlines if d.assignment.pk == r.assignment_id]
-            deadline = mine[0] if mine else r.assignment.due_at
+            mine = [d for d in deadlines if d.assignment.pk == r.assignment_id]
+            deadline = mine[0].effective if mine else r.assignment.due_at
+            stack = mine[0].stack if mine else None
         else:
             hours = extra.get((r.milestone_id or 0, r.group_id or 0), 0)
             deadline = r.milestone.due_at + dt.timedelta(hours=hours)  # type: ignore[union-attr]
@@ -169,6 +179,7 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
                 "slack_left": left,
                 "earlier": [e for e in earlier.get(r.student_id, []) if e.pk != r.pk],
                 "deadline": deadline,
+                "stack": stack,
             }
         )
     return render(
@@ -264,6 +275,7 @@ def _decide(
             approve=approve,
             days=days,
             comment=request.POST.get("comment", ""),
+            over_cap=request.POST.get("over_cap") == "1",
         )
         messages.success(request, f"{r.student}: {r.get_status_display().lower()}; e-mailed.")
     back = request.POST.get("status", "open")

@@ -18,6 +18,17 @@ class SlackdaysConfig(AppConfig):
         register_check(
             "an effective deadline is never before its base deadline", effective_not_before_base
         )
+        from apps.slackdays import relief_invariants as relief
+
+        register_check(
+            "no effective deadline beyond its relief cap unless a staff override says so",
+            relief.deadlines_within_cap,
+        )
+        register_check(
+            "no slack counted without its live spend in the ledger",
+            relief.slack_counted_from_live_spends,
+        )
+        register_check("group relief is equal for every current member", relief.group_relief_equal)
         from apps.calendar.registry import register_events, register_reminders
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel

@@ -129,8 +129,10 @@ class ActiveSpend(models.Model):
 
 class DeadlineException(models.Model):
     """Extra hours granted by staff, relative to the base deadline (so moving the base moves
-    them). A one-off extension is for one assignment and a student or a group; an accommodation
-    is for a student on every assignment. Exceptions never consume slack."""
+        them). A one-off extension is for one assignment and a student or a group; an accommodation
+        is for a student on every assignment. Exceptions never consume slack. Every grant is judged
+    by the relief rule (`apps.slackdays.relief`): past the course's cap only with staff's explicit
+    confirmation, recorded here as `cap_days_confirmed` and in an audit row."""
 
     class Kind(models.TextChoices):
         EXTENSION = "extension", "One-off extension"
@@ -151,6 +153,12 @@ class DeadlineException(models.Model):
     reason = models.CharField(max_length=300)
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    cap_days_confirmed = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Set when staff granted past the course's relief cap: the total days of relief "
+        "they confirmed on this deadline (an accommodation: on every deadline). Audited.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

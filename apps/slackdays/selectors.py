@@ -34,6 +34,31 @@ class StudentDeadline:
     without_slack: dt.datetime
     can_apply: bool
     can_cancel: bool
+    stack: rules.ReliefStack
+
+
+def relief_policy(course: Course) -> rules.ReliefPolicy:
+    """The course file's `policy.relief`, as the pure rule takes it."""
+    return rules.ReliefPolicy(
+        cap_days=course.relief_cap_days,
+        slack_with_extension=course.relief_slack_with_extension,
+        accommodations_count=course.relief_accommodations_count,
+        over_cap=course.relief_over_cap,
+    )
+
+
+def _part(e: DeadlineException, *, group: bool = False) -> rules.ReliefPart:
+    kind = "accommodation" if e.kind == "accommodation" else "extension"
+    return rules.ReliefPart(
+        kind=f"group {kind}" if group else kind,
+        hours=e.hours,
+        since=e.created_at,
+        confirmed_days=e.cap_days_confirmed,
+    )
+
+
+def _sort_parts(parts: list[DeadlineException]) -> list[DeadlineException]:
+    return sorted(parts, key=lambda e: (e.created_at, e.pk))
 
 
 def student_deadlines(*, course: Course, student: User) -> list[StudentDeadline]:
@@ -87,8 +112,8 @@ def student_slack_full(
     """(days left, allowance, deadlines) from 2 queries whatever the course's size: the
     student's and their group's exceptions, and the slack account joined to its active spends
     (the assignments come from the course's cached calendar)."""
-    ext: dict[int, int] = defaultdict(int)
-    acc = 0
+    ext: dict[int, list[rules.ReliefPart]] = defaultdict(list)
+    acc: list[rules.ReliefPart] = []
     # Only this student's and their group's exceptions: the course may hold thousands.
     gid = current_group_id(course=course, user=student, memo=memo)
     exceptions = (
@@ -96,11 +121,11 @@ def student_slack_full(
         if gid is not None
         else compiled_query("slack.exceptions", _exceptions, course.pk, student.pk)
     )
-    for e in exceptions:
+    for e in _sort_parts(list(exceptions)):
         if e.kind == "accommodation" and e.student_id == student.pk:
-            acc += e.hours
+            acc.append(_part(e))
         elif e.kind == "extension" and e.assignment_id:  # the student's own, or their group's
-            ext[e.assignment_id] += e.hours
+            ext[e.assignment_id].append(_part(e, group=e.group_id is not None))
     slack: dict[int, int] = defaultdict(int)
     left = allowance = course.slack_days_allowance  # no account yet: nothing spent
     for balance, allowed, a_id in compiled_query(
@@ -114,36 +139,48 @@ def student_slack_full(
 
 
 def _deadlines(
-    course: Course, ext: dict[int, int], acc: int, slack: dict[int, int], left: int
+    course: Course,
+    ext: dict[int, list[rules.ReliefPart]],
+    acc: list[rules.ReliefPart],
+    slack: dict[int, int],
+    left: int,
 ) -> list[StudentDeadline]:
-    """Each assignment's deadline for one student from their exception hours by assignment,
-    accommodation hours, slack days spent by assignment and days left."""
+    """Each assignment's deadline for one student from their extensions (own and group's) by
+    assignment, accommodations, slack days spent by assignment and days left: the relief rule
+    (`rules.relief_stack`) gives the effective deadline, never past the course's cap."""
     now = timezone.now()
+    policy = relief_policy(course)
     out = []
     for a in course_calendar(course).assignments:
-        without = rules.effective_deadline(
-            a.due_at, tz=course.timezone, extension_hours=ext[a.pk], accommodation_hours=acc
+        slack_parts = [rules.ReliefPart(kind="slack", hours=24)] * slack[a.pk]
+        stack = rules.relief_stack(
+            a.due_at, tz=course.timezone, policy=policy, parts=slack_parts + ext[a.pk] + acc
         )
-        effective = (
-            rules.add_calendar_days(without, slack[a.pk], course.timezone)
-            if slack[a.pk]
-            else without
+        ext_hours = sum(p.hours for p in ext[a.pk])
+        acc_hours = sum(p.hours for p in acc)
+        without = rules.effective_deadline(
+            a.due_at, tz=course.timezone, extension_hours=ext_hours, accommodation_hours=acc_hours
         )
         next_limit = rules.add_calendar_days(without, slack[a.pk] + 1, course.timezone)
+        room = stack.room_hours
+        stacks_ok = policy.slack_with_extension == "stack" or not ext[a.pk]
         out.append(
             StudentDeadline(
                 assignment=a,
                 base=a.due_at,
-                extension_hours=ext[a.pk],
-                accommodation_hours=acc,
+                extension_hours=ext_hours,
+                accommodation_hours=acc_hours,
                 slack_days=slack[a.pk],
-                effective=effective,
+                effective=stack.effective,
                 without_slack=without,
                 can_apply=a.accepts_slack
                 and left > 0
                 and slack[a.pk] < course.slack_days_max_per_assignment
-                and now <= next_limit,
+                and now <= next_limit
+                and (room is None or room >= 24)
+                and stacks_ok,
                 can_cancel=slack[a.pk] > 0 and now < without,
+                stack=stack,
             )
         )
     return out
@@ -155,27 +192,68 @@ def students_slack(
     """`student_slack` for many students in 3 queries, whatever their number (a staff queue's
     page): {student id: (days left, deadlines)}."""
     ids = set(student_ids)
-    groups = dict(
-        GroupMembership.objects.filter(
-            course=course, user_id__in=ids, left_at__isnull=True
-        ).values_list("user_id", "group_id")
-    )
-    ext: dict[int, dict[int, int]] = {i: defaultdict(int) for i in ids}
-    acc: dict[int, int] = dict.fromkeys(ids, 0)
+    ext, acc, slack, left = _relief_rows(course, ids, None)
+    return {i: (left[i], _deadlines(course, ext[i], acc[i], slack[i], left[i])) for i in ids}
+
+
+def assignment_stacks(
+    *, course: Course, assignment: Assignment, groups: dict[int, int | None]
+) -> dict[int, rules.ReliefStack]:
+    """Each student's relief on one assignment, from 2 queries whatever their number; `groups`
+    is {student id: their current group id or None}, which the caller has already locked."""
+    ext, acc, slack, _ = _relief_rows(course, set(groups), groups)
+    policy = relief_policy(course)
+    return {
+        i: rules.relief_stack(
+            assignment.due_at,
+            tz=course.timezone,
+            policy=policy,
+            parts=[rules.ReliefPart(kind="slack", hours=24)] * slack[i][assignment.pk]
+            + ext[i][assignment.pk]
+            + acc[i],
+        )
+        for i in groups
+    }
+
+
+def _relief_rows(
+    course: Course, ids: set[int], known: dict[int, int | None] | None
+) -> tuple[
+    dict[int, dict[int, list[rules.ReliefPart]]],
+    dict[int, list[rules.ReliefPart]],
+    dict[int, dict[int, int]],
+    dict[int, int],
+]:
+    """(extensions by student and assignment, accommodations, slack days by student and
+    assignment, days left) for these students; their groups read unless `known`."""
+    if known is None:
+        groups = dict(
+            GroupMembership.objects.filter(
+                course=course, user_id__in=ids, left_at__isnull=True
+            ).values_list("user_id", "group_id")
+        )
+    else:
+        groups = {uid: gid for uid, gid in known.items() if gid is not None}
+    ext: dict[int, dict[int, list[rules.ReliefPart]]] = {i: defaultdict(list) for i in ids}
+    acc: dict[int, list[rules.ReliefPart]] = {i: [] for i in ids}
     members: dict[int, list[int]] = defaultdict(list)
     for uid, gid in groups.items():
         members[gid].append(uid)
-    for e in DeadlineException.objects.filter(
-        Q(student_id__in=ids) | Q(group_id__in=list(members)),
-        course=course,
-        revoked_at__isnull=True,
-    ).order_by():
+    for e in _sort_parts(
+        list(
+            DeadlineException.objects.filter(
+                Q(student_id__in=ids) | Q(group_id__in=list(members)),
+                course=course,
+                revoked_at__isnull=True,
+            ).order_by()
+        )
+    ):
         if e.kind == "accommodation" and e.student_id in ids:
-            acc[e.student_id] += e.hours
+            acc[e.student_id].append(_part(e))
         elif e.kind == "extension" and e.assignment_id:
             for uid in [e.student_id] if e.student_id else members.get(e.group_id or 0, []):
                 if uid in ext:
-                    ext[uid][e.assignment_id] += e.hours
+                    ext[uid][e.assignment_id].append(_part(e, group=e.group_id is not None))
     slack: dict[int, dict[int, int]] = {i: defaultdict(int) for i in ids}
     left: dict[int, int] = dict.fromkeys(ids, course.slack_days_allowance)
     for uid, balance, a_id in SlackAccount.objects.filter(
@@ -184,7 +262,7 @@ def students_slack(
         left[uid] = balance
         if a_id is not None:
             slack[uid][a_id] += 1
-    return {i: (left[i], _deadlines(course, ext[i], acc[i], slack[i], left[i])) for i in ids}
+    return ext, acc, slack, left
 
 
 def ledger_for(*, course: Course, student: User) -> QuerySet[LedgerEntry]:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Iterable
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from apps.calendar.models import Assignment
@@ -28,6 +26,7 @@ from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import rules
+from apps.slackdays.ledger import _append, _ensure_accounts, _lock_accounts, _reverse
 from apps.slackdays.models import (
     ActiveSpend,
     DeadlineException,
@@ -37,126 +36,10 @@ from apps.slackdays.models import (
 )
 
 
-def _ensure_accounts(course: Course, students: Iterable[User]) -> None:
-    """Open a full account for each student that has none (one INSERT; existing ones untouched)."""
-    SlackAccount.objects.bulk_create(
-        [
-            SlackAccount(
-                course=course,
-                student=s,
-                allowance=course.slack_days_allowance,
-                balance=course.slack_days_allowance,
-            )
-            for s in students
-        ],
-        ignore_conflicts=True,
-    )
-
-
 def on_students_enrolled(event: StudentsEnrolled) -> None:
     """Open each newly enrolled student's account with the course's allowance (existing accounts
     untouched), in the enrolment's transaction: the first spend then locks, never creates."""
     _ensure_accounts(event.course, [User(pk=pk) for pk in event.user_ids])
-
-
-def _accounts_with_spends(
-    course_id: int, assignment_id: int, *student_ids: int
-) -> QuerySet[SlackAccount]:
-    """These students' accounts, locked in student order, each with `spends_here`: its live
-    spends on the assignment (one statement)."""
-    who = Q()
-    for pk in student_ids:
-        who |= Q(student_id=pk)
-    return (
-        SlackAccount.objects.select_for_update(of=("self",))
-        .filter(who, course_id=course_id)
-        .annotate(
-            spends_here=Coalesce(
-                Subquery(
-                    ActiveSpend.objects.filter(account=OuterRef("pk"), assignment_id=assignment_id)
-                    .values("account")
-                    .annotate(n=Count("id"))
-                    .values("n")
-                ),
-                0,
-            )
-        )
-        .order_by("student_id")
-    )
-
-
-def _lock_accounts(
-    course: Course, students: list[User], *, spends_on: Assignment | None = None
-) -> dict[int, SlackAccount]:
-    """The students' accounts, locked in student order; a missing one is opened first (after the
-    first spend of the term every account exists, so the common case is one statement). With
-    `spends_on`, each account also carries `spends_here`: its live spends on that assignment,
-    read in the same statement."""
-
-    ids = sorted({s.pk for s in students})
-
-    def lock() -> list[SlackAccount]:
-        if spends_on is None:
-            return list(
-                SlackAccount.objects.select_for_update()
-                .filter(course=course, student__in=students)
-                .order_by("student_id")
-            )
-        # The hot path of the deadline hour: its SQL is built once per group size and process.
-        return compiled_query(
-            f"slack.lock_with_spends.{len(ids)}",
-            _accounts_with_spends,
-            course.pk,
-            spends_on.pk,
-            *ids,
-        )
-
-    accounts = lock()
-    if len(accounts) < len(ids):
-        _ensure_accounts(course, students)  # ON CONFLICT DO NOTHING waits for a racing opener
-        accounts = lock()
-    by_id = {s.pk: s for s in students}
-    locked = {}
-    for a in accounts:
-        a.student = by_id[a.student_id]  # the caller's objects: no query per entry when shown
-        locked[a.student_id] = a
-    return locked
-
-
-def _append(
-    account: SlackAccount,
-    *,
-    kind: str,
-    delta: int,
-    actor: User | None,
-    reason: str = "",
-    assignment: Assignment | None = None,
-    group: Group | None = None,
-    batch: uuid.UUID | None = None,
-    reverses: LedgerEntry | None = None,
-) -> LedgerEntry:
-    new_balance = account.balance + delta
-    if not 0 <= new_balance <= account.allowance:
-        raise Conflict(
-            f"That would make {account.student}'s balance {new_balance}; it must stay between 0 "
-            f"and {account.allowance}."
-        )
-    account.last_seq += 1
-    account.balance = new_balance
-    account.save(update_fields=["last_seq", "balance"])
-    return LedgerEntry.objects.create(
-        account=account,
-        seq=account.last_seq,
-        kind=kind,
-        delta=delta,
-        balance_after=new_balance,
-        assignment=assignment,
-        group=group,
-        batch=batch or uuid.uuid4(),
-        reverses=reverses,
-        actor=actor,
-        reason=reason[:300],
-    )
 
 
 def _assignment_of(course_id: int, assignment_id: int) -> QuerySet[Assignment]:
@@ -409,9 +292,12 @@ def _apply_locked(
     with transaction.atomic():
         accounts = _lock_accounts(course, members, spends_on=assignment)
         active: dict[int, int] = {s.pk: getattr(accounts[s.pk], "spends_here", 0) for s in members}
+        stacks = _relief_allows_slack(course, assignment, members, group)
         if charged_by is None:
+            mine = stacks[actor.pk]
+            without = mine.base + dt.timedelta(hours=mine.exception_hours)
             limit = rules.add_calendar_days(
-                deadline_without_slack(course, assignment, actor, group=group),
+                without,
                 active[actor.pk] + 1,
                 course.timezone,
             )
@@ -450,30 +336,28 @@ def _apply_locked(
     return entries
 
 
-def _reverse(
-    course: Course, spend_entries: list[LedgerEntry], *, kind: str, actor: User, reason: str
-) -> list[LedgerEntry]:
-    accounts = _lock_accounts(course, [e.account.student for e in spend_entries])
-    out = []
-    for e in sorted(spend_entries, key=lambda e: e.account.student_id):
-        account = accounts[e.account.student_id]
-        deleted, _ = ActiveSpend.objects.filter(entry=e).delete()
-        if not deleted:
-            continue  # already reversed by a concurrent request
-        out.append(
-            _append(
-                account,
-                kind=kind,
-                delta=1,
-                actor=actor,
-                assignment=e.assignment,
-                group=e.group,
-                batch=e.batch,
-                reverses=e,
-                reason=reason,
+def _relief_allows_slack(
+    course: Course, assignment: Assignment, members: list[User], group: Group | None
+) -> dict[int, rules.ReliefStack]:
+    """The relief rule for one more slack day on every member's deadline (accounts locked):
+    within the cap, and, where extensions refund slack, not on a deadline with an extension."""
+    from apps.slackdays import relief
+
+    j = relief.relief_judge(course, assignment, members, adding_hours=24, kind="slack", group=group)
+    if j.refusal:
+        raise Conflict(f"Nothing was charged: {j.refusal}")
+    if course.relief_slack_with_extension == "refund":
+        has = [
+            s.get_full_name() or s.email
+            for s in members
+            if any("extension" in p.kind for p in j.stacks[s.pk].parts)
+        ]
+        if has:
+            raise Conflict(
+                f"Nothing was charged: {assignment.code} already has an extension for "
+                f"{', '.join(has)}, and in this course slack days do not stack on an extension."
             )
-        )
-    return out
+    return j.stacks
 
 
 def slack_cancel(*, actor: User, course: Course, assignment_id: int) -> list[LedgerEntry]:
@@ -578,99 +462,11 @@ def slack_adjust(
     return e
 
 
-def exception_grant(
-    *,
-    actor: User,
-    course: Course,
-    kind: str,
-    hours: int,
-    reason: str,
-    assignment_id: int | None = None,
-    student_ids: Iterable[int] = (),
-    group_id: int | None = None,
-) -> list[DeadlineException]:
-    """Staff grant extra hours: a one-off extension (one assignment; students or a group) or an
-    accommodation (every assignment; students). Many students at once make one row each."""
-    if not is_staff(actor, course):
-        raise NotAllowed("Only the course staff grant exceptions.")
-    if not reason.strip():
-        raise DomainError("Give a reason; it is kept with the exception.", field="reason")
-    if not 1 <= hours <= 24 * 60:
-        raise DomainError("Hours must be between 1 and 1,440.", field="hours")
-    students = list(
-        Membership.objects.filter(
-            course=course, user_id__in=list(student_ids), role=Role.STUDENT, is_active=True
-        ).select_related("user")
-    )
-    if len(students) != len(set(student_ids)):
-        raise DomainError(
-            "Some of those people are not active students of this course.", field="student_ids"
-        )
-    if kind == "accommodation":
-        if group_id or assignment_id:
-            raise DomainError(
-                "An accommodation is for students on every assignment; leave the assignment and "
-                "group out."
-            )
-        if not students:
-            raise DomainError("Choose at least one student.", field="student_ids")
-        rows = [
-            DeadlineException(
-                course=course,
-                kind=kind,
-                student=m.user,
-                hours=hours,
-                reason=reason,
-                granted_by=actor,
-            )
-            for m in students
-        ]
-    elif kind == "extension":
-        assignment = _assignment(course, assignment_id or 0)
-        if group_id:
-            group = Group.objects.filter(
-                course=course, pk=group_id, dissolved_at__isnull=True
-            ).first()
-            if group is None or students:
-                raise DomainError("Give either a group or students, not both.")
-            rows = [
-                DeadlineException(
-                    course=course,
-                    kind=kind,
-                    assignment=assignment,
-                    group=group,
-                    hours=hours,
-                    reason=reason,
-                    granted_by=actor,
-                )
-            ]
-        elif students:
-            rows = [
-                DeadlineException(
-                    course=course,
-                    kind=kind,
-                    assignment=assignment,
-                    student=m.user,
-                    hours=hours,
-                    reason=reason,
-                    granted_by=actor,
-                )
-                for m in students
-            ]
-        else:
-            raise DomainError("Choose a group or at least one student.", field="student_ids")
-    else:
-        raise DomainError("Kind is 'extension' or 'accommodation'.", field="kind")
-    with transaction.atomic():
-        created = DeadlineException.objects.bulk_create(rows)
-        audit_record(
-            actor=actor,
-            action="exception.granted",
-            course=course,
-            obj=course,
-            after={"kind": kind, "hours": hours, "count": len(created), "reason": reason},
-        )
-    return created
+def exception_grant(**kwargs: Any) -> list[DeadlineException]:
+    """Staff grant extra hours, judged by the relief rule: see `grants.exception_grant`."""
+    from apps.slackdays.grants import exception_grant as grant
+
+    return grant(**kwargs)
 
 
 def exception_revoke(*, actor: User, course: Course, exception_id: int) -> DeadlineException:

@@ -228,6 +228,7 @@ def exception_grant(request: AuthedRequest, course: Course) -> HttpResponseBase:
             assignment_id=int_or_none(p.get("assignment")),
             student_ids=ids,
             group_id=_group_by_name(course, p.get("group", "")),
+            over_cap=p.get("over_cap") == "1",
         )
         messages.success(request, f"Granted {len(made)} exception(s).")
     return redirect("slackdays:staff", code=course.code)

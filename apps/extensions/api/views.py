@@ -143,6 +143,11 @@ class ExtensionDecideSerializer(serializers.Serializer):
         default="",
         help_text="Required to decline or to grant other days; e-mailed to the student.",
     )
+    over_cap = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Confirm granting past the course's relief cap on this deadline (audited).",
+    )
 
 
 class DecideView(APIView):

@@ -72,6 +72,15 @@ class DeadlineSerializer(serializers.Serializer):
     )
     can_apply = serializers.BooleanField()
     can_cancel = serializers.BooleanField()
+    relief = serializers.CharField(
+        source="stack.text", help_text="The deadline's relief in words (slack, extensions, …)."
+    )
+    cap_days = serializers.IntegerField(
+        source="stack.cap_days", allow_null=True, help_text="The cap on relief (null: none)."
+    )
+    cap_left_hours = serializers.IntegerField(
+        source="stack.room_hours", allow_null=True, help_text="Relief hours still allowed."
+    )
 
 
 class MySlackSerializer(serializers.Serializer):
@@ -120,6 +129,11 @@ class GrantSerializer(serializers.Serializer):
         child=serializers.IntegerField(), required=False, help_text="Student ids (bulk)."
     )
     group = serializers.IntegerField(required=False, help_text="For a group extension.")
+    over_cap = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Confirm granting past the course's relief cap (audited).",
+    )
 
 
 class StaffLedgerSerializer(serializers.Serializer):
@@ -299,6 +313,7 @@ class ExceptionsView(APIView):
             assignment_id=v.get("assignment"),
             student_ids=v.get("students", []),
             group_id=v.get("group"),
+            over_cap=v.get("over_cap", False),
         )
         return Response(ExceptionSerializer(made, many=True).data, status=201)
 
