@@ -34,13 +34,15 @@ from aiosmtpd.controller import Controller
 from tests.browser.test_phone import html_pages
 from tests.conftest import _database_url
 from tests.peers.run import free_port, stop
+from tests.termwalk import clock_hooks, walk_the_term
 from tests.world import World, build_world
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.redis,
+    pytest.mark.browser,  # the term walk's axe scans (tests.termwalk)
     pytest.mark.django_db(transaction=True),
-    pytest.mark.timeout(1200),
+    pytest.mark.timeout(2400),
 ]
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -182,11 +184,23 @@ class Inbox:
 
 @pytest.fixture
 def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
-    """The demo world served as production serves it; yields (base URL, world, inbox)."""
+    """The demo world served as production serves it, its processes following a clock the term
+    walk steps (tests.termwalk); yields (base URL, world, inbox, logs, clock)."""
+    clock, env, web_args = clock_hooks()
+    for served in serve(ee290_live, settings, env_extra=env, web_extra=web_args):
+        yield (*served, clock)
+
+
+def serve(  # type: ignore[no-untyped-def]
+    course, settings, *, env_extra: dict[str, str] | None = None, web_extra: str = ""
+):
+    """Build the world on `course` and serve it as production does (gunicorn, worker, beat,
+    SMTP sink); yields (base URL, world, inbox, logs). `env_extra` is added to the processes'
+    environment and `web_extra` to gunicorn's command line (the term crawl's clock)."""
     from django.contrib.auth.hashers import make_password
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
-    world = build_world(ee290_live)
+    world = build_world(course)
     for role in ROLES:
         user = world.people[role]
         assert user is not None
@@ -212,6 +226,7 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
         "EMAIL_PORT": str(smtp_port),
         "EMAIL_USE_TLS": "false",
         "LOG_LEVEL": "WARNING",
+        **(env_extra or {}),
     }
     subprocess.run(
         [str(BIN / "python"), "manage.py", "collectstatic", "--no-input", "-v", "0"],
@@ -220,10 +235,11 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
         check=True,
         capture_output=True,
     )
-    subprocess.run(["redis-cli", "-n", "13", "flushdb"], check=False, capture_output=True)
+    redis_db = urlsplit(env["REDIS_URL"]).path.strip("/") or "0"
+    subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=False, capture_output=True)
     commands = {
         "web": f"gunicorn courseops.wsgi --bind 127.0.0.1:{web_port} --workers 2 --timeout 120"
-        " --log-level warning",
+        f" --log-level warning {web_extra}",
         "worker": "celery -A courseops worker --concurrency=1 --without-gossip --without-mingle"
         " --loglevel=WARNING",
         "beat": f"celery -A courseops beat --schedule {work / 'beat-schedule'} --loglevel=WARNING",
@@ -418,19 +434,27 @@ def crawl_api(base: str, world: World, token: str) -> Counter[str]:
 def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  # type: ignore[no-untyped-def]
     from apps.core.tokens import token_create
 
-    base, world, inbox, logs = stack
+    base, world, inbox, logs, clock = stack
     totals: dict[str, Counter[str]] = {}
+    pages_of: dict[str, list[str]] = {}
+    browsers: dict[str, Browser] = {}
     for role in ROLES:
         user = world.people[role]
         pages = html_pages(world, role)
         assert len(pages) >= 20, sorted(pages)  # the walk really found the app's pages
-        browser = Browser(base)
+        pages_of[role] = list(pages.values())
+        browser = browsers[role] = Browser(base)
         browser.log_in(user.email)
         totals[role] = crawl_forms(browser, user.email, pages)
         _, key = token_create(user=user, name="production crawl")
         totals[role] += crawl_api(base, world, key)
+    # Then the term (tests.termwalk): every shipped set graded, released, regraded and hidden,
+    # every week of the calendar stepped through, every page and API read at each step.
+    term = walk_the_term(base, world, clock, browsers, pages_of)
     summary = "; ".join(f"{role}: {dict(c)}" for role, c in totals.items())
-    report = f"production crawl — {summary}; e-mails delivered to the SMTP server: {inbox.count}"
+    report = (
+        f"production crawl — {summary}; e-mails delivered to the SMTP server: {inbox.count}\n{term}"
+    )
     artifacts = ROOT / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
     (artifacts / "production-crawl.txt").write_text(report + "\n")

@@ -9,7 +9,8 @@ class AutograderConfig(AppConfig):
     def ready(self) -> None:
         # The services queue this app's tasks by name (tasks import services, never the
         # reverse): importing the module registers the names in every process.
-        from apps.autograder import (
+        from apps.autograder import (  # checks: registers the shipped banks' start-up check
+            checks,  # noqa: F401
             jobs,
             tasks,  # noqa: F401
         )

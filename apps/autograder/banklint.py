@@ -2,7 +2,9 @@
 
 Per question: its kind and parts are well formed; each part's unit is one the units table knows;
 the unit the prompt asks for ("Milliseconds per token?", "in TFLOPS") is the unit its part is
-answered in; every key and bound computes to a finite number for sample parameters; partial
+answered in; every key and bound computes to a finite number for sample parameters, and so
+does the worked solution students see once results are released (through the same calculator
+calls as grading); the prompt's placeholders are the question's parameters; partial
 bands and the rubric are ones the grader knows; a choice question has a correct option. Every
 problem names the question, so a bank with any is refused whole and nothing changes.
 """
@@ -212,6 +214,15 @@ def question_problems(q: dict[str, Any], rubrics: set[str]) -> list[str]:
                     f"part {n}: its key is exactly 0 when {shown}, where a relative tolerance "
                     "gives no credit to any other answer; give the question an abs_tol"
                 )
+    if parts and not out:  # its keys compute: so must what students see once it is released
+        try:
+            rules.worked_steps(parts, params)
+        except Exception as exc:  # a bank author's expression: report it, whatever it is
+            bad(f"its worked solution cannot be computed for sample parameters ({exc})")
+    try:
+        str(q.get("prompt", "")).format(**params)
+    except (KeyError, IndexError, ValueError) as exc:
+        bad(f"its prompt names {exc} but the question has no such parameter (or a stray brace)")
     for word, dim, size in asked_units(str(q.get("prompt", ""))):
         same_dim = [(d, s) for d, s in resolved if d == dim]
         if same_dim and not any(math.isclose(s, size) for _, s in same_dim):

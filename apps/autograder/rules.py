@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import numpy as np
 from simpleeval import EvalWithCompoundTypes
 
 from apps.perfcalc.calc import units
+from apps.perfcalc.calc.core import Result
 from apps.perfcalc.calc.evaluate import evaluate
 from apps.perfcalc.calc.registry import all_formulas
 
@@ -222,14 +224,21 @@ def draw_params(spec: Mapping[str, Any], seed: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- keys as safe expressions
 
 
-def _calc_functions() -> dict[str, Any]:
+def _calc_functions(*, results: bool = False) -> dict[str, Any]:
     """Every calculator formula as a function of keyword arguments returning its value, e.g.
-    ring_allreduce(message_bytes=M, n_gpus=N, bandwidth_bytes_per_s=B)."""
+    ring_allreduce(message_bytes=M, n_gpus=N, bandwidth_bytes_per_s=B) — or, with `results`,
+    the calculator's whole Result (equation and steps) for a worked solution. Both go through
+    `evaluate()`, so a key may say model=… and gpu=…, and the worked solution resolves them
+    exactly as grading does."""
 
-    def value_of(name: str) -> Any:  # through evaluate(), so keys may say model=… and gpu=…
+    def value_of(name: str) -> Any:
         return lambda **kw: evaluate(name, kw).value
 
-    funcs: dict[str, Any] = {name.replace("-", "_"): value_of(name) for name in all_formulas()}
+    def result_of(name: str) -> Any:
+        return lambda **kw: evaluate(name, kw)
+
+    call = result_of if results else value_of
+    funcs: dict[str, Any] = {name.replace("-", "_"): call(name) for name in all_formulas()}
     funcs.update(
         {
             "ceil": math.ceil,
@@ -275,3 +284,58 @@ def evaluate_key(expression: str, params: Mapping[str, Any]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise KeyError_(f"{expression!r} gives {value!r}, not a finite number")
     return float(value)
+
+
+# ---------------------------------------------------------------- worked solutions
+
+_SINGLE_CALL = re.compile(r"\s*(\w+)\((.*)\)\s*", re.S)
+
+
+def part_size(part: Mapping[str, Any]) -> float:
+    """How big the part's unit is in its dimension's SI base ('ms' → 1e-3; unknown → 1)."""
+    try:
+        return units.resolve(str(part.get("unit", "")))[1]
+    except units.UnitError:
+        return 1.0
+
+
+def in_part_unit(part: Mapping[str, Any], spec: Any, params: Mapping[str, Any]) -> float:
+    """A key or bound in the part's unit: a calculator expression (a string) is computed in SI
+    and converted; a plain number is already in the part's unit."""
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        return float(spec)
+    return evaluate_key(str(spec), params) / part_size(part)
+
+
+def worked_steps(parts: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[list[str]]:
+    """Per part, the calculator's worked solution when the key is a single formula call
+    (e.g. ring_allreduce(...)); otherwise the expression with its parameters. The call is
+    evaluated by the same functions as `evaluate_key` (model=…, gpu=… resolved the same way),
+    so a key that grades has a worked solution; one that cannot be computed raises KeyError_
+    with the reason (a bank load refuses it: apps.autograder.banklint)."""
+    out = []
+    for part in parts:
+        expr = str(part.get("answer") or "")
+        m = _SINGLE_CALL.fullmatch(expr)
+        if m and m.group(1).replace("-", "_") in {n.replace("-", "_") for n in all_formulas()}:
+            evaluator = EvalWithCompoundTypes(
+                names=dict(params), functions=_calc_functions(results=True)
+            )
+            try:
+                result = evaluator.eval(expr, previously_parsed=_parsed(expr))
+            except Exception as exc:
+                raise KeyError_(f"{expr!r}: {exc}") from None
+            if isinstance(result, Result):
+                steps = [result.equation, *result.steps]
+                if part_size(part) != 1.0:  # the calculator works in SI; the answer is not
+                    converted = in_part_unit(part, expr, params)
+                    unit = str(part.get("unit", ""))
+                    steps.append(f"In {unit}, the unit this part is answered in: {converted:.6g}")
+                out.append(steps)
+                continue
+        out.append(
+            [f"key = {expr}" + (f" with {dict(params)}" if params else "")]
+            if expr
+            else ["measurement: checked against the physical bound"]
+        )
+    return out

@@ -33,18 +33,12 @@ def _has_draws(q: Question) -> bool:
 
 def part_size(part: dict[str, Any]) -> float:
     """How big the part's unit is in its dimension's SI base ('ms' → 1e-3; unknown → 1)."""
-    try:
-        return units.resolve(str(part.get("unit", "")))[1]
-    except units.UnitError:
-        return 1.0
+    return rules.part_size(part)
 
 
 def _in_part_unit(part: dict[str, Any], spec: Any, params: dict[str, Any]) -> float:
-    """A key or bound in the part's unit: a calculator expression (a string) is computed in SI
-    and converted; a plain number is already in the part's unit."""
-    if isinstance(spec, int | float) and not isinstance(spec, bool):
-        return float(spec)
-    return rules.evaluate_key(str(spec), params) / part_size(part)
+    """A key or bound in the part's unit (apps.autograder.rules.in_part_unit)."""
+    return rules.in_part_unit(part, spec, params)
 
 
 def keys_for(q: Question, params: dict[str, Any]) -> list[float]:
@@ -87,6 +81,24 @@ def instance_for(q: Question, student: User) -> Instance:
         defaults={"seed": seed, "params": params, "keys": keys_for(q, params)},
     )
     return inst
+
+
+def params_of(q: Question, student: User) -> dict[str, Any]:
+    """The parameters a student's question is asked with: their drawn instance's, or the
+    question's own when nothing is drawn. Pages and the API read them here."""
+    if _has_draws(q):
+        return dict(instance_for(q, student).params)
+    return dict(q.params or {})
+
+
+def prompt_of(q: Question, params: dict[str, Any]) -> str:
+    """The prompt with the parameters filled in; as written when it cannot be (a bank load
+    refuses such a prompt, apps.autograder.banklint; a question stored before that stays
+    readable)."""
+    try:
+        return q.prompt.format(**params)
+    except (KeyError, IndexError, ValueError):
+        return q.prompt
 
 
 def preview(q: Question, sample: str = "sample") -> tuple[dict[str, Any], list[float]]:
@@ -504,39 +516,8 @@ def chunks(ids: list[int], size: int) -> Iterable[list[int]]:
 
 
 def worked_solution(q: Question, params: dict[str, Any]) -> list[list[str]]:
-    """Per part, the calculator's worked solution when the key is a single formula call
-    (e.g. ring_allreduce(...)); otherwise the expression with its parameters."""
-    import re
-
-    from simpleeval import EvalWithCompoundTypes
-
-    from apps.perfcalc.calc.core import Result
-    from apps.perfcalc.calc.registry import all_formulas
-
-    def result_of(formula: Any) -> Any:
-        return lambda **kw: formula(**kw)
-
-    calls = {name.replace("-", "_"): result_of(f) for name, f in all_formulas().items()}
-    out = []
-    for part in q.parts:
-        expr = part.get("answer") or ""
-        m = re.fullmatch(r"\s*(\w+)\((.*)\)\s*", expr, re.S)
-        if m and m.group(1) in calls:
-            result = EvalWithCompoundTypes(names=dict(params), functions=calls).eval(expr)
-            if isinstance(result, Result):
-                steps = [result.equation, *result.steps]
-                unit = str(part.get("unit", ""))
-                if part_size(part) != 1.0:  # the calculator works in SI; the answer is not
-                    converted = _in_part_unit(part, expr, params)
-                    steps.append(f"In {unit}, the unit this part is answered in: {converted:.6g}")
-                out.append(steps)
-                continue
-        out.append(
-            [f"key = {expr}" + (f" with {params}" if params else "")]
-            if expr
-            else ["measurement: checked against the physical bound"]
-        )
-    return out
+    """Per part, the calculator's worked solution (apps.autograder.rules.worked_steps)."""
+    return rules.worked_steps(q.parts, params)
 
 
 def _raw_value(q: Question, part: int, answers: list[str]) -> float:

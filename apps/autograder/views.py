@@ -61,19 +61,6 @@ def _set(course: Course, key: str) -> QuestionSet:
     return qs
 
 
-def _params_for(q: Question, user: Any) -> dict[str, Any]:
-    if any(isinstance(v, dict) for v in (q.params or {}).values()):
-        return dict(services.instance_for(q, user).params)
-    return dict(q.params or {})
-
-
-def _prompt(q: Question, params: dict[str, Any]) -> str:
-    try:
-        return q.prompt.format(**params)
-    except (KeyError, IndexError, ValueError):
-        return q.prompt
-
-
 def _sets_with_assignment(course_id: int) -> QuerySet[QuestionSet]:
     return QuestionSet.objects.filter(course_id=course_id).select_related("assignment")
 
@@ -242,7 +229,7 @@ def _staff_set(
         questions.append(
             {
                 "q": q,
-                "prompt": _prompt(q, params),
+                "prompt": services.prompt_of(q, params),
                 "params": params,
                 "parts": services.preview_parts(q, params, keys) if keys else [],
                 "params_text": ", ".join(f"{k} = {v}" for k, v in params.items()),
@@ -307,11 +294,11 @@ def student_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Http
     checked = practice.last_attempts(qs, request.user) if qs.checks else {}
     rows = []
     for q in questions:
-        params = _params_for(q, request.user)
+        params = services.params_of(q, request.user)
         rows.append(
             {
                 "q": q,
-                "prompt": _prompt(q, params),
+                "prompt": services.prompt_of(q, params),
                 "parts": [(i, p, mine.get((q.pk, i))) for i, p in enumerate(q.parts)]
                 if q.parts
                 else [(0, {}, mine.get((q.pk, 0)))],
@@ -456,7 +443,7 @@ def practice_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Htt
         rows.append(
             {
                 "q": q,
-                "prompt": _prompt(q, params),
+                "prompt": services.prompt_of(q, params),
                 "parts": list(enumerate(q.parts)) if q.parts else [(0, {})],
                 "last": latest if latest is not None and latest.variant == number else None,
                 "tries": tries,

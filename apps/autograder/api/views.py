@@ -93,16 +93,12 @@ class MineView(APIView):
             answers.setdefault(a.question_id, {})[a.part] = a.raw
         out = []
         for q in qs.questions.order_by("position"):
-            params = (
-                dict(services.instance_for(q, user).params)
-                if any(isinstance(v, dict) for v in q.params.values())
-                else dict(q.params)
-            )
+            params = services.params_of(q, user)
             item: dict[str, Any] = {
                 "key": q.key,
                 "kind": q.kind,
                 "points": q.points,
-                "prompt": q.prompt.format(**params) if params else q.prompt,
+                "prompt": services.prompt_of(q, params),
                 "params": params,
                 "parts": [p.get("label", "") for p in q.parts],
                 "options": [{"label": o["label"], "text": o["text"]} for o in q.options],
