@@ -92,6 +92,7 @@ class Twin:
     table: str  # the page's table (aria-label) whose rows are the items
     roles: tuple[str, ...]
     items: Callable[[Any, str], list[Item]]  # the API's answer, the role → the items
+    column: int = 0  # the cell of a page row that names its item
 
 
 def _num(x: float | None) -> str:
@@ -123,6 +124,16 @@ def _written_grading(body: Any, role: str) -> list[Item]:
     return out
 
 
+def _roster(body: Any, role: str) -> list[Item]:
+    from apps.core.models import Role
+
+    names = dict(Role.choices)
+    return [
+        (m["email"], [m["name"], str(names[m["role"]]), "active" if m["is_active"] else "dropped"])
+        for m in body
+    ]
+
+
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
 TWINS = [
@@ -136,6 +147,7 @@ TWINS = [
         ("ta",),
         _written_grading,
     ),
+    Twin(C + "roster/", A + "roster/", "Roster", ("ta",), _roster, column=1),
 ]
 
 
@@ -199,7 +211,7 @@ def test_each_list_page_and_its_api_show_the_same_items_and_facts(
         if len(rows) != len(items):
             problems.append(f"the page shows {len(rows)} rows, the API {len(items)} items")
         for label, facts in items:
-            matched = [r for r in rows if r and r[0].startswith(label)]
+            matched = [r for r in rows if len(r) > twin.column and r[twin.column] == label]
             if len(matched) != 1:
                 problems.append(f"{label!r}: {len(matched)} page rows")
                 continue
@@ -231,3 +243,65 @@ def test_the_question_set_api_gives_a_students_own_deadline_in_course_time(
     assert all(s["timezone"] == tz for s in body)
     assert all(re.search(r"[-+]\d\d:\d\d$", s["due"]) for s in body if s["due"])
     assert all(s["due_text"].endswith(("PST", "PDT")) for s in moved)
+
+
+# List pages not compared above, each with why: no API twin (and why none is needed), or the
+# twin that exists and is not compared yet (a debt, named so it stays visible).
+LATER = "API twin exists; not compared yet (#68 follow-up): "
+NO_TWIN = {
+    "c/<slug:code>/": "Today: every app's dated items for 7 days; each app's own list is the API",
+    "c/<slug:code>/labs/": LATER + "api/v1/courses/<code>/labs/",
+    "c/<slug:code>/labs/<slug:lab>/": LATER + "api/v1/courses/<code>/labs/<lab>/",
+    "c/<slug:code>/calendar/": LATER + "api/v1/courses/<code>/calendar/",
+    "c/<slug:code>/milestones/": LATER + "api/v1/courses/<code>/milestones/",
+    "c/<slug:code>/group/": LATER + "api/v1/courses/<code>/groups/",
+    "c/<slug:code>/groups/": LATER + "api/v1/courses/<code>/groups/",
+    "c/<slug:code>/node/": "one group's node and files: api/v1/courses/<code>/my-node/files/",
+    "c/<slug:code>/compute/": LATER + "api/v1/courses/<code>/nodes/ and allocations/",
+    "c/<slug:code>/compute/budget/": "no API: the budget is a staff page and a CSV export",
+    "c/<slug:code>/compute/cloud/": "no API: the cloud provider's jobs are operated from the page",
+    "c/<slug:code>/slack/": LATER + "api/v1/courses/<code>/slack/me/ and ledger/",
+    "c/<slug:code>/slack/staff/": LATER + "api/v1/courses/<code>/slack/balances/",
+    "c/<slug:code>/slack/import/": "a file upload's form: api/…/slack/lateness/ is its POST",
+    "c/<slug:code>/incidents/": LATER + "api/v1/courses/<code>/incidents/",
+    "c/<slug:code>/scribing/": LATER + "api/v1/courses/<code>/scribing/duties/",
+    "c/<slug:code>/peer-review/": LATER + "api/v1/courses/<code>/peer-review/reviews/",
+    "c/<slug:code>/checkoffs/": LATER + "api/v1/courses/<code>/checkoffs/sets/",
+    "c/<slug:code>/checkoffs/schedule/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
+    "c/<slug:code>/checkoffs/outcomes/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
+    "c/<slug:code>/assessments/": LATER + "api/v1/courses/<code>/assessments/",
+    "c/<slug:code>/assessments/<int:assessment_id>/": LATER + "…/assessments/<id>/report/",
+    "c/<slug:code>/gradebook/": LATER + "api/v1/courses/<code>/gradebook/me/ and students/",
+    "c/<slug:code>/gradebook/components/": LATER + "api/v1/courses/<code>/gradebook/components/",
+    "c/<slug:code>/gradebook/import/": "a file upload's form: api/…/gradebook/imports/ is its POST",
+    "c/<slug:code>/impact/": LATER + "api/v1/courses/<code>/impact/items/",
+    "c/<slug:code>/participation/": LATER + "api/v1/courses/<code>/participation/events/",
+    "c/<slug:code>/checkin/": LATER + "api/v1/courses/<code>/participation/checkin/",
+    "c/<slug:code>/questionnaire/": LATER + "api/v1/courses/<code>/questionnaire/",
+    "c/<slug:code>/questionnaire/people/": LATER + "api/v1/courses/<code>/questionnaire/people/",
+    "c/<slug:code>/questionnaire/suggestions/": LATER + "…/questionnaire/suggestions/",
+    "c/<slug:code>/contributions/": LATER + "api/v1/courses/<code>/contributions/",
+    "c/<slug:code>/extensions/": LATER + "api/v1/courses/<code>/extensions/",
+    "c/<slug:code>/runs/": LATER + "api/v1/courses/<code>/runs/",
+    "c/<slug:code>/regrades/": LATER + "api/v1/courses/<code>/regrades/",
+    "c/<slug:code>/grading/runs/<int:run_id>/": LATER + "…/grading-runs/<id>/ and totals/",
+    "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/": LATER
+    + "api/v1/courses/<code>/question-sets/<key>/written/<qkey>/",
+    "c/<slug:code>/jobs/": "no API: background jobs are an operator's page",
+    "c/<slug:code>/lms/": "no API: the LMS link is set up and synced from the page",
+    "c/<slug:code>/check/": "no API: check_course's report (manage.py check_course is its CLI)",
+}
+
+
+def test_every_list_page_is_compared_with_its_api_or_named() -> None:
+    """The list pages are the query budgets' pages (found there from the URL conf): each is
+    compared with its API twin above or named in NO_TWIN, and no name is stale."""
+    from tests.test_query_budgets import STAFF_URLS, STUDENT_URLS, _route
+
+    pages = {_route(u) for u in STUDENT_URLS + STAFF_URLS if u.startswith("/c/")}
+    compared = {_route(t.page) for t in TWINS}
+    missing = sorted(pages - compared - set(NO_TWIN))
+    assert not missing, "list pages neither compared with an API nor named:\n" + "\n".join(missing)
+    stale = sorted(set(NO_TWIN) - pages)
+    assert not stale, "NO_TWIN names pages that are not list pages:\n" + "\n".join(stale)
+    assert not compared & set(NO_TWIN), "a page is both compared and named"
