@@ -757,6 +757,10 @@ EXPECTED: dict[str, str] = {
     f"POST {API}question-sets/<slug:key>/uploads/<int:upload_id>/commit/": "staff",
     f"POST {API}question-sets/<slug:key>/runs/": "staff",
     f"POST {API}question-sets/<slug:key>/release/": "staff",
+    # who grades what, as the set's page shows and changes it (same services, staff only)
+    f"GET {API}question-sets/<slug:key>/written/": "staff",
+    f"POST {API}question-sets/<slug:key>/names-hidden/": "staff",
+    f"POST {API}question-sets/<slug:key>/written/<slug:qkey>/grader/": "staff",
     f"GET {API}grading-runs/<int:run_id>/": "staff",
     f"GET {API}grading-runs/<int:run_id>/totals/": "staff",
 }

@@ -180,6 +180,7 @@ STAFF_URLS = [
     A + "peer-review/rounds/{round}/assignments/",
     C + "questions/lab09-numbers/written/why-8pct/",
     A + "question-sets/lab09-numbers/written/why-8pct/",
+    A + "question-sets/lab09-numbers/written/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000

@@ -23,6 +23,7 @@ from apps.autograder.models import (
 )
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, User
+from apps.core.permissions import is_staff
 
 
 @dataclass(frozen=True)
@@ -159,3 +160,16 @@ def set_states(
             )
         )
     return out
+
+
+def _sets_with_assignment(course_id: int) -> QuerySet[QuestionSet]:
+    return QuestionSet.objects.filter(course_id=course_id).select_related("assignment")
+
+
+def question_set_list(*, user: User, course: Course) -> tuple[bool, list[SetState]]:
+    """The question sets of the course as `user` sees them, and whether they see staff's view
+    (base deadlines, question counts) or a student's (their own deadline, answered, score).
+    The list page and the API both read this, so they cannot say different things."""
+    staff = is_staff(user, course)
+    sets = list(compiled_query("autograder.sets", _sets_with_assignment, course.pk))
+    return staff, set_states(course=course, sets=sets, student=None if staff else user)

@@ -6,7 +6,6 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -35,8 +34,7 @@ from apps.autograder.selectors import (
     totals_rows,
     visible_grades,
 )
-from apps.autograder.setstate import set_states
-from apps.core.compiled import compiled_query
+from apps.autograder.setstate import question_set_list, set_states
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
@@ -61,24 +59,11 @@ def _set(course: Course, key: str) -> QuestionSet:
     return qs
 
 
-def _sets_with_assignment(course_id: int) -> QuerySet[QuestionSet]:
-    return QuestionSet.objects.filter(course_id=course_id).select_related("assignment")
-
-
 @login_required
 def sets(request: AuthedRequest, code: str) -> HttpResponse:
     course = course_for(request, code)
-    staff = is_staff(request.user, course)
-    sets = list(compiled_query("autograder.sets", _sets_with_assignment, course.pk))
-    return render(
-        request,
-        "autograder/sets.html",
-        {
-            "course": course,
-            "rows": set_states(course=course, sets=sets, student=None if staff else request.user),
-            "staff": staff,
-        },
-    )
+    staff, rows = question_set_list(user=request.user, course=course)
+    return render(request, "autograder/sets.html", {"course": course, "rows": rows, "staff": staff})
 
 
 @login_required
@@ -263,12 +248,12 @@ def _written_rows(
     hand: list[Question],
     mine_only: bool,
 ) -> dict[str, Any]:
-    """The set page's written-grading card: each question's graded / answered and grader."""
-    done = written.progress(qs) if hand else {}
+    """The set page's written-grading card: each question's graded / answered and grader (the
+    rows the API gives at …/question-sets/<key>/written/)."""
     rows = [
-        {"q": q, "graded": done.get(q.pk, (0, 0))[0], "answered": done.get(q.pk, (0, 0))[1]}
-        for q in hand
-        if not mine_only or q.grader_id == request.user.pk
+        r
+        for r in (written.grading_rows(qs) if hand else [])
+        if not mine_only or r.q.grader_id == request.user.pk
     ]
     return {
         "rows": rows,

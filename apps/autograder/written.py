@@ -394,6 +394,28 @@ def progress(question_set: QuestionSet) -> dict[int, tuple[int, int]]:
     return {qid: (graded.get(qid, 0), n) for qid, n in answered.items()}
 
 
+@dataclass(frozen=True)
+class GradingRow:
+    """A written question with its grader and how far its grading is: students whose answer
+    has a mark, of those who answered."""
+
+    q: Question
+    graded: int
+    answered: int
+
+
+def grading_rows(question_set: QuestionSet) -> list[GradingRow]:
+    """Who grades what: every written question of the set in order, its grader and progress
+    (three queries). The set's page and the API read this one list."""
+    hand = list(
+        question_set.questions.filter(kind=Question.Kind.WRITTEN)
+        .select_related("grader")
+        .order_by("position")
+    )
+    done = progress(question_set) if hand else {}
+    return [GradingRow(q, *done.get(q.pk, (0, 0))) for q in hand]
+
+
 def graders_of(course: Any) -> list[User]:
     """The course's active TAs and instructors, by name: who can be given a question."""
     return list(

@@ -62,6 +62,12 @@ class Row:
     def at_risk(self) -> bool:
         return self.grade.at_risk
 
+    @property
+    def changing(self) -> bool:
+        """A component has a score "so far" that later events can still move: the grade is not
+        final even when every component shows a score, and the what-if still has work to do."""
+        return any(c.to_come and c.percent is not None for c in self.cells.values())
+
 
 def components_of(course: Course) -> list[GradingComponent]:
     return list(GradingComponent.objects.filter(course=course).order_by("position", "pk"))

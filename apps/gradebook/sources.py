@@ -19,6 +19,11 @@ group sources take the student → group map the caller already read.
 - participation: lectures attended and other contributions recorded (participation.rules).
 - labs: per lab of the course file whose window has closed, the share of its steps the student
   submitted (prediction locked, instrument run, reflection saved), averaged over those labs.
+
+A score that later events can still move carries `to_come`, naming them: assignments not
+released, checkoffs not held, milestones and review rounds not due, lectures not held
+(participation; scribe duties not given), labs not closed, impact evidence still open. The
+what-if counts such a component as still to come, never as final.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
 from apps.autograder.models import Grade, GradingRun, PracticeAttempt, Question, QuestionSet
-from apps.calendar.models import Milestone
+from apps.calendar.models import Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course, Membership, Role
+from apps.core.timefmt import format_instant
 from apps.groups.models import Group, GroupMembership
 from apps.impact.models import ImpactScoreGiven
+from apps.impact.services import closes_at as impact_closes_at
 from apps.labs.labfile import shipped as shipped_labs
 from apps.labs.models import CourseLab, StepRecord
 from apps.milestones.models import GroupMilestone
@@ -175,6 +182,7 @@ def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int,
     duties = ScribeDuty.objects.filter(course=course)
     if students is not None:
         duties = duties.filter(student_id__in=students)
+    ahead = Lecture.objects.filter(course=course, starts_at__gte=now).exists()
     out = {}
     for row in duties.values("student_id").annotate(
         n=Count("id"),
@@ -187,8 +195,12 @@ def scribing(course: Course, students: Students, group_of: GroupOf) -> dict[int,
                 None, f"{accepted} of {owed} notes accepted; {row['open']} not due yet"
             )
         else:
+            # Fewer duties than owed while lectures remain: the rest can still be given.
+            unassigned = owed - row["n"] if ahead else 0
             out[row["student_id"]] = Computed(
-                min(accepted, owed) * 100 / owed, f"{accepted} of {owed} notes accepted"
+                min(accepted, owed) * 100 / owed,
+                f"{accepted} of {owed} notes accepted",
+                f"{unassigned} of {owed} duties not given yet" if unassigned > 0 else "",
             )
     return out
 
@@ -240,13 +252,15 @@ def checkoffs(
 
 
 def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    now = timezone.now()
     rounds = list(
-        PeerRound.objects.filter(
-            course=course, published_at__isnull=False, due_at__lt=timezone.now()
-        )
+        PeerRound.objects.filter(course=course, published_at__isnull=False, due_at__lt=now)
     )
     if not rounds:
         return {}
+    # A round made but not yet due (published or not) adds a score later: the mean is "so far".
+    later = PeerRound.objects.filter(course=course).exclude(pk__in=[r.pk for r in rounds]).count()
+    to_come = f"{later} review round(s) not due yet" if later else ""
     # Each round's score belongs to the group reviewed; a student is credited with the score of
     # the group they were in when the round was due (their current group if in none then).
     per_round = [(r.due_at, peer_scores(r)) for r in rounds]  # one query a round: one or two
@@ -261,7 +275,7 @@ def peer_review(course: Course, students: Students, group_of: GroupOf) -> dict[i
                 scores.append(by_group[g])
         if scores:
             mean = sum(scores) / len(scores)
-            out[sid] = Computed(mean * 20, f"peer score {mean:.2f} of 5")
+            out[sid] = Computed(mean * 20, f"peer score {mean:.2f} of 5", to_come)
     return out
 
 
@@ -340,6 +354,11 @@ def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, C
     )
     if not given:
         return {}
+    # Evidence is added and scored until the impact update closes: until then a score is "so far".
+    closes = impact_closes_at(course)
+    to_come = ""
+    if closes is not None and closes >= timezone.now():
+        to_come = "evidence open until " + format_instant(closes, course.timezone)
     latest = {g: p for g, p, _ in given}  # each group's score now (None: cleared)
     history = _groups_over_time(course, students)
     groups = {g for g, _, _ in given}
@@ -359,17 +378,22 @@ def impact(course: Course, students: Students, group_of: GroupOf) -> dict[int, C
                 if g == now_in
                 else f"{names.get(g, 'an earlier group')}'s impact score, given while a member"
             )
-            out[sid] = Computed(float(p), why)
+            out[sid] = Computed(float(p), why, to_come)
         elif now_in is not None and (p := latest.get(now_in)) is not None:
-            out[sid] = Computed(float(p), "the group's impact score")
+            out[sid] = Computed(float(p), "the group's impact score", to_come)
     return out
 
 
 def participation(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
+    """Participation so far is a share of the lectures held: while lectures remain, every later
+    one moves it (up or down), so the score is "so far", never final, until the last is held."""
     sums = participation_summaries(course, students)
+    ahead = Lecture.objects.filter(course=course, starts_at__gte=timezone.now()).count()
     return {
         sid: Computed(
-            s.score, f"attended {s.attended} of {s.held} lectures, {s.contributions} contributions"
+            s.score,
+            f"attended {s.attended} of {s.held} lectures, {s.contributions} contributions",
+            f"{ahead} of {s.held + ahead} lectures not held yet" if ahead else "",
         )
         for sid, s in sums.items()
         if s.score is not None
@@ -378,13 +402,13 @@ def participation(course: Course, students: Students, group_of: GroupOf) -> dict
 
 def labs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
     known = shipped_labs()
-    steps = {
-        w.lab_key: len(known[w.lab_key].steps)
-        for w in CourseLab.objects.filter(course=course, closes_at__lt=timezone.now())
-        if w.lab_key in known
-    }
+    now = timezone.now()
+    windows = [w for w in CourseLab.objects.filter(course=course) if w.lab_key in known]
+    steps = {w.lab_key: len(known[w.lab_key].steps) for w in windows if w.closes_at < now}
     if not steps:
         return {}
+    later = sum(1 for w in windows if w.closes_at >= now)
+    to_come = f"{later} of {len(windows)} labs not closed yet" if later else ""
     ids = _students(course, students)
     done: dict[tuple[int, str], int] = {
         (row["record__student_id"], row["record__lab_key"]): row["n"]
@@ -401,7 +425,7 @@ def labs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Com
     for sid in ids:
         shares = [(k, min(done.get((sid, k), 0), n), n) for k, n in sorted(steps.items())]
         mean = sum(d * 100 / n for _, d, n in shares) / len(shares)
-        out[sid] = Computed(mean, ", ".join(f"{k} {d} of {n} steps" for k, d, n in shares))
+        out[sid] = Computed(mean, ", ".join(f"{k} {d} of {n} steps" for k, d, n in shares), to_come)
     return out
 
 

@@ -94,3 +94,44 @@ def test_the_set_page_shows_each_written_questions_progress(lab) -> None:  # typ
     page = as_user(ta1).get(set_url).content.decode()
     assert "4 of 6" in page
     assert 'value="4"' in page
+
+
+def test_grading_assignment_and_names_hidden_over_the_api(lab) -> None:  # type: ignore[no-untyped-def]
+    """The API reads and changes who grades what and anonymity as the set's page does: the same
+    services (audited, refused the same way), staff only."""
+    from rest_framework.test import APIClient
+
+    from apps.core.models import AuditEvent
+
+    course, ta1, ta2, students, qs, q, other = lab
+    base = f"/api/v1/courses/{course.code}/question-sets/{qs.key}/"
+    api = APIClient()
+    api.force_authenticate(ta1)
+    got = api.post(f"{base}written/{q.key}/grader/", {"grader": ta2.pk}, format="json")
+    assert got.status_code == 200, got.content
+    assert got.json() == {
+        "question": q.key,
+        "grader": {"id": ta2.pk, "email": ta2.email, "name": "Theo Two"},
+    }
+    refused = api.post(f"{base}written/{q.key}/grader/", {"grader": students[0].pk}, format="json")
+    assert refused.status_code == 400
+    assert "TAs or instructors" in refused.json()["detail"]
+    assert api.post(f"{base}names-hidden/", {"hidden": True}, format="json").json() == {
+        "set": qs.key,
+        "hide_names": True,
+    }
+    assert AuditEvent.objects.filter(action="grading.names_hidden").count() == 1
+    read = api.get(f"{base}written/").json()
+    assert read["hide_names"] is True
+    rows = {r["question"]: r for r in read["questions"]}
+    assert rows[q.key]["grader"]["email"] == ta2.email
+    assert (rows[q.key]["graded"], rows[q.key]["answered"]) == (0, 6)
+    assert rows[other.key]["grader"] is None
+    assert {g["email"] for g in read["graders"]} == {ta1.email, ta2.email}
+    # the page shows what the API changed
+    page = as_user(ta1).get(f"/c/{course.code}/questions/{qs.key}/?all=1").content.decode()
+    assert "Names are hidden" in page
+    student = APIClient()
+    student.force_authenticate(students[0])
+    assert student.get(f"{base}written/").status_code == 403
+    assert student.post(f"{base}names-hidden/", {"hidden": False}, format="json").status_code == 403

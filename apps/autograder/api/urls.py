@@ -38,6 +38,21 @@ urlpatterns = [
         name="written",
     ),
     path(
+        P + "question-sets/<slug:key>/written/",
+        written_views.GradingView.as_view(),
+        name="written-grading",
+    ),
+    path(
+        P + "question-sets/<slug:key>/names-hidden/",
+        written_views.NamesHiddenView.as_view(),
+        name="names-hidden",
+    ),
+    path(
+        P + "question-sets/<slug:key>/written/<slug:qkey>/grader/",
+        written_views.GraderView.as_view(),
+        name="written-grader",
+    ),
+    path(
         P + "question-sets/<slug:key>/written/<slug:qkey>/marks/",
         written_views.MarksView.as_view(),
         name="written-marks",

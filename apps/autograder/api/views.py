@@ -3,6 +3,7 @@ release their grades with keys. Staff: CSV upload (preview or commit), runs, pro
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.db.models import Count
@@ -18,6 +19,7 @@ from rest_framework.views import APIView
 from apps.autograder import passes, services, uploads
 from apps.autograder.models import Answer, GradingRun, QuestionSet
 from apps.autograder.selectors import item_analysis, released_run, totals_rows, visible_grades
+from apps.autograder.setstate import SetState, question_set_list
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -27,6 +29,7 @@ from apps.core.api.helpers import (
 )
 from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
+from apps.core.timefmt import format_instant, to_course_tz
 
 E = error_responses()
 TAGS = ["autograder"]
@@ -58,21 +61,77 @@ class AnswerSerializer(serializers.Serializer):
     )
 
 
+class SetRowSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    title = serializers.CharField()
+    assignment = serializers.CharField(allow_null=True, help_text="Its assignment's code.")
+    released = serializers.BooleanField(help_text="Results and keys are out to students.")
+    state = serializers.ChoiceField(
+        choices=["open", "closed", "not-released", "results", "practice"],
+        help_text="As the list page shows it: takes answers, closed, not released yet, results "
+        "released, or practice (checked at once, never graded).",
+    )
+    state_label = serializers.CharField(help_text="The state in the page's words.")
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    due = serializers.DateTimeField(
+        allow_null=True,
+        help_text="A student's own deadline (slack days and extensions applied); staff: the "
+        "base deadline. ISO 8601 in course time.",
+    )
+    due_text = serializers.CharField(allow_null=True, help_text="`due` as the page writes it.")
+    base_due = serializers.DateTimeField(allow_null=True, help_text="The assignment's deadline.")
+    moved = serializers.BooleanField(help_text="The student's deadline differs from the base.")
+    opens = serializers.DateTimeField(
+        allow_null=True, help_text="When its assignment is released, while that is ahead."
+    )
+    questions = serializers.IntegerField()
+    answered = serializers.IntegerField(
+        allow_null=True, help_text="Questions the student answered (staff: null)."
+    )
+    score = serializers.FloatField(allow_null=True, help_text="Released score (staff: null).")
+    max_points = serializers.FloatField(allow_null=True)
+
+
+def _course_time(value: dt.datetime | None, zone: str) -> str | None:
+    return None if value is None else to_course_tz(value, zone).isoformat()
+
+
+def set_row(state: SetState, course: Course, *, staff: bool) -> dict[str, Any]:
+    """One row of the question-set list, from the same `SetState` the page renders."""
+    s, zone = state.qs, course.timezone
+    return {
+        "key": s.key,
+        "title": s.title,
+        "assignment": s.assignment.code if s.assignment else None,
+        "released": state.state == "results",
+        "state": state.state,
+        "state_label": state.label,
+        "timezone": zone,
+        "due": _course_time(state.due, zone),
+        "due_text": format_instant(state.due, zone) if state.due else None,
+        "base_due": _course_time(state.base_due, zone),
+        "moved": state.moved,
+        "opens": _course_time(state.opens, zone),
+        "questions": state.questions,
+        "answered": None if staff else state.answered,
+        "score": None if staff else state.score,
+        "max_points": None if staff else state.max_points,
+    }
+
+
 class SetListView(APIView):
-    @extend_schema(tags=TAGS, summary="Question sets of the course", responses={200: ANY, **E})
+    @extend_schema(
+        tags=TAGS,
+        summary="Question sets of the course, as the list page shows them",
+        description="Students: each set with their own deadline (slack days and extensions "
+        "applied), its state, how many questions they answered and, once released, their score. "
+        "Staff: base deadlines and question counts. Times are ISO 8601 in the course's zone.",
+        responses={200: SetRowSerializer(many=True), **E},
+    )
     def get(self, request: Request, code: str) -> Response:
-        _, course, _ = _ctx(request, code)
-        return Response(
-            [
-                {
-                    "key": s.key,
-                    "title": s.title,
-                    "assignment": s.assignment.code if s.assignment else None,
-                    "released": s.released_at is not None,
-                }
-                for s in QuestionSet.objects.filter(course=course).select_related("assignment")
-            ]
-        )
+        user, course, _ = _ctx(request, code)
+        staff, rows = question_set_list(user=user, course=course)
+        return Response([set_row(r, course, staff=staff) for r in rows])
 
 
 class MineView(APIView):

@@ -1,5 +1,6 @@
-"""Written answers over the API (staff): the answer groups with their rubric items, and marks
-applied to many answers at once."""
+"""Written answers over the API (staff): the answer groups with their rubric items, marks
+applied to many answers at once, and who grades what (graders, names hidden): the same services
+and permissions as the set's page."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.autograder import written
-from apps.autograder.models import Question
+from apps.autograder.models import Question, QuestionSet
 from apps.core.api.helpers import PAGE_PARAMETERS, api_course, error_responses, page_response
 from apps.core.errors import NotFound
+from apps.core.models import User
 
 E = error_responses()
 TAGS = ["autograder"]
@@ -97,3 +99,119 @@ class MarksView(APIView):
             remove=data.validated_data["remove"],
         )
         return Response({"students": n})
+
+
+class StaffMemberSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    email = serializers.EmailField()
+    name = serializers.CharField(source="full_name")
+
+
+class GradingRowSerializer(serializers.Serializer):
+    question = serializers.CharField(source="q.key")
+    points = serializers.FloatField(source="q.points")
+    grader = StaffMemberSerializer(
+        source="q.grader", allow_null=True, help_text="Who grades it; null: anyone."
+    )
+    graded = serializers.IntegerField(help_text="Students whose answer has a mark.")
+    answered = serializers.IntegerField(help_text="Students who answered.")
+
+
+class GradingSerializer(serializers.Serializer):
+    set = serializers.CharField()
+    hide_names = serializers.BooleanField(
+        help_text="Anonymous grading: the written-answer pages and API show no names."
+    )
+    questions = GradingRowSerializer(many=True)
+    graders = StaffMemberSerializer(many=True, help_text="Who can be given a question.")
+
+
+def _set(request: Request, code: str, key: str) -> tuple[User, QuestionSet]:
+    user, course = api_course(request, code, staff=True)
+    qs = QuestionSet.objects.filter(course=course, key=key).select_related("course").first()
+    if qs is None:
+        raise NotFound("No such question set.")
+    return user, qs
+
+
+class GradingView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="courses_question_sets_written_grading_retrieve",
+        summary="Who grades which written question, how far each is, and whether names are "
+        "hidden (staff)",
+        responses={200: GradingSerializer, **E},
+    )
+    def get(self, request: Request, code: str, key: str) -> Response:
+        _, qs = _set(request, code, key)
+        rows = written.grading_rows(qs)
+        return Response(
+            GradingSerializer(
+                {
+                    "set": qs.key,
+                    "hide_names": qs.hide_names,
+                    "questions": rows,
+                    "graders": written.graders_of(qs.course) if rows else [],
+                }
+            ).data
+        )
+
+
+class NamesHiddenSerializer(serializers.Serializer):
+    hidden = serializers.BooleanField(
+        help_text="true hides students' names and e-mails while written answers are graded; "
+        "false shows them again."
+    )
+
+
+class NamesHiddenOutSerializer(serializers.Serializer):
+    set = serializers.CharField()
+    hide_names = serializers.BooleanField()
+
+
+class NamesHiddenView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Hide (or show again) students' names while written answers are graded (staff)",
+        request=NamesHiddenSerializer,
+        responses={200: NamesHiddenOutSerializer, **E},
+    )
+    def post(self, request: Request, code: str, key: str) -> Response:
+        user, qs = _set(request, code, key)
+        data = NamesHiddenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        written.names_hidden_set(actor=user, question_set=qs, hidden=data.validated_data["hidden"])
+        return Response({"set": qs.key, "hide_names": qs.hide_names})
+
+
+class GraderSerializer(serializers.Serializer):
+    grader = serializers.IntegerField(
+        allow_null=True,
+        help_text="The user id of one of the course's TAs or instructors; null gives the "
+        "question to anyone.",
+    )
+
+
+class GraderOutSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    grader = StaffMemberSerializer(allow_null=True)
+
+
+class GraderView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Give a written question to one TA or instructor to grade, or to anyone (staff)",
+        request=GraderSerializer,
+        responses={200: GraderOutSerializer, **E},
+    )
+    def post(self, request: Request, code: str, key: str, qkey: str) -> Response:
+        user, q = _question(request, code, key, qkey)
+        data = GraderSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        written.grader_assign(
+            actor=user,  # type: ignore[arg-type]
+            question=q,
+            grader_id=data.validated_data["grader"],
+        )
+        grader = User.objects.filter(pk=q.grader_id).first() if q.grader_id else None
+        return Response(GraderOutSerializer({"question": q.key, "grader": grader}).data)
