@@ -3,7 +3,7 @@ it, after ticking that they understand what is lost)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -15,6 +15,7 @@ class NodeStopForm(forms.Form):
         label="Local SSD data",
         choices=[("keep", "Keep it"), ("discard", "Discard it")],
         initial="keep",
+        required=False,  # not sent (an older form, a script): keep, the safe side
         widget=forms.RadioSelect,
         help_text="Keeping it is billed while the node is stopped; discarding it cannot be undone.",
     )
@@ -27,8 +28,7 @@ class NodeStopForm(forms.Form):
     def __init__(self, *args: Any, may_discard: bool, gb: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         size = describe(gb) if gb else "the node's Local SSD"
-        choice = self.fields["local_ssd"]
-        assert isinstance(choice, forms.ChoiceField)
+        choice = cast(forms.ChoiceField, self.fields["local_ssd"])
         choice.choices = [
             ("keep", f"Keep it ({size} stays for when the node starts again)"),
             ("discard", f"Discard it ({size} of scratch data is lost)"),

@@ -37,7 +37,11 @@ def _client(gce_peer):  # type: ignore[no-untyped-def]
         "credentials": AnonymousCredentials(),
         "client_options": ClientOptions(api_endpoint=gce_peer.base),
     }
-    return compute_v1, compute_v1.InstancesClient(**kw), compute_v1.FirewallsClient(**kw)
+    from apps.compute.providers.gcp import point_operations_at_endpoint
+
+    clients = [compute_v1.InstancesClient(**kw), compute_v1.FirewallsClient(**kw)]
+    point_operations_at_endpoint(clients, kw)
+    return compute_v1, *clients
 
 
 def _node(course, name: str = "ee290-node-1") -> Node:  # type: ignore[no-untyped-def]
@@ -158,7 +162,13 @@ def test_power_changes_pass_through_their_states_with_their_timing(ee290, gce_pe
     gce_peer.seed_from_board(ee290)
     gce_peer.seed(
         [
-            {"name": "login-vm", "zone": "us-central1-a", "internal_ip": "10.0.0.2", "gpus": 0},
+            {
+                "name": "login-vm",
+                "zone": "us-central1-a",
+                "internal_ip": "10.0.0.2",
+                "gpus": 0,
+                "machine_type": "e2-standard-4",
+            },
             {"name": "gpu-vm", "zone": "us-central1-a", "internal_ip": "10.0.0.3"},
         ],
         [],
@@ -300,3 +310,41 @@ def test_under_os_login_members_get_login_through_the_instance_iam_policy(ee290,
     state = gce_peer.state()["instances"][other]
     assert state["os_login"] is False
     assert len(state["logins"]) == 3
+
+
+def test_the_stop_page_shows_the_local_ssd_at_stake_and_only_staff_may_discard_it_after_confirming(
+    ee290, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    from apps.compute.models import ComputePolicy
+
+    staff = member(ee290, Role.INSTRUCTOR)
+    group = group_of(ee290, 4, "Alpha")
+    node = allocation_create(actor=staff, course=ee290, group_id=group.pk).node
+    base = f"/c/{ee290.code}/compute/nodes/{node.pk}"
+    c = Client()
+    c.force_login(staff)
+    page = c.get(f"{base}/power/").content.decode()
+    assert "6,000 GiB" in page
+    assert 'value="keep"' in page
+    assert "checked" in page.split('value="keep"')[1][:40]
+    assert 'value="discard"' in page
+    # Discarding without ticking the box is refused, and nothing is queued.
+    r = c.post(f"{base}/stop/", {"local_ssd": "discard"})
+    assert r.status_code == 400
+    assert "Tick this to discard" in r.content.decode()
+    assert not CloudOp.objects.filter(course=ee290, kind="stop").exists()
+    c.post(f"{base}/stop/", {"local_ssd": "discard", "confirm": "on"})
+    assert CloudOp.objects.get(course=ee290, kind="stop").discard_local_ssd is True
+    # A student of the holding group may stop the node, never discard its data.
+    ComputePolicy.objects.filter(course=ee290).update(groups_may_power=True)
+    s = Client()
+    s.force_login(group.memberships.first().user)
+    page = s.get(f"{base}/power/").content.decode()
+    assert 'value="discard"' not in page
+    assert "Only staff may discard" in page
+    r = s.post(f"{base}/stop/", {"local_ssd": "discard", "confirm": "on"})
+    assert r.status_code == 400
+    s.post(f"{base}/stop/")
+    assert CloudOp.objects.filter(course=ee290, kind="stop", discard_local_ssd=False).count() != 0

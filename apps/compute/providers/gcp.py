@@ -100,6 +100,20 @@ def _translate(exc: BaseException) -> CloudError:
     return CloudError(f"{code or ''} {message}".strip(), retryable=False, code=code)
 
 
+def point_operations_at_endpoint(clients: list[Any], kwargs: dict[str, Any]) -> None:
+    """The client polls an operation through an operations client it builds itself with the
+    default endpoint (compute.googleapis.com), not the one it was given: with another endpoint
+    (the tests' peer) every wait would leave for the internet and end as "could not reach the
+    cloud". Give each client's transport operations clients built like the client itself."""
+    from google.cloud import compute_v1
+
+    for client in clients:
+        services = client._transport._extended_operations_services
+        services["zone_operations"] = compute_v1.ZoneOperationsClient(**kwargs)
+        services["global_operations"] = compute_v1.GlobalOperationsClient(**kwargs)
+        services["region_operations"] = compute_v1.RegionOperationsClient(**kwargs)
+
+
 class Gcp:
     name = "gcp"
 
@@ -121,6 +135,10 @@ class Gcp:
         self.addresses_client = compute_v1.AddressesClient(**kwargs)
         self.firewalls_client = compute_v1.FirewallsClient(**kwargs)
         self.projects_client = compute_v1.ProjectsClient(**kwargs)
+        if settings.COMPUTE_ENDPOINT:
+            point_operations_at_endpoint(
+                [self.instances_client, self.addresses_client, self.firewalls_client], kwargs
+            )
         self.page_size = int(settings.COMPUTE_PAGE_SIZE)
         self._project_os_login: bool | None = None
 
