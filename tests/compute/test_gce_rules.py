@@ -188,7 +188,7 @@ def test_power_changes_pass_through_their_states_with_their_timing(ee290, gce_pe
     assert status("login-vm") == "STAGING"
     op.result(timeout=5)
     assert status("login-vm") == "RUNNING"
-    op = instances.suspend(project=project, zone=zone, instance="login-vm")
+    op = instances.suspend(project=project, zone=zone, instance="login-vm")  # no Local SSD
     assert status("login-vm") == "SUSPENDING"
     op.result(timeout=5)
     assert status("login-vm") == "SUSPENDED"
@@ -198,7 +198,11 @@ def test_power_changes_pass_through_their_states_with_their_timing(ee290, gce_pe
     assert status("login-vm") == "RUNNING"
     # A GPU machine cannot be suspended.
     with pytest.raises(gx.BadRequest, match="guest accelerators"):
-        instances.suspend(project=project, zone=zone, instance="gpu-vm", discard_local_ssd=False)
+        instances.suspend(
+            request=v1.SuspendInstanceRequest(
+                project=project, zone=zone, instance="gpu-vm", discard_local_ssd=False
+            )
+        )
     # The time passes even when nobody polls.
     instances.stop(project=project, zone=zone, instance="login-vm")
     time.sleep(0.8)

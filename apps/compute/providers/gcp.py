@@ -151,10 +151,14 @@ class Gcp:
 
     def _wait(self, fn: Callable[..., Any], **kw: Any) -> None:
         """Start an operation and wait until the cloud says it is done (or failed)."""
-        from google.api_core import retry as gretry
+        from google.api_core.future import polling as gpolling
 
         op = self._call(fn, **kw)
-        polling = gretry.Retry(initial=0.2, maximum=2.0, multiplier=1.5, timeout=self.timeout)
+        # The library's polling retry (its predicate is "not complete yet"); a plain Retry would
+        # give up on the first poll of an operation still RUNNING — a start or stop takes time.
+        polling = gpolling.DEFAULT_POLLING.with_delay(
+            initial=0.2, maximum=2.0, multiplier=1.5
+        ).with_timeout(self.timeout)
         try:
             op.result(timeout=self.timeout, polling=polling)
         except Exception as exc:
