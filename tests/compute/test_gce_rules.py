@@ -174,7 +174,7 @@ def test_power_changes_pass_through_their_states_with_their_timing(ee290, gce_pe
         [],
     )
     gce_peer.timing(stop=0.6, start=0.6, suspend=0.6, resume=0.6)
-    _v1, instances, _ = _client(gce_peer)
+    v1, instances, _ = _client(gce_peer)
     zone, project = "us-central1-a", gce_peer.project
 
     def status(name: str) -> str:
