@@ -2,12 +2,17 @@
 torchrun launch environment per node, and the GCP firewall rule. Pure: plain values in, text out.
 
 Traffic between teams' nodes goes over their static external IPs, so every file uses those;
-the firewall admits exactly the participants' IPs as /32 for the window.
+the firewall admits exactly the participants' IPs as /32 for the window — their external
+addresses and their internal ones (NCCL between nodes of one VPC network goes over internal
+addresses) — and applies only to the window's nodes, through a network tag the provider puts on
+them for the window ("If you omit the target, the rule applies to all instances in the
+network": https://cloud.google.com/firewall/docs/firewalls#rule_assignment).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -93,8 +98,18 @@ def firewall_rule_name(b: Bundle) -> str:
     return f"courseops-{b.slug}"[:62].rstrip("-")
 
 
+def firewall_target_tag(b: Bundle) -> str:
+    """The network tag the window's nodes carry while it is open (RFC 1035: a-z, 0-9, -)."""
+    tag = re.sub(r"[^a-z0-9-]", "-", firewall_rule_name(b).lower())
+    return tag[:63].rstrip("-")
+
+
 def firewall_sources(b: Bundle) -> list[str]:
-    return [f"{p.external_ip}/32" for p in sorted(b.participants, key=lambda p: p.rank)]
+    """External /32s in rank order, then the internal /32s (each address once)."""
+    ranked = sorted(b.participants, key=lambda p: p.rank)
+    out = [f"{p.external_ip}/32" for p in ranked if p.external_ip]
+    out += [f"{p.internal_ip}/32" for p in ranked if p.internal_ip]
+    return list(dict.fromkeys(out))
 
 
 def firewall_ports(b: Bundle) -> list[str]:
@@ -117,10 +132,20 @@ def firewall_command(b: Bundle) -> str:
         "--action=ALLOW",
         f"--rules=tcp:22,tcp:{lo}-{hi}",
         f"--source-ranges={sources}",
+        f"--target-tags={firewall_target_tag(b)}",
         f"--description=courseops {b.title}{_span(b)}",
     ]
     text = " \\\n  ".join(shlex.quote(part) if " " in part or "–" in part else part for part in cmd)
-    return f"# Allow the window's nodes to reach each other (SSH + rendezvous ports).\n{text}\n" + (
+    tag_cmds = "".join(
+        f"gcloud compute instances add-tags {p.node} --tags={firewall_target_tag(b)} "
+        f"--project={b.gcp_project}\n"
+        for p in sorted(b.participants, key=lambda p: p.rank)
+    )
+    return (
+        "# Allow the window's nodes to reach each other (SSH + rendezvous ports), over their\n"
+        "# external and internal addresses; the rule applies only to nodes tagged for it.\n"
+        f"{text}\n{tag_cmds}"
+    ) + (
         f"# When the window ends: gcloud compute firewall-rules delete {name} "
         f"--project={b.gcp_project} --quiet\n"
     )

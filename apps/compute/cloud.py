@@ -3,10 +3,13 @@
 What the board wants of a node is computed from the database when a job runs, never stored in
 the job: the active members of the group holding it, plus — while an approved window is open —
 the requesting group's members, each key as `name:type body courseops` in the instance's
-`ssh-keys`; the static IP of the allocation holding it as nic0's external address; and one
-firewall rule per open window. A job therefore only says *which* thing to bring in line
-(`node:<id>`, `rules`, `start:<id>`, `stop:<id>`), so running it twice, late or after a newer
-change is harmless, and the reconcile task finds and queues whatever drifted.
+`ssh-keys` and, when OS Login is on for the instance (which makes `ssh-keys` ignored), each
+person's campus e-mail as their Google identity in the instance's `roles/compute.osLogin`
+binding; the static IP of the allocation holding it as nic0's external address; the network tag
+of every open window it is in; and one firewall rule per open window, targeting that tag. A job
+therefore only says *which* thing to bring in line (`node:<id>`, `rules`, `start:<id>`,
+`stop:<id>`), so running it twice, late or after a newer change is harmless, and the reconcile
+task finds and queues whatever drifted.
 
 Lines of `ssh-keys` without the `courseops` comment (staff's own, an image's) are kept as they
 are; rules whose names do not start with `courseops-` are never touched.
@@ -39,6 +42,8 @@ from apps.compute.models import (
 from apps.compute.providers import is_live, provider_for, provider_name
 from apps.compute.providers.base import (
     MANAGED_RULE_PREFIX,
+    MANAGED_TAG_PREFIX,
+    OS_LOGIN_ROLE,
     CloudError,
     FingerprintConflict,
     Instance,
@@ -119,9 +124,8 @@ def open_window_nodes(course_id: int, now: dt.datetime) -> list[WindowNode]:
     )
 
 
-def desired_keys(node: Node, now: dt.datetime | None = None) -> list[str]:
-    """The managed `ssh-keys` lines the node should carry now, sorted."""
-    now = now or timezone.now()
+def _node_users(node: Node, now: dt.datetime) -> list[int]:
+    """Who may log in to the node now: the holding group and open windows' borrowers."""
     holder = (
         Allocation.objects.filter(node=node, ended_at__isnull=True)
         .values_list("group_id", flat=True)
@@ -133,12 +137,51 @@ def desired_keys(node: Node, now: dt.datetime | None = None) -> list[str]:
         for wn in open_window_nodes(node.course_id, now)
         if wn.node_id == node.pk
     }
-    users = _members(g for g in groups if g)
+    return _members(g for g in groups if g)
+
+
+def desired_keys(node: Node, now: dt.datetime | None = None) -> list[str]:
+    """The managed `ssh-keys` lines the node should carry now, sorted."""
+    users = _node_users(node, now or timezone.now())
     if not users:
         return []
     names = unix_names(node.course_id, users)
     keys = SshKey.objects.filter(user_id__in=users).order_by("user_id", "pk")
     return sorted(f"{names[k.user_id]}:{k.public_key} {MARK}" for k in keys)
+
+
+def desired_logins(node: Node, now: dt.datetime | None = None) -> set[str]:
+    """Under OS Login: the Google identities (campus e-mails) granted login on the node."""
+    from django.contrib.auth import get_user_model
+
+    users = _node_users(node, now or timezone.now())
+    return {
+        e.lower()
+        for e in get_user_model().objects.filter(pk__in=users).values_list("email", flat=True)
+        if e
+    }
+
+
+def desired_tags(node: Node, now: dt.datetime | None = None) -> list[str]:
+    """The managed network tags the node should carry: one per open window it is in."""
+    from apps.compute.selectors import window_bundle
+
+    now = now or timezone.now()
+    windows = {
+        wn.window_id: wn.window
+        for wn in open_window_nodes(node.course_id, now)
+        if wn.node_id == node.pk
+    }
+    return sorted({access.firewall_target_tag(window_bundle(window=w)) for w in windows.values()})
+
+
+def merged_tags(current: Iterable[str], want: list[str]) -> list[str]:
+    kept = [t for t in current if not t.startswith(MANAGED_TAG_PREFIX)]
+    return kept + [t for t in want if t not in kept]
+
+
+def managed_tags(current: Iterable[str]) -> list[str]:
+    return sorted(t for t in current if t.startswith(MANAGED_TAG_PREFIX))
 
 
 def desired_address(node: Node) -> str | None:
@@ -157,13 +200,13 @@ def desired_rules(course: Course, now: dt.datetime | None = None) -> dict[str, R
     out = {}
     for w in windows.values():
         b = window_bundle(window=w)
-        sources = [s for s in access.firewall_sources(b) if not s.startswith("/")]
         name = access.firewall_rule_name(b)
         out[name] = Rule(
             name=name,
-            source_ranges=tuple(sources),
+            source_ranges=tuple(access.firewall_sources(b)),
             ports=tuple(access.firewall_ports(b)),
             description=f"{MARK} {b.title}",
+            target_tags=(access.firewall_target_tag(b),),
         )
     return out
 
@@ -179,7 +222,11 @@ def managed(current: str) -> list[str]:
 
 
 def _rule_same(a: Rule, b: Rule) -> bool:
-    return sorted(a.source_ranges) == sorted(b.source_ranges) and sorted(a.ports) == sorted(b.ports)
+    return (
+        sorted(a.source_ranges) == sorted(b.source_ranges)
+        and sorted(a.ports) == sorted(b.ports)
+        and sorted(a.target_tags) == sorted(b.target_tags)
+    )
 
 
 # ------------------------------------------------------------------ jobs
@@ -201,10 +248,17 @@ def provider(course_id: int) -> Provider:
 
 
 def request(
-    course_id: int, kind: str, node_id: int | None = None, *, why: str, actor_id: int | None = None
+    course_id: int,
+    kind: str,
+    node_id: int | None = None,
+    *,
+    why: str,
+    actor_id: int | None = None,
+    discard_local_ssd: bool = False,
 ) -> CloudOp:
     """Queue bringing one thing in line (in the caller's transaction; sent once it commits).
-    A queued op for the same target absorbs the request."""
+    A queued op for the same target absorbs the request; a queued stop discards Local SSD data
+    only if every request it absorbed chose to (keeping is the safe side)."""
     target = f"{kind}:{node_id}" if node_id else kind
     op = CloudOp.objects.filter(
         course_id=course_id, target=target, status=CloudOp.Status.QUEUED
@@ -220,13 +274,17 @@ def request(
                     why=why[:500],
                     requested_by_id=actor_id,
                     provider=provider_name(),
+                    discard_local_ssd=discard_local_ssd,
                 )
         except IntegrityError:
             op = CloudOp.objects.get(
                 course_id=course_id, target=target, status=CloudOp.Status.QUEUED
             )
-    elif why not in op.why:
-        CloudOp.objects.filter(pk=op.pk).update(why=f"{op.why}; {why}"[:500])
+    else:
+        if op.discard_local_ssd and not discard_local_ssd:
+            CloudOp.objects.filter(pk=op.pk).update(discard_local_ssd=False)
+        if why not in op.why:
+            CloudOp.objects.filter(pk=op.pk).update(why=f"{op.why}; {why}"[:500])
     pk = op.pk
     enqueue_on_commit(
         lambda: task_named("compute.run_cloud_op").delay(pk),
@@ -319,13 +377,13 @@ def run(op_id: int) -> str:
         elif op.kind == CloudOp.Kind.RULES:
             converge_rules(p, op.course, calls)
         elif op.kind in (CloudOp.Kind.START, CloudOp.Kind.STOP) and op.node is not None:
-            power(p, op.node, op.kind, calls)
+            power(p, op.node, op.kind, calls, discard_local_ssd=op.discard_local_ssd)
         _finish(op, CloudOp.Status.DONE, calls)
         return "done"
     except CloudError as exc:
         calls.add("", f"error: {exc.reason}")
         if exc.retryable and op.attempts < settings.COMPUTE_OP_MAX_ATTEMPTS:
-            return _retry_later(op, calls, exc.reason)
+            return _retry_later(op, calls, exc.reason, wait_s=exc.wait_s)
         why = (
             exc.reason if not exc.retryable else f"{exc.reason} (gave up after {op.attempts} tries)"
         )
@@ -348,8 +406,8 @@ def _finish(op: CloudOp, status: str, calls: Calls, reason: str = "") -> None:
     )
 
 
-def _retry_later(op: CloudOp, calls: Calls, reason: str) -> str:
-    delay = backoff(op.attempts)
+def _retry_later(op: CloudOp, calls: Calls, reason: str, *, wait_s: float = 0.0) -> str:
+    delay = max(backoff(op.attempts), wait_s)
     try:
         with transaction.atomic():
             CloudOp.objects.filter(pk=op.pk).update(
@@ -417,6 +475,19 @@ def converge_node(p: Provider, node: Node, calls: Calls) -> Instance:
     else:
         raise FingerprintConflict("the metadata kept changing under us (412 three times)")
     inst = p.instance(node.zone, node.name)
+    want_tags = desired_tags(node)
+    if managed_tags(inst.tags) != want_tags:
+        p.set_tags(inst, merged_tags(inst.tags, want_tags))
+        calls.add(f"setTags {node.name}: {', '.join(want_tags) or 'no window tags'}")
+    if inst.os_login:
+        # OS Login ignores `ssh-keys`: grant login through the instance's IAM policy instead.
+        want_logins = desired_logins(node)
+        if p.login_members(node.zone, node.name) != want_logins:
+            p.set_login_members(node.zone, node.name, want_logins)
+            calls.add(
+                f"setIamPolicy {node.name}: {OS_LOGIN_ROLE} for {len(want_logins)} people "
+                "(OS Login is on)"
+            )
     address = desired_address(node)
     if inst.external_ip != address:
         if inst.access_config:
@@ -446,12 +517,22 @@ def converge_rules(p: Provider, course: Course, calls: Calls) -> None:
             )
 
 
-def power(p: Provider, node: Node, kind: str, calls: Calls) -> None:
+def power(
+    p: Provider, node: Node, kind: str, calls: Calls, *, discard_local_ssd: bool = False
+) -> None:
     if kind == CloudOp.Kind.START:
         p.start(node.zone, node.name)
+        calls.add(f"instances.start {node.name}")
     else:
-        p.stop(node.zone, node.name)
-    calls.add(f"instances.{kind} {node.name}")
+        inst = p.instance(node.zone, node.name)
+        p.stop(node.zone, node.name, discard_local_ssd=discard_local_ssd)
+        ssd = (
+            f"; Local SSD ({inst.local_ssd_gb:,} GiB) "
+            + ("discarded" if discard_local_ssd else "kept")
+            if inst.local_ssd_gb
+            else ""
+        )
+        calls.add(f"instances.stop {node.name}{ssd}")
     inst = p.instance(node.zone, node.name)
     record_status(node, inst.status)
 
@@ -496,6 +577,26 @@ def drift(course: Course, p: Provider | None = None) -> list[Drift]:
                     f"{node.name} carries {len(have)} course keys; the board gives {len(want)}",
                 )
             )
+        want_tags = desired_tags(node)
+        if managed_tags(inst.tags) != want_tags:
+            found.append(
+                Drift(
+                    f"node:{node.pk}",
+                    f"{node.name} carries window tags {managed_tags(inst.tags) or 'none'}; the "
+                    f"board gives {want_tags or 'none'}",
+                )
+            )
+        if inst.os_login:
+            have_logins = p.login_members(node.zone, node.name)
+            want_logins = desired_logins(node)
+            if have_logins != want_logins:
+                found.append(
+                    Drift(
+                        f"node:{node.pk}",
+                        f"{node.name} has OS Login on: {len(have_logins)} people hold "
+                        f"{OS_LOGIN_ROLE}; the board gives {len(want_logins)}",
+                    )
+                )
         address = desired_address(node)
         if inst.external_ip != address:
             found.append(

@@ -56,6 +56,13 @@ class Node(models.Model):
         return self.name
 
     @property
+    def local_ssd_gb(self) -> int:
+        """The Local SSD its machine type comes with (what a stop may keep or discard)."""
+        from apps.compute.localssd import bundled_gb
+
+        return bundled_gb(self.machine_type)
+
+    @property
     def region(self) -> str:
         return self.zone.rsplit("-", 1)[0]
 
@@ -513,6 +520,10 @@ class CloudOp(models.Model):
     reason = models.CharField(max_length=500, blank=True, help_text="Why it failed.")
     calls = models.JSONField(default=list, blank=True)
     provider = models.CharField(max_length=16, blank=True)
+    discard_local_ssd = models.BooleanField(
+        default=False,
+        help_text="A stop: discard the node's Local SSD data (staff's choice), not keep it.",
+    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -11,7 +11,7 @@ from django.db import transaction
 from apps.compute import cloud
 from apps.compute.models import Allocation, CloudOp, ComputePolicy, Node
 from apps.compute.selectors import group_id_of
-from apps.core.errors import DomainError, NotFound
+from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -37,8 +37,11 @@ def node_of(actor: User, course: Course, node_id: int, *, power: bool = False) -
     return node
 
 
-def power_request(*, actor: User, course: Course, node_id: int, kind: str) -> CloudOp:
-    """Queue starting or stopping the node (a cloud job, sent once this commits)."""
+def power_request(
+    *, actor: User, course: Course, node_id: int, kind: str, discard_local_ssd: bool = False
+) -> CloudOp:
+    """Queue starting or stopping the node (a cloud job, sent once this commits). A stop keeps
+    the node's Local SSD data unless staff chose to discard it."""
     node = node_of(actor, course, node_id, power=True)
     if kind == CloudOp.Kind.START and not is_staff(actor, course):
         from apps.compute.quotas import start_refusal
@@ -46,12 +49,24 @@ def power_request(*, actor: User, course: Course, node_id: int, kind: str) -> Cl
         refusal = start_refusal(course, group_id_of(user=actor, course=course))
         if refusal:
             raise DomainError(refusal)
+    if discard_local_ssd and not is_staff(actor, course):
+        raise NotAllowed("Only staff may discard a node's Local SSD data.")
     with transaction.atomic():
         op = cloud.request(
-            course.pk, kind, node.pk, why=f"{kind} by {actor.email}", actor_id=actor.pk
+            course.pk,
+            kind,
+            node.pk,
+            why=f"{kind} by {actor.email}"
+            + (" (discarding Local SSD data)" if discard_local_ssd else ""),
+            actor_id=actor.pk,
+            discard_local_ssd=discard_local_ssd,
         )
         audit_record(
-            actor=actor, action=f"node.{kind}", course=course, obj=node, after={"job": op.pk}
+            actor=actor,
+            action=f"node.{kind}",
+            course=course,
+            obj=node,
+            after={"job": op.pk, "discard_local_ssd": discard_local_ssd},
         )
     return op
 

@@ -19,6 +19,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from apps.compute import cloud, inventory, nodeops, usage
+from apps.compute.forms_power import NodeStopForm
+from apps.compute.localssd import describe
 from apps.compute.models import CloudOp, ComputePolicy, Node
 from apps.compute.providers import is_live, provider_name
 from apps.compute.providers.base import CloudError
@@ -184,17 +186,41 @@ def node_power_confirm(request: AuthedRequest, code: str, node_id: int) -> HttpR
         node = nodeops.node_of(request.user, course, node_id, power=True)
     except NotFound as exc:
         raise Http404(exc.message) from exc
+    return _power_page(request, course, node, None)
+
+
+def _power_page(
+    request: AuthedRequest, course: Course, node: Node, form: NodeStopForm | None
+) -> HttpResponse:
+    gb = node.local_ssd_gb
+    form = form or NodeStopForm(may_discard=is_staff(request.user, course), gb=gb)
     policy = ComputePolicy.objects.filter(course=course).first()
     return render(
         request,
         "compute/power.html",
-        {"course": course, "node": node, "policy": policy, "provider": provider_name()},
+        {
+            "course": course,
+            "node": node,
+            "policy": policy,
+            "provider": provider_name(),
+            "form": form,
+            "ssd": describe(gb) if gb else "",
+        },
+        status=400 if form.is_bound else 200,
     )
 
 
-def _power(request: AuthedRequest, course: Course, node_id: int, kind: str) -> HttpResponse:
+def _power(
+    request: AuthedRequest, course: Course, node_id: int, kind: str, discard: bool = False
+) -> HttpResponse:
     try:
-        op = nodeops.power_request(actor=request.user, course=course, node_id=node_id, kind=kind)
+        op = nodeops.power_request(
+            actor=request.user,
+            course=course,
+            node_id=node_id,
+            kind=kind,
+            discard_local_ssd=discard,
+        )
     except NotFound as exc:
         raise Http404(exc.message) from exc
     except DomainError as exc:  # a group over its GPU-hour quota may not start its node
@@ -219,8 +245,18 @@ def node_start(request: AuthedRequest, course: Course, node_id: int) -> HttpResp
 
 @course_action()
 def node_stop(request: AuthedRequest, course: Course, node_id: int) -> HttpResponse:
-    """Stop the node: whatever runs on it ends; its disk, address and keys stay."""
-    return _power(request, course, node_id, CloudOp.Kind.STOP)
+    """Stop the node: whatever runs on it ends; its disk, address and keys stay, and so does
+    its Local SSD data unless staff chose (and confirmed) to discard it."""
+    try:
+        node = nodeops.node_of(request.user, course, node_id, power=True)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    form = NodeStopForm(
+        request.POST, may_discard=is_staff(request.user, course), gb=node.local_ssd_gb
+    )
+    if not form.is_valid():
+        return _power_page(request, course, node, form)
+    return _power(request, course, node_id, CloudOp.Kind.STOP, discard=form.discard)
 
 
 @login_required

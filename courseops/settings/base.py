@@ -365,6 +365,11 @@ COMPUTE_CALL_TIMEOUT_S = float(os.environ.get("COMPUTE_CALL_TIMEOUT_S", "60"))
 COMPUTE_OP_LEASE_S = int(os.environ.get("COMPUTE_OP_LEASE_S", "300"))
 COMPUTE_OP_MAX_ATTEMPTS = int(os.environ.get("COMPUTE_OP_MAX_ATTEMPTS", "6"))
 COMPUTE_OP_BACKOFF_S = float(os.environ.get("COMPUTE_OP_BACKOFF_S", "5"))
+# Over a rate quota Compute Engine answers 403 rateLimitExceeded: wait a minute, then retry
+# (https://cloud.google.com/compute/api-quota). A rate-limited job waits at least this long.
+COMPUTE_RATE_LIMIT_WAIT_S = float(os.environ.get("COMPUTE_RATE_LIMIT_WAIT_S", "60"))
+# maxResults on every list call (the API allows 0-500); the client follows nextPageToken.
+COMPUTE_PAGE_SIZE = int(os.environ.get("COMPUTE_PAGE_SIZE", "500"))
 # Statuses, drift and window rules every 2 minutes; idle nodes and the budget every 15.
 CELERY_BEAT_SCHEDULE["cloud-reconcile"] = {
     "task": "compute.reconcile_cloud",

@@ -200,10 +200,11 @@ def test_a_windows_borrower_keys_and_firewall_rule_exist_only_during_the_window(
     rules = gce_peer.state()["firewalls"]
     assert len(rules) == 1
     (rule,) = rules.values()
+    held = Allocation.objects.filter(course=ee290, ended_at__isnull=True).select_related("node")
     assert sorted(rule["sourceRanges"]) == sorted(
-        f"{x.static_ip.address}/32"
-        for x in Allocation.objects.filter(course=ee290, ended_at__isnull=True)
+        [f"{x.static_ip.address}/32" for x in held] + [f"{x.node.internal_ip}/32" for x in held]
     )
+    assert rule["reach"] == sorted(x.node.name for x in held)
     assert rule["allowed"][0]["ports"] == ["22", "29500-29600"]
     assert run_checks(ee290.pk) == []
 

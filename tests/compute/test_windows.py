@@ -270,7 +270,7 @@ def test_access_files_for_a_two_node_window_name_both_ips_and_parse_back() -> No
     assert env[node["G1"].name]["MASTER_ADDR"] == ips["G0"]
 
     fw = access.firewall_command(b)
-    command = next(line for line in fw.split("\n# When")[0].split("\n", 1)[1:])
+    command = fw[fw.index("gcloud compute firewall-rules") :].split("\ngcloud compute instances")[0]
     args = shlex.split(command.replace("\\\n", " "))
     assert args[:5] == [
         "gcloud",
@@ -280,7 +280,16 @@ def test_access_files_for_a_two_node_window_name_both_ips_and_parse_back() -> No
         f"courseops-{course.code}-w{w.pk}",
     ]
     sources = next(a for a in args if a.startswith("--source-ranges=")).split("=", 1)[1].split(",")
-    assert sources == [f"{ips['G0']}/32", f"{ips['G1']}/32"]
+    # External addresses, then the internal ones NCCL uses between nodes of one network.
+    assert sources == [
+        f"{ips['G0']}/32",
+        f"{ips['G1']}/32",
+        f"{node['G0'].internal_ip}/32",
+        f"{node['G1'].internal_ip}/32",
+    ]
+    tag = f"--target-tags=courseops-{course.code.lower()}-w{w.pk}"
+    assert tag in args
+    assert f"add-tags {node['G0'].name} --tags={tag.split('=')[1]}" in fw
     assert "--rules=tcp:22,tcp:29600-29700" in args
 
 

@@ -223,10 +223,34 @@ class ComputePeer:
         r.raise_for_status()
         return dict(r.json())
 
-    def seed(self, instances: list[dict[str, object]], addresses: list[dict[str, object]]) -> None:
+    def seed(
+        self,
+        instances: list[dict[str, object]],
+        addresses: list[dict[str, object]],
+        *,
+        project_metadata: list[dict[str, str]] | None = None,
+        org_policies: tuple[str, ...] = ("custom.firewallRuleNamesItsTargets",),
+    ) -> None:
+        """A project with these instances and addresses. Its organisation enforces, by default,
+        the custom constraint that a firewall rule names its targets (tests/peers/gce/policies.py)."""
         self._post(
-            "/_seed", {"project": self.project, "instances": instances, "addresses": addresses}
+            "/_seed",
+            {
+                "project": self.project,
+                "instances": instances,
+                "addresses": addresses,
+                "project_metadata": project_metadata or [],
+                "org_policies": list(org_policies),
+            },
         )
+
+    def timing(self, **seconds: float) -> None:
+        """How long start/stop/suspend/resume take on the peer."""
+        self._post("/_timing", seconds)
+
+    def set_project(self, **change: object) -> None:
+        """Change project metadata or organisation policies behind courseops's back."""
+        self._post("/_set", change)
 
     def seed_from_board(self, course) -> None:  # type: ignore[no-untyped-def]
         """The project as the course file describes it: every node running, addresses free."""
@@ -244,6 +268,7 @@ class ComputePeer:
         )
 
     def faults(self, **calls: list[object]) -> None:
+        """Answers to inject, once each in order, per call name (serve.py's docstring)."""
         self._post("/_faults", calls)
 
     def change(self, instances: dict[str, object]) -> None:
@@ -275,6 +300,7 @@ def gce_peer(settings) -> Iterator[ComputePeer]:  # type: ignore[no-untyped-def]
         settings.COMPUTE_ENDPOINT = base
         settings.COMPUTE_CALL_TIMEOUT_S = 2.0
         settings.COMPUTE_OP_BACKOFF_S = 0.2
+        settings.COMPUTE_RATE_LIMIT_WAIT_S = 0.2
         os.environ["COMPUTE_PROVIDER"], os.environ["COMPUTE_ENDPOINT"] = "gcp", base
         try:
             yield ComputePeer(base, "ee290-sp26-compute")

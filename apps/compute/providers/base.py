@@ -2,10 +2,13 @@
 
 A provider reads instances, addresses and firewall rules and changes exactly the things the
 board owns: an instance's `ssh-keys` metadata (with the fingerprint it read, so a concurrent
-writer is refused rather than overwritten), its external address, its power, and firewall rules
-whose names start with `courseops-`. Errors come back as `CloudError` with `retryable` saying
-whether trying again later may help (429, 5xx, timeouts, a 412 fingerprint race) or not (403, a
-quota, a bad request).
+writer is refused rather than overwritten), its network tags starting with `courseops-` (the
+targets of window firewall rules), the `roles/compute.osLogin` binding of its IAM policy when
+OS Login is on, its external address, its power (a stop always says what happens to Local SSD
+data), and firewall rules whose names start with `courseops-`. Errors come back as `CloudError`
+with `retryable` saying whether trying again later may help (429 and 403 `rateLimitExceeded`,
+5xx, timeouts, a 412 fingerprint race) or not (any other 403, a quota, a bad request, an
+organisation policy); `wait_s` is the least a retry should wait (a minute for a rate quota).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 MANAGED_RULE_PREFIX = "courseops-"
+MANAGED_TAG_PREFIX = "courseops-"
+OS_LOGIN_ROLE = "roles/compute.osLogin"
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,10 @@ class Instance:
     ssh_keys: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, str] = field(default_factory=dict)  # items other than ssh-keys, kept
+    tags: tuple[str, ...] = ()  # network tags
+    tags_fingerprint: str = ""  # what setTags must quote
+    local_ssd_gb: int = 0  # Local SSD attached (data a stop may keep or discard)
+    os_login: bool = False  # enable-oslogin in effect (instance value, else the project's)
 
 
 @dataclass(frozen=True)
@@ -48,14 +57,18 @@ class Rule:
     source_ranges: tuple[str, ...]
     ports: tuple[str, ...]  # "22", "29500-29600"
     description: str = ""
+    target_tags: tuple[str, ...] = ()  # the instances it applies to (never empty for ours)
 
 
 class CloudError(Exception):
-    def __init__(self, reason: str, *, retryable: bool, code: int | None = None) -> None:
+    def __init__(
+        self, reason: str, *, retryable: bool, code: int | None = None, wait_s: float = 0.0
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.code = code
+        self.wait_s = wait_s
 
 
 class FingerprintConflict(CloudError):
@@ -73,9 +86,12 @@ class Provider(Protocol):
     def addresses(self) -> list[Address]: ...
     def rules(self) -> list[Rule]: ...
     def set_ssh_keys(self, inst: Instance, value: str) -> None: ...
+    def set_tags(self, inst: Instance, tags: list[str]) -> None: ...
+    def login_members(self, zone: str, name: str) -> set[str]: ...
+    def set_login_members(self, zone: str, name: str, emails: set[str]) -> None: ...
     def attach_address(self, zone: str, name: str, address: str) -> None: ...
     def detach_address(self, zone: str, name: str, access_config: str) -> None: ...
     def insert_rule(self, rule: Rule) -> None: ...
     def delete_rule(self, name: str) -> None: ...
     def start(self, zone: str, name: str) -> None: ...
-    def stop(self, zone: str, name: str) -> None: ...
+    def stop(self, zone: str, name: str, *, discard_local_ssd: bool) -> None: ...

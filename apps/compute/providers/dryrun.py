@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from django.db import transaction
 
+from apps.compute.localssd import bundled_gb
 from apps.compute.providers.base import (
     Address,
     CloudError,
@@ -94,6 +95,9 @@ class DryRun:
             fingerprint=d["fingerprint"],
             ssh_keys=d["ssh_keys"],
             labels=dict(d["labels"]),
+            tags=tuple(d.get("tags", [])),
+            tags_fingerprint=d.get("tags_fingerprint", ""),
+            local_ssd_gb=bundled_gb(d["machine_type"]),
         )
 
     @staticmethod
@@ -134,6 +138,7 @@ class DryRun:
                     source_ranges=tuple(d["source_ranges"]),
                     ports=tuple(d["ports"]),
                     description=d["description"],
+                    target_tags=tuple(d.get("target_tags", [])),
                 )
                 for n, d in sorted(s["rules"].items())
             ],
@@ -150,6 +155,23 @@ class DryRun:
             s["instances"][inst.name] = d
 
         self._with(change, write=True)
+
+    def set_tags(self, inst: Instance, tags: list[str]) -> None:
+        def change(s: dict[str, Any]) -> None:
+            d = self._get(s, inst.zone, inst.name)
+            if d.get("tags_fingerprint", "") != inst.tags_fingerprint:
+                raise FingerprintConflict("the tags changed since they were read (412)")
+            d["tags"] = list(tags)
+            d["tags_fingerprint"] = _fingerprint(",".join(tags), s.get("seq", 0) + 1)
+            s["instances"][inst.name] = d
+
+        self._with(change, write=True)
+
+    def login_members(self, zone: str, name: str) -> set[str]:
+        return set()  # the stand-in project has no OS Login
+
+    def set_login_members(self, zone: str, name: str, emails: set[str]) -> None:
+        return None
 
     def attach_address(self, zone: str, name: str, address: str) -> None:
         def change(s: dict[str, Any]) -> None:
@@ -191,6 +213,7 @@ class DryRun:
                 "source_ranges": list(rule.source_ranges),
                 "ports": list(rule.ports),
                 "description": rule.description,
+                "target_tags": list(rule.target_tags),
             }
 
         self._with(change, write=True)
@@ -209,5 +232,5 @@ class DryRun:
     def start(self, zone: str, name: str) -> None:
         self._power(zone, name, "RUNNING")
 
-    def stop(self, zone: str, name: str) -> None:
+    def stop(self, zone: str, name: str, *, discard_local_ssd: bool) -> None:
         self._power(zone, name, "TERMINATED")

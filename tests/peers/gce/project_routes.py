@@ -132,10 +132,15 @@ def project_get(state: dict[str, Any], base: str, query: dict[str, list[str]]) -
 
     _only_system_params(query)
     project = state["project"]
+    # One project metadata for the whole peer: what /_seed set (serve.py, which OS Login's rules
+    # read) with what a preflight test planted on top.
+    seeded = state.get("project_metadata", {"items": [], "fingerprint": ""})
+    items = {i["key"]: i.get("value", "") for i in seeded.get("items", [])}
+    items.update(PLANTED["metadata"])
     metadata = compute_v1.Metadata(
         kind="compute#metadata",
-        fingerprint=PLANTED["fingerprint"],
-        items=[compute_v1.Items(key=k, value=v) for k, v in PLANTED["metadata"].items()],
+        fingerprint=seeded.get("fingerprint") or PLANTED["fingerprint"],
+        items=[compute_v1.Items(key=k, value=v) for k, v in items.items()],
     )
     gpus = sum(
         float(i.get("gpus", 0)) for i in state["instances"].values() if i["status"] in HOLDING
@@ -212,6 +217,16 @@ def plant(state: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
 
     with _LOCK:
         PLANTED["metadata"].update(body.get("metadata", {}))
+        if body.get("metadata") and "project_metadata" in state:
+            # serve.py's OS Login rules read the project's metadata from the peer's state.
+            kept = [
+                i for i in state["project_metadata"]["items"] if i["key"] not in body["metadata"]
+            ]
+            planted = [{"key": k, "value": v} for k, v in body["metadata"].items()]
+            state["project_metadata"] = {
+                "items": kept + planted,
+                "fingerprint": f"planted-{len(kept) + len(planted)}",
+            }
         for region, limits in body.get("quotas", {}).items():
             PLANTED["quotas"].setdefault(region, {}).update(limits)
         PLANTED["global_quotas"].update(body.get("global_quotas", {}))

@@ -6,7 +6,16 @@ power), static addresses and firewall rules, and zone/global operations the clie
 Faults are injected per call name with POST /_faults, e.g. {"setMetadata": [412, 503],
 "addAccessConfig": ["timeout"], "insert": ["quota"]}: each entry is used once, in order. A
 "timeout" answers only after the client gave up (the change is still made, as a real cloud
-may); "slow" keeps the operation RUNNING for a few polls. GET /_state shows everything.
+may); "slow" keeps the operation RUNNING for a few polls; "rateLimitExceeded" and 429 are
+Compute Engine's rate-quota answers (https://cloud.google.com/compute/api-quota: "If your
+project exceeds a rate quota, you receive a 403 error with the reason rateLimitExceeded … wait a
+minute then try your request again"). GET /_state shows everything, with who can log in to
+each instance and which instances each firewall rule reaches; POST /_timing sets how long power
+changes take.
+
+Every request body is parsed with the client library's own message types (validate.py); the
+documented rules live beside it: pagination (pages.py), power states and Local SSDs
+(lifecycle.py), OS Login and instance IAM (oslogin.py), firewall targets (policies.py).
 
 Run: python -m tests.peers.gce.serve PORT
 """
@@ -24,10 +33,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from tests.peers.gce import project_routes
+from google.cloud import compute_v1
+
+from tests.peers.gce import lifecycle, oslogin, pages, policies, project_routes
+from tests.peers.gce.validate import Fail, error_body, parse
 
 LOCK = threading.Lock()
-STATE: dict[str, Any] = {"project": "", "instances": {}, "addresses": {}, "firewalls": {}}
+STATE: dict[str, Any] = {
+    "project": "",
+    "project_metadata": {"items": [], "fingerprint": ""},
+    "org_policies": [],
+    "instances": {},
+    "addresses": {},
+    "firewalls": {},
+}
 OPS: dict[str, dict[str, Any]] = {}
 FAULTS: dict[str, list[Any]] = {}
 CALLS: list[str] = []
@@ -44,7 +63,19 @@ def _fp(value: Any) -> str:
 
 def seed(doc: dict[str, Any]) -> None:
     with LOCK:
-        STATE.update({"project": doc["project"], "instances": {}, "addresses": {}, "firewalls": {}})
+        STATE.update(
+            {
+                "project": doc["project"],
+                "project_metadata": {
+                    "items": doc.get("project_metadata", []),
+                    "fingerprint": _fp(doc["project"]),
+                },
+                "org_policies": list(doc.get("org_policies", [])),
+                "instances": {},
+                "addresses": {},
+                "firewalls": {},
+            }
+        )
         OPS.clear()
         FAULTS.clear()
         CALLS.clear()
@@ -60,6 +91,14 @@ def seed(doc: dict[str, Any]) -> None:
                 "access": None,  # {"name", "natIP"}
                 "metadata": {"items": i.get("metadata", []), "fingerprint": _fp(i["name"])},
                 "labels": i.get("labels", {}),
+                "tags": {"items": i.get("tags", []), "fingerprint": _fp(i.get("tags", []))},
+                "local_ssds": i.get(
+                    "local_ssds",
+                    lifecycle.BUNDLED_LOCAL_SSDS.get(i.get("machine_type", "a3-highgpu-8g"), 0),
+                ),
+                "ssd_data": i.get("ssd_data", "scratch"),  # what a group left on its Local SSDs
+                "ssd_saved": False,
+                "iam": {"bindings": i.get("iam_bindings", []), "version": 1},
             }
         for a in doc.get("addresses", []):
             STATE["addresses"][a["name"]] = {
@@ -95,6 +134,8 @@ def _instance_json(i: dict[str, Any]) -> dict[str, Any]:
         ],
         "metadata": {"kind": "compute#metadata", **i["metadata"]},
         "labels": i["labels"],
+        "tags": i["tags"],
+        "disks": lifecycle.disks_json(i),
     }
 
 
@@ -117,24 +158,28 @@ def _firewall_json(f: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "compute#firewall", **f}
 
 
-class Fail(Exception):
-    def __init__(self, code: int, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.code, self.message, self.reason = code, message, reason
-
-
 def _operation(
-    kind: str, scope: tuple[str, str], slow: bool = False, error: Fail | None = None
+    kind: str,
+    scope: tuple[str, str],
+    slow: bool = False,
+    error: Fail | None = None,
+    delay: float = 0.0,
+    effect: lifecycle.Effect | None = None,
 ) -> dict[str, Any]:
+    """A zone or global operation. It is DONE once `delay` has passed (then `effect` runs) and,
+    for a "slow" fault, after a few more polls."""
     name = f"operation-{next(SEQ)}"
+    pending = slow or delay > 0
     op: dict[str, Any] = {
         "kind": "compute#operation",
         "id": str(next(SEQ)),
         "name": name,
         "operationType": kind,
-        "status": "RUNNING" if slow else "DONE",
+        "status": "RUNNING" if pending else "DONE",
         "selfLink": _link(*scope, "operations", name),
         "_polls_left": 2 if slow else 0,
+        "_done_at": time.monotonic() + delay,
+        "_effect": effect,
     }
     if scope[0] == "zones":
         op["zone"] = _link("zones", scope[1])
@@ -143,7 +188,21 @@ def _operation(
         op["httpErrorStatusCode"] = error.code
         op["httpErrorMessage"] = {403: "FORBIDDEN", 400: "BAD REQUEST"}.get(error.code, "ERROR")
     OPS[name] = op
+    if not pending and effect is not None:
+        effect()
+        op["_effect"] = None
     return op
+
+
+def _tick() -> None:
+    """Finish every operation whose time has come (whether or not anyone polls it)."""
+    now = time.monotonic()
+    for op in OPS.values():
+        if op["_effect"] is not None and op["_done_at"] <= now:
+            op["_effect"]()
+            op["_effect"] = None
+        if op["status"] == "RUNNING" and op["_done_at"] <= now and op["_polls_left"] == 0:
+            op["status"] = "DONE"
 
 
 def _public(op: dict[str, Any]) -> dict[str, Any]:
@@ -153,6 +212,51 @@ def _public(op: dict[str, Any]) -> dict[str, Any]:
 def _fault(call: str) -> Any:
     queue = FAULTS.get(call) or []
     return queue.pop(0) if queue else None
+
+
+# Injected answers, as Compute Engine words them. Rate quotas: https://cloud.google.com/compute/
+# api-quota ("If your project exceeds a rate quota, you receive a 403 error with the reason
+# rateLimitExceeded"); 429 with the same reason is how Google APIs answer when a request rate is
+# exceeded at the front end (https://cloud.google.com/apis/design/errors#error_model,
+# RESOURCE_EXHAUSTED ↔ 429).
+FAULT_ANSWERS: dict[Any, tuple[int, str, str]] = {
+    412: (
+        412,
+        "Supplied fingerprint does not match current metadata fingerprint.",
+        "conditionNotMet",
+    ),
+    429: (429, "Too Many Requests: rate limit exceeded, retry later.", "rateLimitExceeded"),
+    500: (500, "Internal error", "backendError"),
+    503: (503, "Service unavailable", "backendError"),
+    403: (403, "Required 'compute.instances.setMetadata' permission", "forbidden"),
+    "rateLimitExceeded": (
+        403,
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service "
+        "'compute.googleapis.com'.",
+        "rateLimitExceeded",
+    ),
+}
+
+# Request bodies and the client library type each must parse as (the REST field it fills).
+BODIES: dict[str, tuple[Any, str]] = {
+    "setMetadata": (compute_v1.Metadata, "metadata_resource"),
+    "addAccessConfig": (compute_v1.AccessConfig, "access_config_resource"),
+    "setTags": (compute_v1.Tags, "tags_resource"),
+    "setIamPolicy": (compute_v1.ZoneSetPolicyRequest, "zone_set_policy_request_resource"),
+    "insert": (compute_v1.Firewall, "firewall_resource"),
+}
+VERBS = (
+    "setMetadata",
+    "addAccessConfig",
+    "deleteAccessConfig",
+    "setTags",
+    "getIamPolicy",
+    "setIamPolicy",
+    "start",
+    "stop",
+    "suspend",
+    "resume",
+)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -169,19 +273,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, code: int, message: str, reason: str = "") -> None:
-        self._send(
-            code,
-            {
-                "error": {
-                    "code": code,
-                    "message": message,
-                    "errors": [
-                        {"domain": "global", "reason": reason or "error", "message": message}
-                    ],
-                }
-            },
-        )
+    def _error(self, code: int, message: str, reason: str = "", status: str = "") -> None:
+        self._send(code, error_body(code, message, reason, status))
 
     def _body(self) -> Any:
         n = int(self.headers.get("Content-Length") or 0)
@@ -199,7 +292,10 @@ class Handler(BaseHTTPRequestHandler):
     def _route(self, method: str) -> None:
         url = urlparse(self.path)
         path, query = url.path, parse_qs(url.query)
-        body = self._body() if method == "POST" else {}
+        try:
+            body = self._body() if method == "POST" else {}
+        except json.JSONDecodeError:
+            return self._error(400, "Invalid JSON payload received.", "parseError")
         if project_routes.handle(self, method, path, query, body, STATE, LOCK):
             return None  # the project-level reads compute_preflight makes
         if path == "/ready":
@@ -212,9 +308,14 @@ class Handler(BaseHTTPRequestHandler):
                 for k, v in body.items():
                     FAULTS.setdefault(k, []).extend(v)
             return self._send(200, FAULTS)
+        if path == "/_timing":
+            with LOCK:
+                lifecycle.DELAYS.update({k: float(v) for k, v in body.items()})
+            return self._send(200, lifecycle.DELAYS)
         if path == "/_state":
             with LOCK:
-                return self._send(200, {**STATE, "calls": CALLS, "faults": FAULTS})
+                _tick()
+                return self._send(200, _state())
         if path == "/_set":  # change the project behind courseops's back (drift, new nodes)
             with LOCK:
                 for name, change in body.get("instances", {}).items():
@@ -222,51 +323,55 @@ class Handler(BaseHTTPRequestHandler):
                         STATE["instances"].pop(name, None)
                     else:
                         STATE["instances"][name].update(change)
+                if "project_metadata" in body:
+                    STATE["project_metadata"] = {
+                        "items": body["project_metadata"],
+                        "fingerprint": _fp(body["project_metadata"]),
+                    }
+                if "org_policies" in body:
+                    STATE["org_policies"] = list(body["org_policies"])
             return self._send(200, {"ok": True})
-        m = re.match(r"^/compute/v1/projects/([^/]+)/(.*)$", path)
+        m = re.match(r"^/compute/v1/projects/([^/]+)(?:/(.*))?$", path)
         if not m:
             return self._error(404, f"no such path {path}")
         if m.group(1) != STATE["project"]:
             return self._error(
                 404, f"The resource 'projects/{m.group(1)}' was not found", "notFound"
             )
-        rest = m.group(2)
+        rest = m.group(2) or ""
         call = self._call_name(method, rest)
         fault = None
         with LOCK:
             fault = _fault(call)
-            CALLS.append(f"{method} {rest}" + (f" [{fault}]" if fault else ""))
+            CALLS.append(
+                f"{method} {rest}"
+                + (f"?{url.query}" if url.query else "")
+                + (f" [{fault}]" if fault else "")
+            )
         if fault == "timeout":
             time.sleep(TIMEOUT_SLEEP_S)
+        elif fault in FAULT_ANSWERS:
+            return self._error(*FAULT_ANSWERS[fault])
         elif isinstance(fault, int):
-            messages = {
-                412: "Supplied fingerprint does not match current metadata fingerprint.",
-                429: "Rate Limit Exceeded",
-                500: "Internal error",
-                503: "Service unavailable",
-                403: "Required 'compute.instances.setMetadata' permission",
-            }
-            reasons = {412: "conditionNotMet", 429: "rateLimitExceeded", 403: "forbidden"}
-            return self._error(
-                fault, messages.get(fault, "error"), reasons.get(fault, "backendError")
-            )
+            return self._error(fault, "error", "backendError")
         try:
             with LOCK:
+                _tick()
+                if call in BODIES and method == "POST":
+                    cls, where = BODIES[call]
+                    parse(cls, body, where)
                 code, out = self._handle(method, rest, query, body, fault)
         except Fail as exc:
-            return self._error(exc.code, exc.message, exc.reason)
+            return self._error(exc.code, exc.message, exc.reason, exc.status)
         return self._send(code, out)
 
     @staticmethod
     def _call_name(method: str, rest: str) -> str:
+        if rest == "":
+            return "projects.get"
         if rest.startswith("aggregated/"):
             return "aggregatedList"
-        if rest.endswith(
-            tuple(
-                f"/{v}"
-                for v in ("setMetadata", "addAccessConfig", "deleteAccessConfig", "start", "stop")
-            )
-        ):
+        if rest.endswith(tuple(f"/{v}" for v in VERBS)):
             return rest.rsplit("/", 1)[1]
         if "/operations/" in rest:
             return "operations.get"
@@ -279,29 +384,41 @@ class Handler(BaseHTTPRequestHandler):
     ) -> tuple[int, Any]:
         parts = rest.split("/")
         slow = fault == "slow"
+        if rest == "" and method == "GET":
+            return 200, {
+                "kind": "compute#project",
+                "name": STATE["project"],
+                "commonInstanceMetadata": {
+                    "kind": "compute#metadata",
+                    **STATE["project_metadata"],
+                },
+            }
         if rest == "aggregated/instances":
-            items: dict[str, Any] = {}
-            for i in STATE["instances"].values():
-                items.setdefault(f"zones/{i['zone']}", {"instances": []})["instances"].append(
-                    _instance_json(i)
-                )
-            return 200, {"kind": "compute#instanceAggregatedList", "items": items}
+            scoped = [
+                (f"zones/{i['zone']}", _instance_json(i))
+                for _, i in sorted(STATE["instances"].items())
+            ]
+            return 200, pages.aggregated_page(
+                "compute#instanceAggregatedList", "instances", scoped, query
+            )
         if rest == "aggregated/addresses":
-            items = {}
-            for a in STATE["addresses"].values():
-                items.setdefault(f"regions/{a['region']}", {"addresses": []})["addresses"].append(
-                    _address_json(a)
-                )
-            return 200, {"kind": "compute#addressAggregatedList", "items": items}
+            scoped = [
+                (f"regions/{a['region']}", _address_json(a))
+                for _, a in sorted(STATE["addresses"].items())
+            ]
+            return 200, pages.aggregated_page(
+                "compute#addressAggregatedList", "addresses", scoped, query
+            )
         if parts[0] == "zones" and len(parts) == 4 and parts[2] == "operations":
             return 200, _public(self._poll(parts[3]))
         if parts[0] == "global" and parts[1] == "operations":
             return 200, _public(self._poll(parts[2]))
         if rest == "global/firewalls" and method == "GET":
-            return 200, {
-                "kind": "compute#firewallList",
-                "items": [_firewall_json(f) for f in STATE["firewalls"].values()],
-            }
+            return 200, pages.page(
+                "compute#firewallList",
+                [_firewall_json(f) for _, f in sorted(STATE["firewalls"].items())],
+                query,
+            )
         if rest == "global/firewalls" and method == "POST":
             if fault == "quota":
                 return 200, _public(
@@ -322,6 +439,7 @@ class Handler(BaseHTTPRequestHandler):
                     f"The resource 'projects/{STATE['project']}/global/firewalls/{name}' already exists",
                     "alreadyExists",
                 )
+            policies.check_firewall_insert(STATE, body)
             STATE["firewalls"][name] = {
                 "name": name,
                 "network": body.get("network", ""),
@@ -329,6 +447,8 @@ class Handler(BaseHTTPRequestHandler):
                 "sourceRanges": body.get("sourceRanges", []),
                 "allowed": body.get("allowed", []),
                 "description": body.get("description", ""),
+                "targetTags": body.get("targetTags", []),
+                "targetServiceAccounts": body.get("targetServiceAccounts", []),
             }
             return 200, _public(_operation("insert", ("global", ""), slow))
         if parts[:2] == ["global", "firewalls"] and method == "DELETE":
@@ -339,7 +459,7 @@ class Handler(BaseHTTPRequestHandler):
                     "notFound",
                 )
             return 200, _public(_operation("delete", ("global", ""), slow))
-        if parts[0] == "zones" and parts[2] == "instances":
+        if parts[0] == "zones" and len(parts) >= 4 and parts[2] == "instances":
             zone, name = parts[1], parts[3]
             inst = STATE["instances"].get(name)
             if inst is None or inst["zone"] != zone:
@@ -351,6 +471,10 @@ class Handler(BaseHTTPRequestHandler):
             verb = parts[4] if len(parts) > 4 else ""
             if verb == "" and method == "GET":
                 return 200, _instance_json(inst)
+            if verb == "getIamPolicy":
+                return 200, oslogin.policy_json(inst)
+            if verb == "setIamPolicy":
+                return 200, oslogin.set_policy(inst, body.get("policy", {}))
             if fault == "quota":
                 return 200, _public(
                     _operation(
@@ -366,6 +490,17 @@ class Handler(BaseHTTPRequestHandler):
                     )
                 items = body.get("items", [])
                 inst["metadata"] = {"items": items, "fingerprint": _fp(items)}
+            elif verb == "setTags":
+                # https://cloud.google.com/compute/docs/reference/rest/v1/instances/setTags:
+                # the tags' fingerprint must be quoted, like metadata's.
+                if body.get("fingerprint") != inst["tags"]["fingerprint"]:
+                    raise Fail(
+                        412,
+                        "Supplied fingerprint does not match current tags fingerprint.",
+                        "conditionNotMet",
+                    )
+                items = body.get("items", [])
+                inst["tags"] = {"items": items, "fingerprint": _fp(items)}
             elif verb == "addAccessConfig":
                 if inst["access"]:
                     raise Fail(400, "At most one access config currently supported.", "invalid")
@@ -397,10 +532,11 @@ class Handler(BaseHTTPRequestHandler):
                     if a["user"] == name:
                         a["user"] = ""
                 inst["access"] = None
-            elif verb == "start":
-                inst["status"] = "RUNNING"
-            elif verb == "stop":
-                inst["status"] = "TERMINATED"
+            elif verb in ("start", "stop", "suspend", "resume"):
+                delay, effect = lifecycle.change(verb, inst, query)
+                return 200, _public(
+                    _operation(verb, ("zones", zone), slow, delay=delay, effect=effect)
+                )
             else:
                 raise Fail(404, f"no such method {verb}")
             return 200, _public(_operation(verb, ("zones", zone), slow))
@@ -413,9 +549,33 @@ class Handler(BaseHTTPRequestHandler):
             raise Fail(404, f"operation {name} not found", "notFound")
         if op["_polls_left"] > 0:
             op["_polls_left"] -= 1
-            if op["_polls_left"] == 0:
-                op["status"] = "DONE"
+        if op["_polls_left"] == 0 and op["_done_at"] <= time.monotonic():
+            op["status"] = "DONE"
         return op
+
+
+def _state() -> dict[str, Any]:
+    """Everything, plus what the documented rules make of it: who can log in to each instance
+    and which instances each firewall rule reaches."""
+    instances = {
+        name: {
+            **i,
+            "os_login": oslogin.enabled(STATE, i),
+            "logins": oslogin.who_can_log_in(STATE, i),
+        }
+        for name, i in STATE["instances"].items()
+    }
+    firewalls = {
+        name: {**f, "reach": policies.reach(f, STATE["instances"])}
+        for name, f in STATE["firewalls"].items()
+    }
+    return {
+        **STATE,
+        "instances": instances,
+        "firewalls": firewalls,
+        "calls": CALLS,
+        "faults": {k: [str(x) for x in v] for k, v in FAULTS.items()},
+    }
 
 
 def main() -> None:
