@@ -149,3 +149,67 @@ def test_every_menu_path_in_the_guides_is_one_the_menu_shows() -> None:
 def test_the_path_check_reads_bold_and_bracketed_paths() -> None:
     text = "Open **Grades → Slack days** (Compute → Cloud project), not *Admin → Keys*."
     assert menu_paths(text) == [("Grades", "Slack days"), ("Compute", "Cloud project")]
+
+
+def _screenshots():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("screenshots", DOCS / "screenshots.py")
+    assert spec
+    assert spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_make_screenshots_waits_with_progress_and_always_stops_its_server(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A server that never answers: progress is printed, the wait ends at its bound, and the
+    server's whole process group is gone afterwards. One that answers: the body runs, and the
+    server is stopped after it too, even when the body fails."""
+    import os
+    import socket
+    import sys
+
+    import pytest
+
+    shots = _screenshots()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ)
+    pid_file = tmp_path / "pid"
+    mute = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+        "print('loading the demo', flush=True); time.sleep(120)",
+    ]
+    with pytest.raises(SystemExit, match="did not answer within 6 s"):  # noqa: SIM117
+        with shots.serving(mute, port, env, wait_s=6):
+            pass  # never reached
+    assert "== waiting for the demo server, 5 s: loading the demo" in capsys.readouterr().out
+    assert not _alive(int(pid_file.read_text()))
+    answers = (
+        "import http.server as h\n"
+        "class H(h.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(b'ok')\n"
+        f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"
+    )
+    started = []
+    with pytest.raises(RuntimeError):  # noqa: SIM117, PT012 — the failure happens inside
+        with shots.serving([sys.executable, "-c", answers], port, env, wait_s=30) as server:
+            started.append(server.pid)
+            raise RuntimeError("a screenshot failed")
+    assert started
+    assert not _alive(started[0])
