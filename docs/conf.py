@@ -1,7 +1,8 @@
 """Sphinx configuration: the documentation site (`make docs`; CI builds it with -W).
 
 Pages are MyST Markdown. `_ext/openapi_page.py` writes the API reference from the app's own
-OpenAPI schema at every build, so the reference can never drift from the code.
+OpenAPI schema at every build, so the reference can never drift from the code;
+`_ext/config_reference.py` writes the configuration reference from courseops/settings/env.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ project = "courseops"
 author = "the courseops engineers"
 copyright = "2026, " + author
 
-extensions = ["myst_parser", "openapi_page"]
+extensions = ["myst_parser", "openapi_page", "config_reference"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "screens/README.md"]

@@ -9,6 +9,8 @@ drift silently from the app. Run it again after changing a page the guides show.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import signal
@@ -18,7 +20,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "screens" / "guide"
@@ -73,7 +77,80 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(db: Path, port: int) -> subprocess.Popen[str]:
+WAIT_S = 600  # a first run migrates and loads the demo: about a minute here, more on a slow machine
+
+
+@contextlib.contextmanager
+def serving(
+    command: list[str], port: int, env: dict[str, str], wait_s: float = WAIT_S
+) -> Iterator[subprocess.Popen[str]]:
+    """Run `command` (a server on `port`) in its own process group, wait until it answers —
+    printing what it is doing every few seconds, at most `wait_s` — and always stop the whole
+    group afterwards, also when it never answered or the caller failed."""
+    with tempfile.TemporaryFile("w+") as log:
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            _wait_until_ready(proc, port, log, wait_s)
+            yield proc
+        finally:
+            _stop(proc)
+
+
+def _last_line(log: IO[str]) -> str:
+    log.flush()
+    log.seek(0)
+    lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+    log.seek(0, io.SEEK_END)
+    return lines[-1][:120] if lines else "starting"
+
+
+def _wait_until_ready(proc: subprocess.Popen[str], port: int, log: IO[str], wait_s: float) -> None:
+    started = time.monotonic()
+    said = 0.0
+    while (waited := time.monotonic() - started) < wait_s:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise SystemExit(f"the demo server exited:\n{log.read()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5):
+                print(f"== the demo server answers after {waited:.0f} s", flush=True)
+                return
+        except OSError:
+            if waited - said >= 5:
+                said = waited
+                print(
+                    f"== waiting for the demo server, {waited:.0f} s: {_last_line(log)}", flush=True
+                )
+            time.sleep(0.5)
+    raise SystemExit(
+        f"the demo server did not answer within {wait_s:.0f} s (last: {_last_line(log)}); "
+        "it has been stopped. On a slow machine: python docs/screenshots.py --wait 1200"
+    )
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """The server and everything it started (the autoreloader's child): TERM, then KILL."""
+    for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _server_command(db: Path, port: int) -> tuple[list[str], dict[str, str]]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -83,27 +160,10 @@ def _serve(db: Path, port: int) -> subprocess.Popen[str]:
         DATABASE_URL=f"sqlite:///{db}",
         DJANGO_SETTINGS_MODULE="courseops.settings.dev",
         SITE_URL=f"http://127.0.0.1:{port}",
+        PYTHONUNBUFFERED="1",  # its progress reaches the log as it happens
     )
     command = ["manage.py", "first_look", "courses/ee290-sp26.yaml", "--serve"]
-    proc = subprocess.Popen(
-        [sys.executable, *command, f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the demo server exited:\n{proc.stderr.read()[-3000:]}")  # type: ignore[union-attr]
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/"):
-                return proc
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit("the demo server did not answer within 180 s")
+    return [sys.executable, *command, f"127.0.0.1:{port}"], env
 
 
 def main() -> None:
@@ -112,48 +172,45 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
+    wait_s = float(sys.argv[sys.argv.index("--wait") + 1]) if "--wait" in sys.argv else WAIT_S
     with tempfile.TemporaryDirectory(prefix="screens-") as tmp:
-        server = _serve(Path(tmp) / "db.sqlite3", port)
-        try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-                contexts = {}
-                for name, who, where in SHOTS:
-                    for width, height in WIDTHS.items():
-                        key = (who, width)
-                        if key not in contexts:
-                            ctx = browser.new_context(
-                                viewport={"width": width, "height": height},
-                                timezone_id="America/Los_Angeles",
-                            )
-                            page = ctx.new_page()
-                            page.goto(f"{base}/accounts/login/")
-                            page.get_by_label("Email").fill(who)
-                            page.get_by_label("Password").fill(PASSWORD)
-                            page.get_by_role("button", name="Log in").click()
-                            page.wait_for_load_state("load")
-                            contexts[key] = page
-                        page = contexts[key]
-                        url = base + (where if where.startswith("/") else COURSE + where)
-                        if where.startswith("link:"):
-                            listing = base + COURSE + where[5:]
-                            page.goto(listing)
-                            rx = re.escape(COURSE + where[5:]) + r"[\w-]+/$"
-                            hrefs = page.eval_on_selector_all(
-                                "main a[href]", "as => as.map(a => a.getAttribute('href'))"
-                            )
-                            url = base + next(h for h in hrefs if re.match(rx, h))
-                        answer = page.goto(url)
-                        if answer is None or answer.status != 200:
-                            raise SystemExit(f"{name}: {url} answered {answer and answer.status}")
+        command, env = _server_command(Path(tmp) / "db.sqlite3", port)
+        with serving(command, port, env, wait_s), sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            contexts = {}
+            for name, who, where in SHOTS:
+                for width, height in WIDTHS.items():
+                    key = (who, width)
+                    if key not in contexts:
+                        ctx = browser.new_context(
+                            viewport={"width": width, "height": height},
+                            timezone_id="America/Los_Angeles",
+                        )
+                        page = ctx.new_page()
+                        page.goto(f"{base}/accounts/login/")
+                        page.get_by_label("Email").fill(who)
+                        page.get_by_label("Password").fill(PASSWORD)
+                        page.get_by_role("button", name="Log in").click()
                         page.wait_for_load_state("load")
-                        target = OUT / f"{name}-{width}.jpg"
-                        page.screenshot(path=str(target), type="jpeg", quality=60)
-                        print(f"{target.relative_to(ROOT)}  ({url[len(base) :]})")
-                browser.close()
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+                        contexts[key] = page
+                    page = contexts[key]
+                    url = base + (where if where.startswith("/") else COURSE + where)
+                    if where.startswith("link:"):
+                        listing = base + COURSE + where[5:]
+                        page.goto(listing)
+                        rx = re.escape(COURSE + where[5:]) + r"[\w-]+/$"
+                        hrefs = page.eval_on_selector_all(
+                            "main a[href]", "as => as.map(a => a.getAttribute('href'))"
+                        )
+                        url = base + next(h for h in hrefs if re.match(rx, h))
+                    answer = page.goto(url)
+                    if answer is None or answer.status != 200:
+                        raise SystemExit(f"{name}: {url} answered {answer and answer.status}")
+                    page.wait_for_load_state("load")
+                    target = OUT / f"{name}-{width}.jpg"
+                    page.screenshot(path=str(target), type="jpeg", quality=60)
+                    print(f"{target.relative_to(ROOT)}  ({url[len(base) :]})")
+            browser.close()
 
 
 if __name__ == "__main__":

@@ -151,6 +151,68 @@ def test_no_page_points_at_an_id_it_does_not_have_or_goes_untitled(world) -> Non
     assert found == [], f"{len(found)} problems:\n" + "\n".join(found)
 
 
+class _Summary(HTMLParser):
+    """A refused page's invalid fields and its error summary (`#error-summary`, focusable by
+    script: tabindex=-1) with the fields it links to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.invalid: list[str] = []
+        self.summary = False
+        self.linked: set[str] = set()
+        self.depth = 0  # > 0 inside the summary
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("aria-invalid") == "true":
+            self.invalid.append(a.get("id") or f"<{tag} name={a.get('name')!r}>")
+        if a.get("id") == "error-summary":
+            self.summary = a.get("tabindex") == "-1" and a.get("role") == "alert"
+            self.depth = 1
+        elif self.depth and tag not in VOID:
+            self.depth += 1
+        if self.depth and tag == "a" and (a.get("href") or "").startswith("#"):
+            self.linked.add((a.get("href") or "")[1:])
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth and tag not in VOID:
+            self.depth -= 1
+
+
+def summary_problems(html: str) -> list[str]:
+    """What a refused page lacks (WCAG 3.3.1): an error summary that takes focus, with a link to
+    every field marked invalid. [] for a page with no invalid field."""
+    summary = _Summary()
+    summary.feed(html)
+    summary.close()
+    if not summary.invalid:
+        return []
+    if not summary.summary:
+        return [f"no focusable error summary for {', '.join(summary.invalid)}"]
+    # One link names a group of choices: `#id_nodes_0` (or the group's `#pred-2`) for each of
+    # id_nodes_0, id_nodes_1, …
+    linked = {re.sub(r"_\d+$", "", f) for f in summary.linked}
+    return [
+        f"{f} not linked from the error summary"
+        for f in summary.invalid
+        if re.sub(r"_\d+$", "", f) not in linked
+    ]
+
+
+def test_the_summary_check_wants_a_link_to_each_refused_field() -> None:
+    field = '<input id="id_days" aria-invalid="true">'
+    assert summary_problems(field) == ["no focusable error summary for id_days"]
+    summary = '<div id="error-summary" role="alert" tabindex="-1"><ul><li>{}</li></ul></div>'
+    assert summary_problems(summary.format("Days: required") + field) == [
+        "id_days not linked from the error summary"
+    ]
+    linked = summary.format('<a href="#id_days">Days: required</a>')
+    assert summary_problems(linked + field) == []
+    assert summary_problems('<input id="id_days">') == []
+    group = '<input id="id_nodes_0" aria-invalid="true"><input id="id_nodes_1" aria-invalid="true">'
+    assert summary_problems(summary.format('<a href="#id_nodes_0">Nodes</a>') + group) == []
+
+
 def test_the_walk_reads_a_pages_post_forms() -> None:
     page = (
         '<form method="get"><input name="q"></form><form method="post">'
@@ -168,6 +230,8 @@ def test_the_walk_reads_a_pages_post_forms() -> None:
 
 def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> None:  # type: ignore[no-untyped-def]
     """Each POST form on every page, sent as if its button were pressed with nothing filled in.
+    A page that comes back with a refused field opens on its error summary (WCAG 3.3.1:
+    `#error-summary`, focused by script) linking to every field marked invalid.
     Where the page comes back (or redirects back) with the form's errors, Django points each
     refused field at `<id>_error` (WCAG 3.3.1: the reason is read with the field); a template
     that writes the message without that id leaves a screen reader user with "invalid" and no
@@ -193,7 +257,8 @@ def test_a_form_sent_empty_comes_back_with_every_reference_it_makes(world) -> No
                 if response.status_code in (200, 400) and kind.startswith("text/html"):
                     html = response.content.decode()
                     refused += 'aria-invalid="true"' in html
-                    found += [f"{role} {route} → {action}: {b}" for b in broken_references(html)]
+                    problems = broken_references(html) + summary_problems(html)
+                    found += [f"{role} {route} → {action}: {b}" for b in problems]
     assert refused >= 10, refused  # the walk reached forms that refuse an empty post
     assert found == [], f"{len(found)} broken references:\n" + "\n".join(found)
 

@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 
+from apps.core.checks import see
+
 
 @register()
 def compute_provider_known(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
@@ -18,7 +20,7 @@ def compute_provider_known(app_configs: Any = None, **kwargs: Any) -> list[Check
     return [
         Error(
             f"COMPUTE_PROVIDER is {name!r}, which courseops does not have.",
-            hint=f"Use one of: {', '.join(sorted(PROVIDERS))}.",
+            hint=see("courseops.E020", f"Use one of: {', '.join(sorted(PROVIDERS))}."),
             id="courseops.E020",
         )
     ]

@@ -54,6 +54,12 @@ def task_names_used() -> dict[str, str]:
     return used
 
 
+def see(check_id: str, hint: str = "") -> str:
+    """A check's hint, ending with its entry in the troubleshooting guide."""
+    anchor = check_id.lower().replace(".", "-")
+    return f"{hint} See docs/troubleshooting.md#{anchor}".strip()
+
+
 @register()
 def tasks_are_registered(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Every task named anywhere is registered with the Celery app after `django.setup()`."""
@@ -65,7 +71,7 @@ def tasks_are_registered(app_configs: Any = None, **kwargs: Any) -> list[CheckMe
             f"Task {name!r} ({where}) is not registered in a process that has only run "
             "django.setup(): queueing it from a web process or a manage.py command raises "
             "NotRegistered.",
-            hint="Import the app's tasks module in its AppConfig.ready().",
+            hint=see("courseops.E001", "Import the app's tasks module in its AppConfig.ready()."),
             id="courseops.E001",
         )
         for name, where in sorted(task_names_used().items())
@@ -87,6 +93,7 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
             errors.append(
                 Error(
                     f"Nav item {item.label!r} names URL {item.url_name!r}, which does not resolve.",
+                    hint=see("courseops.E002"),
                     id="courseops.E002",
                 )
             )
@@ -94,6 +101,7 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
             Error(
                 f"Nav item {item.label!r} files itself under section {key!r}, which the menu "
                 "does not have.",
+                hint=see("courseops.E003"),
                 id="courseops.E003",
             )
             for key in {item.section, item.staff_section} - {""}
@@ -106,6 +114,7 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
             errors.append(
                 Error(
                     f"Panel {panel.key!r} names template {panel.template!r}, which does not exist.",
+                    hint=see("courseops.E004"),
                     id="courseops.E004",
                 )
             )
@@ -120,7 +129,11 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         for handler in handlers
     ]
     errors += [
-        Error(f"{what} is not callable ({thing!r}).", id="courseops.E005")
+        Error(
+            f"{what} is not callable ({thing!r}).",
+            hint=see("courseops.E005"),
+            id="courseops.E005",
+        )
         for what, thing in named
         if not callable(thing)
     ]

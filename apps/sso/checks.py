@@ -6,6 +6,8 @@ from typing import Any
 
 from django.core.checks import Error, register
 
+from apps.core.checks import see
+
 
 @register()
 def xmlsec_present(app_configs: Any = None, **kwargs: Any) -> list[Error]:
@@ -18,7 +20,10 @@ def xmlsec_present(app_configs: Any = None, **kwargs: Any) -> list[Error]:
         Error(
             f"SAML sign-on is configured but {missing} (xmlsec1) is missing: the SAML pages "
             "answer 503 and nobody can sign on through the campus IdP.",
-            hint="apt-get install xmlsec1, or set SAML_XMLSEC_BINARY to where it is.",
+            hint=see(
+                "courseops.E006",
+                "apt-get install xmlsec1, or set SAML_XMLSEC_BINARY to where it is.",
+            ),
             id="courseops.E006",
         )
     ]

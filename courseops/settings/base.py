@@ -1,9 +1,9 @@
 """Settings shared by every environment; each value that differs per machine comes from the env.
 
-Environment variables (all optional in development):
-DATABASE_URL, REDIS_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS,
-EMAIL_URL-style settings (EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD,
-EMAIL_USE_TLS, DEFAULT_FROM_EMAIL), SITE_URL.
+Every environment variable read here (or anywhere under courseops/ and apps/) is declared once
+in `courseops/settings/env.py` — name, default, type, help, guide section — which the
+configuration reference in the docs is generated from; tests/core/test_env_declared.py fails on
+a read that is not declared or whose default differs from the declaration.
 """
 
 from __future__ import annotations
@@ -14,18 +14,9 @@ from pathlib import Path
 
 import dj_database_url
 
+from .env import env_bool, env_list
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")

@@ -75,6 +75,21 @@
     });
   }
 
+  // The phone's menu button (WAI-ARIA disclosure): it opens and closes the menu and says which
+  // (aria-expanded); Escape anywhere in the open menu closes it and puts focus back on it.
+  function phoneMenu(toggle, nav) {
+    function set(open) { toggle.setAttribute("aria-expanded", open ? "true" : "false"); }
+    toggle.addEventListener("click", function () {
+      set(toggle.getAttribute("aria-expanded") !== "true");
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || toggle.getAttribute("aria-expanded") !== "true") { return; }
+      event.preventDefault();
+      set(false);
+      toggle.focus();
+    });
+  }
+
   // A box that scrolls sideways (a wide table on a phone) must be reachable by keyboard to be
   // scrolled: it becomes a named Tab stop while, and only while, it overflows.
   function scrollRegions() {
@@ -109,6 +124,7 @@
   function watch(notice) {
     var every = (Number(notice.dataset.watch) || 5) * 1000;
     function tick() {
+      if (notice.dataset.paused) { setTimeout(tick, every); return; }
       fetch(window.location.href, {credentials: "same-origin"})
         .then(function (r) { return r.text(); })
         .then(function (html) {
@@ -127,10 +143,23 @@
   document.addEventListener("DOMContentLoaded", function () {
     var nav = document.getElementById("main-nav");
     if (nav) { disclosureMenus(nav); }
+    var toggle = document.querySelector(".nav-toggle");
+    if (toggle && nav) { phoneMenu(toggle, nav); }
     document.querySelectorAll(".scroll-x[tabindex]").forEach(function (b) { b.dataset.fixedStop = "1"; });
     scrollRegions();
     window.addEventListener("resize", scrollRegions);
     document.querySelectorAll("[data-watch][id]").forEach(watch);
+    // A pause button for a watched region (WCAG 2.2.2): data-pause names the region's id.
+    document.querySelectorAll("button[data-pause]").forEach(function (button) {
+      var region = document.getElementById(button.dataset.pause);
+      if (!region) { return; }
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        var paused = button.getAttribute("aria-pressed") !== "true";
+        button.setAttribute("aria-pressed", paused ? "true" : "false");
+        if (paused) { region.dataset.paused = "1"; } else { delete region.dataset.paused; }
+      });
+    });
     // After a refused submission the page opens on what went wrong: focus to the error summary.
     // (Again once loaded: going to the page's #fragment, e.g. #step-2, would take focus away.)
     var problems = document.getElementById("error-summary");
@@ -143,10 +172,5 @@
     document.querySelectorAll("button[data-copy]").forEach(copyButton);
     document.querySelectorAll("form[data-confirm]").forEach(confirmBeforeSubmit);
     document.querySelectorAll("[data-progress]").forEach(pollProgress);
-    // The check-in screen in the room shows the current code: read it again every few seconds.
-    document.querySelectorAll("[data-reload-every]").forEach(function (el) {
-      var seconds = parseInt(el.dataset.reloadEvery, 10) || 5;
-      window.setTimeout(function () { window.location.reload(); }, seconds * 1000);
-    });
   });
 }());

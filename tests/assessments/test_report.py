@@ -151,5 +151,10 @@ def test_the_report_page_draws_the_three_pictures(quiz: Setup, client) -> None: 
     assert 'class="plot hist"' in page
     assert 'class="plot goals"' in page
     assert 'class="plot misc"' in page
+    from tests.test_aria_references import charts_without_numbers
+
+    assert charts_without_numbers(page) == []  # each chart's numbers as text (WCAG 1.1.1)
+    misc = page[page.index("<h2>Misconceptions before and after") :]
+    assert "Share of participants showing each misconception" in misc
     assert page.count('class="ci"') == 6  # a confidence interval per goal
     assert "12 matched participants" in page

@@ -101,6 +101,8 @@ def test_a_large_upload_shows_a_progress_bar_until_a_worker_reads_it(world) -> N
     page = client.get(response["Location"]).content.decode()
     assert "Reading the file" in page
     assert "data-progress=" in page
+    # the status a worker changes is a live region, read out as it changes (WCAG 4.1.3)
+    assert '<p role="status" aria-live="polite"><strong>' in page
     upload = quiz.uploads.get()
     progress = client.get(f"{url}uploads/{upload.pk}/progress/").json()
     assert (progress["done"], progress["expected"], progress["final"]) == (0, 5000, False)
