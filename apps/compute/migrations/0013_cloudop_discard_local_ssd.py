@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('compute', '0011_cloud'),
+        ('compute', '0012_usage_quotas_schedules'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('core', '0013_extension_policy'),
+        ('core', '0014_course_extension_auto_per_deadline_and_more'),
     ]
 
     operations = [
