@@ -13,6 +13,7 @@ import yaml
 from django.core.checks import CheckMessage, Error, register
 
 from apps.autograder.banklint import bank_problems
+from apps.core.checks import see
 
 
 @register()
@@ -24,12 +25,21 @@ def shipped_banks_load(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         try:
             spec = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            errors.append(Error(f"{path.name} is not valid YAML ({exc})", id="autograder.E001"))
+            errors.append(
+                Error(
+                    f"{path.name} is not valid YAML ({exc})",
+                    hint=see("autograder.E001", "Fix the file's YAML."),
+                    id="autograder.E001",
+                )
+            )
             continue
         errors += [
             Error(
                 f"{path.name}: {problem}",
-                hint="The bank would be refused by load_course and load_demo; fix the file.",
+                hint=see(
+                    "autograder.E001",
+                    "The bank would be refused by load_course and load_demo; fix the file.",
+                ),
                 id="autograder.E001",
             )
             for problem in bank_problems(spec)

@@ -145,4 +145,5 @@ def door_limits_configured(app_configs: Any = None, **kwargs: Any) -> list[Check
     """Every door a stranger can knock on has a limit in `DOOR_LIMITS` (apps.core.doors)."""
     from apps.core.doors import check_limits
 
-    return [Error(problem, id="courseops.E031") for problem in check_limits()]
+    hint = see("courseops.E031", "Give the door a whole-number limit in DOOR_LIMITS.")
+    return [Error(problem, hint=hint, id="courseops.E031") for problem in check_limits()]

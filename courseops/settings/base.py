@@ -211,20 +211,28 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
 # database. Sign-on refusals (OIDC, SAML) per campus identity and per address; wrong check-in
 # codes per student per lecture; password-reset e-mails per address asked for and per address
 # asking.
-def _env_door(tries_env: str, tries: int, window_s: int) -> dict[str, int]:
-    return {"tries": int(os.environ.get(tries_env, str(tries))), "window_s": window_s}
-
-
+_COOLOFF_S = int(AXES_COOLOFF_TIME.total_seconds())
 DOOR_LIMITS = {
-    "signon-identity": _env_door(
-        "SIGNON_REFUSALS_PER_IDENTITY", 5, int(AXES_COOLOFF_TIME.total_seconds())
-    ),
-    "signon-address": _env_door(
-        "SIGNON_REFUSALS_PER_ADDRESS", 100, int(AXES_COOLOFF_TIME.total_seconds())
-    ),
-    "checkin-code": _env_door("CHECKIN_WRONG_CODES", 5, 24 * 3600),
-    "reset-address": _env_door("PASSWORD_RESETS_PER_ADDRESS", 3, 3600),
-    "reset-client": _env_door("PASSWORD_RESETS_PER_CLIENT", 20, 3600),
+    "signon-identity": {
+        "tries": int(os.environ.get("SIGNON_REFUSALS_PER_IDENTITY", "5")),
+        "window_s": _COOLOFF_S,
+    },
+    "signon-address": {
+        "tries": int(os.environ.get("SIGNON_REFUSALS_PER_ADDRESS", "100")),
+        "window_s": _COOLOFF_S,
+    },
+    "checkin-code": {
+        "tries": int(os.environ.get("CHECKIN_WRONG_CODES", "5")),
+        "window_s": 24 * 3600,
+    },
+    "reset-address": {
+        "tries": int(os.environ.get("PASSWORD_RESETS_PER_ADDRESS", "3")),
+        "window_s": 3600,
+    },
+    "reset-client": {
+        "tries": int(os.environ.get("PASSWORD_RESETS_PER_CLIENT", "20")),
+        "window_s": 3600,
+    },
 }
 
 # Content-Security-Policy (django-csp): nothing inline, nothing from another origin.

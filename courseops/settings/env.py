@@ -187,6 +187,43 @@ VARS: tuple[Var, ...] = (
         "COURSEOPS_IP_FAILURE_LIMIT", "100", "int", "Failed log-ins that lock one address.", "login"
     ),
     Var("AXES_COOLOFF_MINUTES", "15", "int", "How long a lock-out lasts.", "login"),
+    Var(
+        "SIGNON_REFUSALS_PER_IDENTITY",
+        "5",
+        "int",
+        "Refused campus sign-ons (OIDC, SAML) of one identity before it waits out the cool-off; "
+        "never counted under a shared name, so strangers lock out nobody else.",
+        "login",
+    ),
+    Var(
+        "SIGNON_REFUSALS_PER_ADDRESS",
+        "100",
+        "int",
+        "Refused campus sign-ons from one client address before it waits out the cool-off.",
+        "login",
+    ),
+    Var(
+        "CHECKIN_WRONG_CODES",
+        "5",
+        "int",
+        "Wrong check-in codes one student may type per lecture before 429.",
+        "login",
+    ),
+    Var(
+        "PASSWORD_RESETS_PER_ADDRESS",
+        "3",
+        "int",
+        "Password-reset e-mails sent to one address per hour (further requests send nothing "
+        "and answer the same page).",
+        "login",
+    ),
+    Var(
+        "PASSWORD_RESETS_PER_CLIENT",
+        "20",
+        "int",
+        "Password-reset requests from one client address per hour.",
+        "login",
+    ),
     # OIDC
     Var(
         "OIDC_RP_CLIENT_ID",
@@ -438,6 +475,28 @@ VARS: tuple[Var, ...] = (
         "900",
         "float",
         "How often beat checks idle nodes and the budget.",
+        "cloud",
+    ),
+    Var(
+        "COMPUTE_RATE_LIMIT_WAIT_S",
+        "60",
+        "float",
+        "How long a cloud job waits after Compute Engine's 403 rateLimitExceeded or 429 before "
+        "it tries again (Google: wait a minute).",
+        "cloud",
+    ),
+    Var(
+        "COMPUTE_PAGE_SIZE",
+        "500",
+        "int",
+        "maxResults on every Compute Engine list call (0-500); pages are followed.",
+        "cloud",
+    ),
+    Var(
+        "USAGE_RULES_EVERY_S",
+        "300",
+        "float",
+        "How often beat applies GPU-hour quotas, the nightly shutdown and the unknown-node check.",
         "cloud",
     ),
     # Monitoring

@@ -97,7 +97,7 @@ def test_a_clean_project_has_no_finding_and_exits_0(ee290, gce_peer) -> None:  #
     ]
     assert {r.status for r in report.rows} == {"ok"}
     flat = _flat(out)
-    assert "all 16 permissions granted" in flat
+    assert "all 21 permissions granted" in flat
     assert "limit 64, the course's 8 node(s) need 64 when all run" in flat
     assert "constraints/compute.requireOsLogin" in flat  # said even when clean
 
@@ -106,7 +106,7 @@ FAULTS = {
     "missing permission": (
         {"denied": ["compute.firewalls.create", "compute.instances.setMetadata"]},
         "Permissions",
-        "the service account lacks 2 of 16: compute.instances.setMetadata, "
+        "the service account lacks 2 of 21: compute.instances.setMetadata, "
         "compute.firewalls.create",
         "roles/compute.instanceAdmin.v1 plus roles/compute.securityAdmin",
     ),
