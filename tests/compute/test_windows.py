@@ -270,7 +270,7 @@ def test_access_files_for_a_two_node_window_name_both_ips_and_parse_back() -> No
     assert env[node["G1"].name]["MASTER_ADDR"] == ips["G0"]
 
     fw = access.firewall_command(b)
-    command = fw[fw.index("gcloud compute firewall-rules") :].split("\ngcloud compute instances")[0]
+    command = fw[fw.index("\ngcloud") + 1 :].split("\ngcloud compute instances")[0]
     args = shlex.split(command.replace("\\\n", " "))
     assert args[:5] == [
         "gcloud",

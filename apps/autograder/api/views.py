@@ -103,7 +103,7 @@ def set_row(state: SetState, course: Course, *, staff: bool) -> dict[str, Any]:
         "key": s.key,
         "title": s.title,
         "assignment": s.assignment.code if s.assignment else None,
-        "released": state.state == "results",
+        "released": s.released_at is not None and s.released_at <= timezone.now(),
         "state": state.state,
         "state_label": state.label,
         "timezone": zone,
