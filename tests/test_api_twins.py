@@ -259,6 +259,10 @@ NO_TWIN = {
     "c/<slug:code>/node/": "one group's node and files: api/v1/courses/<code>/my-node/files/",
     "c/<slug:code>/compute/": LATER + "api/v1/courses/<code>/nodes/ and allocations/",
     "c/<slug:code>/compute/budget/": "no API: the budget is a staff page and a CSV export",
+    "c/<slug:code>/compute/usage/": "no API yet: staff's quotas, shutdown opt-outs and silent "
+    "nodes are a page only (#69's usage rooms)",
+    "c/<slug:code>/node/usage/": "no API yet: a group's quota and nightly-shutdown opt-out are a "
+    "page only (#69's usage rooms)",
     "c/<slug:code>/compute/cloud/": "no API: the cloud provider's jobs are operated from the page",
     "c/<slug:code>/slack/": LATER + "api/v1/courses/<code>/slack/me/ and ledger/",
     "c/<slug:code>/slack/staff/": LATER + "api/v1/courses/<code>/slack/balances/",

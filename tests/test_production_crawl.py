@@ -450,7 +450,7 @@ def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  
         totals[role] += crawl_api(base, world, key)
     # Then the term (tests.termwalk): every shipped set graded, released, regraded and hidden,
     # every week of the calendar stepped through, every page and API read at each step.
-    term = walk_the_term(base, world, clock, browsers, pages_of)
+    term = _in_own_thread(walk_the_term, base, world, clock, browsers, pages_of)
     summary = "; ".join(f"{role}: {dict(c)}" for role, c in totals.items())
     report = (
         f"production crawl — {summary}; e-mails delivered to the SMTP server: {inbox.count}\n{term}"
@@ -468,3 +468,22 @@ def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  
     worker_log = logs["worker"].read().decode()
     assert "NotRegistered" not in worker_log
     assert "raised unexpected" not in worker_log, worker_log[-3000:]  # a task that crashed
+
+
+def _in_own_thread(fn, *args):  # type: ignore[no-untyped-def]
+    """Run `fn` in a thread of its own and return its result. Playwright's sync API refuses to
+    start in a thread whose asyncio loop is running, and under `--dist loadfile` this worker may
+    already hold the browser tests' session-wide Playwright; a new thread has no loop. The
+    thread's database connection is closed before it ends, so the test's teardown can flush."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    def run():  # type: ignore[no-untyped-def]
+        try:
+            return fn(*args)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()

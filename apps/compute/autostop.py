@@ -12,7 +12,7 @@ from apps.compute.models import CloudOp, Node
 from apps.compute.usage_models import AutoStop
 from apps.core.models import Course
 from apps.core.services import audit_record
-from apps.core.transactions import require_own_transaction
+from apps.core.transactions import in_callers_transaction, require_own_transaction
 
 AUDIT_ACTION = "compute.auto_stop"
 
@@ -23,6 +23,7 @@ def stop_pending(node_id: int) -> bool:
     ).exists()
 
 
+@in_callers_transaction
 def auto_stop(
     *, course: Course, node: Node, group_id: int | None, cause: str, detail: str, now: dt.datetime
 ) -> AutoStop:

@@ -140,6 +140,7 @@ def request_create(
         ) from None
 
 
+@in_callers_transaction
 def _create_locked(
     course: Course,
     actor: User,
@@ -328,6 +329,7 @@ def _approve(
     )
 
 
+@in_callers_transaction
 def _close_own(r: ExtensionRequest, members: list[User], *, actor: User | None) -> None:
     """An approved group request closes the members' own open requests on that assignment
     (the course file's `group_request_closes_own`), each saying why."""

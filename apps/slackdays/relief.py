@@ -20,6 +20,7 @@ from django.db.models import Q
 from apps.calendar.models import Assignment
 from apps.core.models import Course, User
 from apps.core.services import audit_record
+from apps.core.transactions import in_callers_transaction
 from apps.groups.models import Group, GroupMembership
 from apps.slackdays import rules
 from apps.slackdays.ledger import lock_accounts, reverse_spends
@@ -122,6 +123,7 @@ def relief_judge(
     return Judgement(stacks=stacks, refusal=refusal, confirm_days=confirm)
 
 
+@in_callers_transaction
 def refund_slack_for_extension(
     course: Course, assignment: Assignment, students: list[User], *, actor: User, label: str
 ) -> list[LedgerEntry]:
@@ -165,6 +167,7 @@ def has_extension(
     )
 
 
+@in_callers_transaction
 def record_override(
     course: Course, *, actor: User, target: object, judgement: Judgement, what: str
 ) -> None:

@@ -42,7 +42,10 @@ def test_a_wrong_password_keeps_the_student_on_the_login_page(
 ) -> None:  # type: ignore[no-untyped-def]
     log_in(page, live_server, "student12@example.edu", password="wrong")
     assert "/accounts/login/" in page.url
-    assert page.get_by_role("alert").is_visible()
+    # One announcement: the page frame's error summary (it takes focus), naming the refusal.
+    summary = page.get_by_role("alert")
+    assert summary.is_visible()
+    assert "Please enter a correct email" in summary.inner_text()
 
 
 def test_api_docs_render_with_no_network(page, live_server, ee290_demo) -> None:  # type: ignore[no-untyped-def]
