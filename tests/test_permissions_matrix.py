@@ -313,6 +313,8 @@ EXPECTED: dict[str, str] = {
     ),
     f"GET {COURSE}slack/staff/": "staff",
     f"POST {COURSE}slack/staff/": "n/a",
+    f"GET {COURSE}slack/deadlines/<int:assignment_id>/": "staff",  # every student's relief
+    f"POST {COURSE}slack/deadlines/<int:assignment_id>/": "n/a",
     f"GET {COURSE}slack/import/": "staff",
     f"POST {COURSE}slack/import/": "staff",
     f"GET {COURSE}slack/import/<int:import_id>/": "staff",
@@ -745,6 +747,7 @@ EXPECTED: dict[str, str] = {
     f"POST {API}slack/refund/": "staff",
     f"POST {API}slack/adjust/": "staff",
     f"GET {API}slack/exceptions/": "member",
+    f"GET {API}slack/deadlines/<int:assignment_id>/": "staff",
     f"POST {API}slack/exceptions/": "staff",
     f"POST {API}slack/lateness/": "staff",
     f"POST {API}slack/lateness/<int:import_id>/commit/": "staff",

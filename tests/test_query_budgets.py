@@ -171,6 +171,9 @@ STAFF_URLS = [
     C + "compute/cloud/",
     C + "compute/usage/",
     C + "slack/import/",
+    C + "slack/deadlines/{assignment_id}/",
+    C + "slack/deadlines/{assignment_id}/?cap=near",
+    A + "slack/deadlines/{assignment_id}/",
     A + "runs/",
     A + "regrades/",
     A + "labs/",
@@ -370,6 +373,7 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
     grew, heavy = [], []
     from apps.assessments.models import Assessment
     from apps.autograder.models import GradingRun
+    from apps.calendar.models import Assignment
     from apps.checkoffs.models import CheckoffSet
     from apps.peerreview.models import PeerRound
 
@@ -379,6 +383,7 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
             "assessment": Assessment.objects.get(course=c).pk,
             "run": GradingRun.objects.get(question_set__course=c).pk,
             "round": PeerRound.objects.get(course=c).pk,
+            "assignment_id": Assignment.objects.filter(course=c).order_by("due_at").first().pk,  # type: ignore[union-attr]
         }
         for c in (small, large)
     }
@@ -436,6 +441,7 @@ AS_ROUTE = [
     ("{assessment}", "<int:assessment_id>"),
     ("{run}", "<int:run_id>"),
     ("{round}", "<int:round_id>"),
+    ("{assignment_id}", "<int:assignment_id>"),
     ("lab09-perf-engr", "<slug:lab>"),
     ("mlsysim-quiz", "<slug:key>"),
     ("lab09-numbers", "<slug:key>"),

@@ -5,7 +5,6 @@ earlier requests and their deadline as it stands, and download the list shown as
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from typing import Any
 
@@ -20,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from apps.calendar.cache import course_calendar
 from apps.calendar.models import Assignment, Milestone
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError
@@ -30,6 +30,7 @@ from apps.core.timefmt import format_instant
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, int_or_none
 from apps.extensions import services
 from apps.extensions.models import ExtensionRequest
+from apps.extensions.selectors import request_facts
 from apps.groups.selectors import current_group_id
 
 PAGE = 25
@@ -150,42 +151,27 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         .order_by("created_at")
     ):
         earlier.setdefault(e.student_id, []).append(e)
-    from apps.milestones.models import GroupMilestone
-    from apps.slackdays.selectors import students_slack
-
-    slack = students_slack(course=course, student_ids=students)  # 3 queries for the page
-    extra = {
-        (g.milestone_id, g.group_id): g.extension_hours
-        for g in GroupMilestone.objects.filter(
-            course=course,
-            group_id__in={r.group_id for r in page_ if r.milestone_id},
-            milestone_id__in={r.milestone_id for r in page_ if r.milestone_id},
-        )
-    }
-    cards = []
-    for r in page_:
-        left, deadlines = slack[r.student_id]
-        stack = None
-        if r.assignment is not None:
-            mine = [d for d in deadlines if d.assignment.pk == r.assignment_id]
-            deadline = mine[0].effective if mine else r.assignment.due_at
-            stack = mine[0].stack if mine else None
-        else:
-            hours = extra.get((r.milestone_id or 0, r.group_id or 0), 0)
-            deadline = r.milestone.due_at + dt.timedelta(hours=hours)  # type: ignore[union-attr]
-        cards.append(
-            {
-                "r": r,
-                "slack_left": left,
-                "earlier": [e for e in earlier.get(r.student_id, []) if e.pk != r.pk],
-                "deadline": deadline,
-                "stack": stack,
-            }
-        )
+    facts = request_facts(course=course, rows=page_)  # 4 queries for the page
+    cards = [
+        {
+            "r": r,
+            "slack_left": facts[r.pk].slack_left,
+            "earlier": [e for e in earlier.get(r.student_id, []) if e.pk != r.pk],
+            "deadline": facts[r.pk].deadline,
+            "stack": facts[r.pk].stack,
+        }
+        for r in page_
+    ]
     return render(
         request,
         "extensions/staff.html",
-        {"course": course, "cards": cards, "page": page_, "status": status},
+        {
+            "course": course,
+            "cards": cards,
+            "page": page_,
+            "status": status,
+            "assignments": course_calendar(course).assignments,
+        },
     )
 
 

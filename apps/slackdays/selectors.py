@@ -192,7 +192,7 @@ def students_slack(
     """`student_slack` for many students in 3 queries, whatever their number (a staff queue's
     page): {student id: (days left, deadlines)}."""
     ids = set(student_ids)
-    ext, acc, slack, left = _relief_rows(course, ids, None)
+    ext, acc, slack, left = relief_rows(course, ids, None)
     return {i: (left[i], _deadlines(course, ext[i], acc[i], slack[i], left[i])) for i in ids}
 
 
@@ -201,7 +201,7 @@ def assignment_stacks(
 ) -> dict[int, rules.ReliefStack]:
     """Each student's relief on one assignment, from 2 queries whatever their number; `groups`
     is {student id: their current group id or None}, which the caller has already locked."""
-    ext, acc, slack, _ = _relief_rows(course, set(groups), groups)
+    ext, acc, slack, _ = relief_rows(course, set(groups), groups)
     policy = relief_policy(course)
     return {
         i: rules.relief_stack(
@@ -216,7 +216,7 @@ def assignment_stacks(
     }
 
 
-def _relief_rows(
+def relief_rows(
     course: Course, ids: set[int], known: dict[int, int | None] | None
 ) -> tuple[
     dict[int, dict[int, list[rules.ReliefPart]]],

@@ -8,7 +8,7 @@ queries whatever the course's size; reminders and the impact of moving a deadlin
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -21,8 +21,8 @@ from apps.calendar.sources import uid
 from apps.core.models import Course, Membership, Role
 from apps.groups.models import GroupMembership
 from apps.slackdays import rules
-from apps.slackdays.models import ActiveSpend, DeadlineException, LedgerEntry
-from apps.slackdays.selectors import student_slack_memo
+from apps.slackdays.models import DeadlineException, LedgerEntry
+from apps.slackdays.selectors import relief_policy, relief_rows, student_slack_memo
 
 
 def _event(
@@ -41,7 +41,10 @@ def _event(
         title=f"{a.code} {a.title}",
         start=due,
         description=note,
-        path=f"/c/{course.code}/slack/",
+        # staff open the deadline's page (every student's relief); a student their slack page
+        path=reverse("slackdays:deadline", kwargs={"code": course.code, "assignment_id": a.pk})
+        if staff
+        else f"/c/{course.code}/slack/",
         sequence=a.revision + seq,
         reminder_kind="assignment",
         released_at=a.release_at,
@@ -121,7 +124,9 @@ class StudentDue:
 
 
 def course_deadlines(*, course: Course, assignments: list[Assignment]) -> list[StudentDue]:
-    """Every active student's deadline on each of `assignments` (4 queries in all)."""
+    """Every active student's deadline on each of `assignments` (4 queries in all), from the
+    relief rule itself (`rules.relief_stack`, as every page computes it): slack, own and group
+    extensions and accommodations composed under the course's cap, never their bare sum."""
     if not assignments:
         return []
     students = list(
@@ -130,35 +135,28 @@ def course_deadlines(*, course: Course, assignments: list[Assignment]) -> list[S
         )
     )
     group_of = dict(
-        GroupMembership.objects.filter(course=course, left_at__isnull=True).values_list(
-            "user_id", "group_id"
-        )
+        GroupMembership.objects.filter(
+            course=course, user_id__in=students, left_at__isnull=True
+        ).values_list("user_id", "group_id")
     )
-    ext: dict[tuple[str, int, int], int] = defaultdict(int)  # ("s"|"g", who, assignment) → h
-    acc: dict[int, int] = defaultdict(int)
-    for kind, a_id, s_id, g_id, hours in DeadlineException.objects.filter(
-        course=course, revoked_at__isnull=True
-    ).values_list("kind", "assignment_id", "student_id", "group_id", "hours"):
-        if kind == "accommodation" and s_id:
-            acc[s_id] += hours
-        elif kind == "extension" and a_id:
-            ext[("s", s_id, a_id) if s_id else ("g", g_id, a_id)] += hours
-    slack: dict[tuple[int, int], int] = defaultdict(int)
-    for s_id, a_id in ActiveSpend.objects.filter(
-        account__course=course, assignment__in=assignments
-    ).values_list("account__student_id", "assignment_id"):
-        slack[(s_id, a_id)] += 1
+    known: dict[int, int | None] = {s: group_of.get(s) for s in students}
+    ext, acc, slack, _ = relief_rows(course, set(students), known)
+    policy = relief_policy(course)
     out = []
     for a in assignments:
         for s in students:
-            g = group_of.get(s)
-            e = ext[("s", s, a.pk)] + (ext[("g", g, a.pk)] if g else 0)
-            without = rules.effective_deadline(
-                a.due_at, tz=course.timezone, extension_hours=e, accommodation_hours=acc[s]
+            mine = ext[s][a.pk]
+            stack = rules.relief_stack(
+                a.due_at,
+                tz=course.timezone,
+                policy=policy,
+                parts=[rules.ReliefPart(kind="slack", hours=24)] * slack[s][a.pk] + mine + acc[s],
             )
-            days = slack[(s, a.pk)]
-            eff = rules.add_calendar_days(without, days, course.timezone) if days else without
-            out.append(StudentDue(s, a, without, eff, e, acc[s], days))
+            e, h = sum(p.hours for p in mine), sum(p.hours for p in acc[s])
+            without = rules.effective_deadline(
+                a.due_at, tz=course.timezone, extension_hours=e, accommodation_hours=h
+            )
+            out.append(StudentDue(s, a, without, stack.effective, e, h, slack[s][a.pk]))
     return out
 
 

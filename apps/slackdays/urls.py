@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.slackdays import edit_views, views
+from apps.slackdays import edit_views, stack_views, views
 
 app_name = "slackdays"
 S = "c/<slug:code>/slack/"
@@ -18,6 +18,7 @@ urlpatterns = [
     path(f"{S}staff/refund/", views.slack_refund, name="refund"),
     path(f"{S}staff/adjust/", views.slack_adjust, name="adjust"),
     path(f"{S}staff/late/<int:late_id>/decide/", views.late_work_decide, name="late-decide"),
+    path(f"{S}deadlines/<int:assignment_id>/", stack_views.deadline, name="deadline"),
     path(f"{S}import/", views.lateness_import, name="import"),
     path(f"{S}import/<int:import_id>/", views.lateness_import, name="import-preview"),
     path(

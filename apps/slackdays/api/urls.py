@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.slackdays.api import edit_views, views
+from apps.slackdays.api import edit_views, stack_views, views
 
 app_name = "slack-api"
 P = "courses/<slug:code>/slack/"
@@ -13,6 +13,11 @@ urlpatterns = [
     path(P + "refund/", views.RefundView.as_view(), name="refund"),
     path(P + "adjust/", views.AdjustView.as_view(), name="adjust"),
     path(P + "exceptions/", views.ExceptionsView.as_view(), name="exceptions"),
+    path(
+        P + "deadlines/<int:assignment_id>/",
+        stack_views.DeadlineStacksView.as_view(),
+        name="deadline",
+    ),
     path(P + "lateness/", views.LatenessImportView.as_view(), name="lateness"),
     path(
         P + "lateness/<int:import_id>/commit/",
