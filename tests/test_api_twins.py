@@ -85,6 +85,45 @@ def page_rows(html: str, table: str) -> list[list[str]]:
     return parser.tables[table]
 
 
+class _ById(HTMLParser):
+    """Each element whose id starts with a prefix (`request-` for a card or a list item), as
+    the row [its id, all its text]: for pages that list items as cards rather than a table."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+        self.rows: list[list[str]] = []
+        self._open: tuple[str, str, int, list[str]] | None = None  # tag, id, depth, text
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        ident = dict(attrs).get("id") or ""
+        if self._open is None and ident.startswith(self.prefix):
+            self._open = (tag, ident, 1, [])
+        elif self._open is not None and tag == self._open[0]:
+            t, i, depth, text = self._open
+            self._open = (t, i, depth + 1, text)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open is None or tag != self._open[0]:
+            return
+        t, i, depth, text = self._open
+        if depth > 1:
+            self._open = (t, i, depth - 1, text)
+            return
+        self.rows.append([i, " ".join("".join(text).split())])
+        self._open = None
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._open[3].append(data)
+
+
+def rows_by_id(html: str, prefix: str) -> list[list[str]]:
+    parser = _ById(prefix)
+    parser.feed(html)
+    return parser.rows
+
+
 @dataclass(frozen=True)
 class Twin:
     page: str  # URL as in the query budgets ({code} and the world's ids)
@@ -93,6 +132,8 @@ class Twin:
     roles: tuple[str, ...]
     items: Callable[[Any, str], list[Item]]  # the API's answer, the role → the items
     column: int = 0  # the cell of a page row that names its item
+    # how the page's rows are read: its table (by `table`), or elements by id prefix (cards)
+    rows: Callable[[str, str], list[list[str]]] = page_rows
 
 
 def _num(x: float | None) -> str:
@@ -134,9 +175,78 @@ def _roster(body: Any, role: str) -> list[Item]:
     ]
 
 
+def _my_deadlines(body: Any, role: str) -> list[Item]:
+    """A student's deadlines as the slack page writes them: the deadline that counts (course
+    time, zone named) and, where there is relief, the stack and the cap left."""
+    out = []
+    for d in body["deadlines"]:
+        facts = [d["effective_text"]]
+        if d["relief"] != "no extra time":
+            facts.append(f"Relief: {d['relief']}.")
+            if d["cap_days"]:
+                facts.append(f"Cap {d['cap_days']} days, {d['cap_left']} left.")
+        out.append((f"{d['assignment']} {d['title']}", facts))
+    return out
+
+
+def _deadline_stacks(body: Any, role: str) -> list[Item]:
+    """A deadline's page (staff): each student's slack, own and group extensions,
+    accommodation, deadline, cap left and override, as the table writes them."""
+    out = []
+    for r in body:
+        facts = [r["group"] or "—", r["effective_text"]]
+        facts.append(f"{r['cap_left']} of {r['cap_days']} days" if r["cap_days"] else "no cap")
+        if r["slack_days"]:
+            facts.append(f"{r['slack_days']} day")
+        hours = (r["own_extension_hours"], r["group_extension_hours"], r["accommodation_hours"])
+        facts += [f"{h} h" for h in hours if h]
+        if r["over_cap_hours"]:
+            facts.append("past the cap, held at it")
+        if r["override_days"]:
+            facts.append(f"staff confirmed {r['override_days']} days")
+        out.append((f"{r['name'] or r['email']} {r['email']}", facts))
+    return out
+
+
+def _extension_requests(body: Any, role: str) -> list[Item]:
+    """Extension requests: a student's own list; staff's cards with the student, the deadline
+    as it stands, slack days left and the deadline's whole relief stack."""
+    out = []
+    for r in body:
+        facts = [r["target"], f"{r['days']} day"]
+        if role == "student" or r["status"] != "open":
+            facts.append(r["status_label"])
+        if role != "student":
+            facts += [r["student"], r["deadline_text"], f"slack days left {r['slack_left']}"]
+            if r["relief"] is not None:
+                facts.append(f"Relief: {r['relief']}.")
+                if r["cap_days"]:
+                    facts.append(f"Cap {r['cap_days']} days, {r['cap_left']} left.")
+            if r["relief_note"] and r["status"] == "open":
+                facts.append(r["relief_note"])
+        out.append((f"request-{r['id']}", facts))
+    return out
+
+
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
 TWINS = [
+    Twin(C + "slack/", A + "slack/me/", "Assignment deadlines", ("student",), _my_deadlines),
+    Twin(
+        C + "slack/deadlines/{assignment_id}/",
+        A + "slack/deadlines/{assignment_id}/",
+        "Every student's relief",
+        ("ta", "instructor"),
+        _deadline_stacks,
+    ),
+    Twin(
+        C + "extensions/?status=",
+        A + "extensions/",
+        "request-",
+        ("student", "ta"),
+        _extension_requests,
+        rows=rows_by_id,
+    ),
     Twin(
         C + "questions/", A + "question-sets/", "Question sets", ("student", "ta"), _question_sets
     ),
@@ -200,11 +310,12 @@ def test_each_list_page_and_its_api_show_the_same_items_and_facts(
         page, api = Client(), APIClient()
         page.force_login(user)
         api.force_authenticate(user)
-        url = twin.page.format(code=world.course.code)
+        ids = {**world.ids, "code": world.course.code}
+        url = twin.page.format_map(ids)
         response = page.get(url)
         assert response.status_code == 200, (url, response.status_code)
-        rows = page_rows(response.content.decode(), twin.table)
-        body = _get_all(api, twin.api.format(code=world.course.code))
+        rows = twin.rows(response.content.decode(), twin.table)
+        body = _get_all(api, twin.api.format_map(ids))
         items = twin.items(body, role)
         assert items, f"{twin.api} as {role}: nothing to compare"
         problems = []
@@ -264,7 +375,6 @@ NO_TWIN = {
     "c/<slug:code>/node/usage/": "no API yet: a group's quota and nightly-shutdown opt-out are a "
     "page only (#69's usage rooms)",
     "c/<slug:code>/compute/cloud/": "no API: the cloud provider's jobs are operated from the page",
-    "c/<slug:code>/slack/": LATER + "api/v1/courses/<code>/slack/me/ and ledger/",
     "c/<slug:code>/slack/staff/": LATER + "api/v1/courses/<code>/slack/balances/",
     "c/<slug:code>/slack/import/": "a file upload's form: api/…/slack/lateness/ is its POST",
     "c/<slug:code>/incidents/": LATER + "api/v1/courses/<code>/incidents/",
@@ -285,7 +395,6 @@ NO_TWIN = {
     "c/<slug:code>/questionnaire/people/": LATER + "api/v1/courses/<code>/questionnaire/people/",
     "c/<slug:code>/questionnaire/suggestions/": LATER + "…/questionnaire/suggestions/",
     "c/<slug:code>/contributions/": LATER + "api/v1/courses/<code>/contributions/",
-    "c/<slug:code>/extensions/": LATER + "api/v1/courses/<code>/extensions/",
     "c/<slug:code>/runs/": LATER + "api/v1/courses/<code>/runs/",
     "c/<slug:code>/regrades/": LATER + "api/v1/courses/<code>/regrades/",
     "c/<slug:code>/grading/runs/<int:run_id>/": LATER + "…/grading-runs/<id>/ and totals/",

@@ -3,6 +3,8 @@ and lists their own; staff list the queue and approve or decline."""
 
 from __future__ import annotations
 
+import zoneinfo
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,9 +18,12 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.models import Course
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant
 from apps.extensions import services
 from apps.extensions.models import ExtensionRequest
+from apps.extensions.selectors import RequestFacts, request_facts
 
 E = error_responses(
     e409="Requests for this deadline have closed, one is already open, or it was already decided."
@@ -31,6 +36,23 @@ class ExtensionAskedSerializer(serializers.ModelSerializer):
     group = serializers.CharField(source="group.name", read_only=True, allow_null=True)
     target = serializers.CharField(source="target_name", read_only=True)
     has_document = serializers.SerializerMethodField()
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    slack_left = serializers.SerializerMethodField(help_text="The student's slack days left.")
+    deadline = serializers.SerializerMethodField(
+        help_text="The student's deadline as it stands (every relief applied), ISO 8601 in the "
+        "course's zone."
+    )
+    deadline_text = serializers.SerializerMethodField(
+        help_text="The same deadline in words, the zone named (as the page shows it)."
+    )
+    relief = serializers.SerializerMethodField(
+        help_text="The deadline's whole relief in words (slack, own and group extensions, "
+        "accommodation); null for a milestone."
+    )
+    cap_days = serializers.SerializerMethodField(help_text="The relief cap (null: none).")
+    cap_left_hours = serializers.SerializerMethodField(help_text="Relief hours still allowed.")
+    cap_left = serializers.SerializerMethodField(help_text="The same, in words.")
+    over_cap_hours = serializers.SerializerMethodField(help_text="Relief past the cap, held.")
 
     class Meta:
         model = ExtensionRequest
@@ -46,6 +68,16 @@ class ExtensionAskedSerializer(serializers.ModelSerializer):
             "dsp",
             "has_document",
             "status",
+            "status_label",
+            "relief_note",
+            "slack_left",
+            "deadline",
+            "deadline_text",
+            "relief",
+            "cap_days",
+            "cap_left_hours",
+            "cap_left",
+            "over_cap_hours",
             "approved_days",
             "auto",
             "comment",
@@ -56,6 +88,45 @@ class ExtensionAskedSerializer(serializers.ModelSerializer):
 
     def get_has_document(self, obj: ExtensionRequest) -> bool:
         return bool(obj.document_kind)
+
+    def _facts(self, obj: ExtensionRequest) -> RequestFacts:
+        facts = self.context.get("facts")
+        if facts is None or obj.pk not in facts:  # one request (an answer to a write)
+            facts = request_facts(course=self._course(obj), rows=[obj])
+        return facts[obj.pk]
+
+    def _course(self, obj: ExtensionRequest) -> Course:
+        return self.context.get("course") or obj.course
+
+    def get_slack_left(self, obj: ExtensionRequest) -> int:
+        return self._facts(obj).slack_left
+
+    def get_deadline(self, obj: ExtensionRequest) -> str:
+        tz = zoneinfo.ZoneInfo(self._course(obj).timezone)
+        return self._facts(obj).deadline.astimezone(tz).isoformat()
+
+    def get_deadline_text(self, obj: ExtensionRequest) -> str:
+        return format_instant(self._facts(obj).deadline, self._course(obj).timezone)
+
+    def get_relief(self, obj: ExtensionRequest) -> str | None:
+        stack = self._facts(obj).stack
+        return None if stack is None else stack.text
+
+    def get_cap_days(self, obj: ExtensionRequest) -> int | None:
+        stack = self._facts(obj).stack
+        return None if stack is None else stack.cap_days
+
+    def get_cap_left_hours(self, obj: ExtensionRequest) -> int | None:
+        stack = self._facts(obj).stack
+        return None if stack is None else stack.room_hours
+
+    def get_cap_left(self, obj: ExtensionRequest) -> str | None:
+        stack = self._facts(obj).stack
+        return None if stack is None else stack.room_text
+
+    def get_over_cap_hours(self, obj: ExtensionRequest) -> int:
+        stack = self._facts(obj).stack
+        return 0 if stack is None else stack.over_hours
 
 
 class ExtensionAskSerializer(serializers.Serializer):
@@ -104,7 +175,13 @@ class RequestsView(APIView):
         return page_response(
             request,
             rows.order_by("created_at", "pk"),
-            lambda page: ExtensionAskedSerializer(page, many=True).data,
+            lambda page: (
+                ExtensionAskedSerializer(
+                    page,
+                    many=True,
+                    context={"course": course, "facts": request_facts(course=course, rows=page)},
+                ).data
+            ),
         )
 
     @extend_schema(

@@ -21,10 +21,12 @@ from apps.core.api.helpers import (
 )
 from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError, NotFound
+from apps.core.timefmt import format_instant
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry
 from apps.slackdays.selectors import (
+    StudentDeadline,
     balance_page,
     balance_rows,
     exception_list,
@@ -63,6 +65,7 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
 class DeadlineSerializer(serializers.Serializer):
     assignment = serializers.CharField(source="assignment.code")
     assignment_id = serializers.IntegerField(source="assignment.pk")
+    title = serializers.CharField(source="assignment.title")
     base = serializers.DateTimeField()
     extension_hours = serializers.IntegerField()
     accommodation_hours = serializers.IntegerField()
@@ -81,11 +84,22 @@ class DeadlineSerializer(serializers.Serializer):
     cap_left_hours = serializers.IntegerField(
         source="stack.room_hours", allow_null=True, help_text="Relief hours still allowed."
     )
+    cap_left = serializers.CharField(source="stack.room_text", help_text="The same, in words.")
+    over_cap_hours = serializers.IntegerField(
+        source="stack.over_hours", help_text="Relief past the cap, held at it."
+    )
+    effective_text = serializers.SerializerMethodField(
+        help_text="The deadline that counts in words, the course's zone named (as the page)."
+    )
+
+    def get_effective_text(self, d: StudentDeadline) -> str:
+        return format_instant(d.effective, str(self.context["timezone"]))
 
 
 class MySlackSerializer(serializers.Serializer):
     balance = serializers.IntegerField()
     allowance = serializers.IntegerField()
+    timezone = serializers.CharField(help_text="The course's zone, which the texts name.")
     deadlines = DeadlineSerializer(many=True)
     ledger = LedgerEntrySerializer(many=True)
 
@@ -156,7 +170,10 @@ class MySlackView(APIView):
             {
                 "balance": balance,
                 "allowance": allowance,
-                "deadlines": DeadlineSerializer(deadlines, many=True).data,
+                "deadlines": DeadlineSerializer(
+                    deadlines, many=True, context={"timezone": course.timezone}
+                ).data,
+                "timezone": course.timezone,
                 "ledger": LedgerEntrySerializer(
                     compiled_query("slack.me.ledger", ledger_of, course.pk, user.pk), many=True
                 ).data,
