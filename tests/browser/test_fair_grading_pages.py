@@ -33,7 +33,8 @@ def _state(world: World) -> dict[str, tuple[User, str, int]]:
     q = qs.questions.get(key="why-8pct")
     ta = world.people["ta"]
     prof = world.people["instructor"]
-    assert ta is not None and prof is not None
+    assert ta is not None
+    assert prof is not None
     ta2 = (
         Membership.objects.filter(course=course, role=Role.TA).exclude(user=ta).first().user  # type: ignore[union-attr]
     )
