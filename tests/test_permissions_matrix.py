@@ -510,6 +510,12 @@ EXPECTED: dict[str, str] = {
     ),
     f"POST {API}question-sets/<slug:key>/practice/<slug:qkey>/check/": "student",
     f"POST {API}question-sets/<slug:key>/practice/<slug:qkey>/variant/": "student",
+    # practice that teaches: a student gives up on a variant and reads its solution (issue 70)
+    **actions("student", f"{COURSE}questions/<slug:key>/practice/<slug:qkey>/solution/"),
+    f"POST {API}question-sets/<slug:key>/practice/<slug:qkey>/solution/": "student",
+    # several graders per written question: staff split its answers (issue 70)
+    **actions("staff", f"{COURSE}questions/<slug:key>/written/<slug:qkey>/split/"),
+    f"POST {API}question-sets/<slug:key>/written/<slug:qkey>/split/": "staff",
     # fair written grading: staff hide names for a set and give written questions to graders
     **actions(
         "staff",

@@ -162,6 +162,12 @@ class PracticeVariant(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
     number = models.PositiveIntegerField(default=0)
+    solution_shown_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When this variant's correct value and worked solution were shown (after the "
+        "course's number of wrong checks, or on request); a new variant clears it.",
+    )
 
     class Meta:
         constraints = [
@@ -511,3 +517,10 @@ class RegradeRequest(models.Model):
 
     def __str__(self) -> str:
         return f"regrade {self.question.key} for {self.student} ({self.status})"
+
+
+from apps.autograder.fair_models import (  # noqa: E402, F401
+    AnswerGrader,
+    GradingPolicy,
+    SecondMark,
+)

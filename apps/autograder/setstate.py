@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, OuterRef, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from apps.autograder.models import (
@@ -77,10 +77,20 @@ def answered_per_set(course_id: int, student_id: int) -> QuerySet[Any]:
 
 
 def _practised(course_id: int, student_id: int) -> QuerySet[Any]:
+    """(set id, questions whose last check was right): a practice set's "answered correctly";
+    a question whose last check was wrong is never counted."""
+    latest = (
+        PracticeAttempt.objects.filter(
+            question_id=OuterRef("question_id"), student_id=OuterRef("student_id")
+        )
+        .order_by("-at", "-pk")
+        .values("pk")[:1]
+    )
     return (
         PracticeAttempt.objects.filter(
-            question__question_set__course_id=course_id, student_id=student_id
+            question__question_set__course_id=course_id, student_id=student_id, fraction__gte=1
         )
+        .filter(pk=Subquery(latest))
         .order_by()
         .values("question__question_set_id")
         .annotate(n=Count("question_id", distinct=True))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.autograder import views, views_regrades, views_written
+from apps.autograder import views, views_fair, views_regrades, views_written
 
 app_name = "autograder"
 urlpatterns = [
@@ -34,6 +34,16 @@ urlpatterns = [
         name="written-grader",
     ),
     path("c/<slug:code>/questions/<slug:key>/hide-names/", views.names_toggle, name="hide-names"),
+    path(
+        "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/split/",
+        views_fair.written_split,
+        name="written-split",
+    ),
+    path(
+        "c/<slug:code>/questions/<slug:key>/practice/<slug:qkey>/solution/",
+        views_fair.practice_solution,
+        name="practice-solution",
+    ),
     path(
         "c/<slug:code>/questions/<slug:key>/practice/<slug:qkey>/check/",
         views.practice_check,

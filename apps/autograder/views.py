@@ -14,12 +14,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from apps.autograder import (
+    fairgrading,
     passes,
     practice,
     regrades,
+    reveal,
     rules,
     services,
     uploads,
+    views_fair,
     views_regrades,
     written,
 )
@@ -38,7 +41,7 @@ from apps.autograder.setstate import question_set_list, set_states
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
 from apps.core.models import Course
-from apps.core.permissions import is_staff
+from apps.core.permissions import is_instructor, is_staff
 from apps.core.views_helpers import course_action, course_for, errors_as_messages, form_kept
 
 RESULTS_PER_PAGE = 50  # the score list of a run; the histogram above counts every student
@@ -198,11 +201,11 @@ def _staff_set(
     every = list(qs.questions.order_by("position"))
     hand = [q for q in every if q.kind == Question.Kind.WRITTEN]
     # A TA who was given written questions sees theirs unless they ask for all (?all=1).
-    mine_only = request.GET.get("all") != "1" and any(q.grader_id == request.user.pk for q in hand)
+    shared = fairgrading.questions_shared_with(qs, request.user) if hand else set()
+    mine = {q.pk for q in hand if q.grader_id == request.user.pk} | shared
+    mine_only = request.GET.get("all") != "1" and bool(mine)
     shown_qs = [
-        q
-        for q in every
-        if not mine_only or q.kind != Question.Kind.WRITTEN or q.grader_id == request.user.pk
+        q for q in every if not mine_only or q.kind != Question.Kind.WRITTEN or q.pk in mine
     ]
     for q in shown_qs:
         try:
@@ -236,7 +239,7 @@ def _staff_set(
             "upload": shown,
             "runs": GradingRun.objects.filter(question_set=qs),
             "answers": Answer.objects.filter(question__question_set=qs).count(),
-            "written": _written_rows(request, course, qs, hand, mine_only),
+            "written": _written_rows(request, course, qs, hand, mine if mine_only else None),
         },
     )
 
@@ -246,21 +249,27 @@ def _written_rows(
     course: Course,
     qs: QuestionSet,
     hand: list[Question],
-    mine_only: bool,
+    mine: set[int] | None,
 ) -> dict[str, Any]:
-    """The set page's written-grading card: each question's graded / answered and grader (the
-    rows the API gives at …/question-sets/<key>/written/)."""
-    rows = [
-        r
-        for r in (written.grading_rows(qs) if hand else [])
-        if not mine_only or r.q.grader_id == request.user.pk
-    ]
+    """The set page's written-grading card: each question's graded / answered and grader, a
+    split question's graders with their progress (and, for instructors, the agreement of the
+    answers graded twice), and who showed names again (the rows the API gives at
+    …/question-sets/<key>/written/)."""
+    mine_only = mine is not None
+    rows = [r for r in (written.grading_rows(qs) if hand else []) if mine is None or r.q.pk in mine]
+    instructor = is_instructor(request.user, course)
+    splits = fairgrading.split_views(qs, with_agreement=instructor) if hand else {}
     return {
-        "rows": rows,
+        "rows": [(r, splits.get(r.q.pk)) for r in rows],
         "any": bool(hand),
         "graders": written.graders_of(course) if hand else [],
         "mine_only": mine_only,
         "others": len(hand) - len(rows),
+        "may_reveal": reveal.may_reveal(request.user, course),
+        "head_tas_allowed": reveal.policy_of(course).reveal_names == "head_tas",
+        "reveals": reveal.name_reveals(qs) if hand else [],
+        "split_forms": views_fair.split_forms(course, [r.q for r in rows]),
+        "instructor": instructor,
     }
 
 
@@ -386,9 +395,18 @@ def run_results(request: AuthedRequest, code: str, run_id: int) -> HttpResponse:
 
 @course_action(staff=True)
 def names_toggle(request: AuthedRequest, course: Course, key: str) -> HttpResponse:
-    """Staff hide (or show again) the students' names while written answers are graded."""
+    """Staff hide the students' names while written answers are graded; instructors (head TAs
+    when the course file allows) show them again. Anyone else is refused with a 403 that says
+    who may."""
     qs = _set(course, key)
     hidden = request.POST.get("hide") == "1"
+    if not hidden and qs.hide_names and not reveal.may_reveal(request.user, course):
+        return render(
+            request,
+            "autograder/refused.html",
+            {"course": course, "qs": qs, "why": reveal.reveal_refusal(course)},
+            status=403,
+        )
     with errors_as_messages(request):
         written.names_hidden_set(actor=request.user, question_set=qs, hidden=hidden)
         messages.success(
@@ -420,6 +438,7 @@ def practice_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Htt
     """A practice set: each question with the student's current variant, a Check button that
     grades it at once, the last result and New variant."""
     last = practice.last_attempts(qs, request.user)
+    after = reveal.policy_of(course).practice_solution_after
     rows = []
     for q in qs.questions.order_by("position"):
         number = practice.variant_of(q, request.user)
@@ -433,6 +452,7 @@ def practice_set(request: AuthedRequest, course: Course, qs: QuestionSet) -> Htt
                 "last": latest if latest is not None and latest.variant == number else None,
                 "tries": tries,
                 "drawn": any(isinstance(v, dict) for v in (q.params or {}).values()),
+                **views_fair.practice_teaching(q, request.user, number, after),
             }
         )
     return render(

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from apps.autograder import written
+from apps.autograder import fairgrading, written
 from apps.autograder.models import Question, QuestionSet, RubricMark
 from apps.core.errors import DomainError
 from apps.core.http import AuthedRequest
@@ -49,7 +49,21 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
     search = request.GET.get("q", "").strip()
     ungraded = request.GET.get("show") == "ungraded"
     hide = q.question_set.hide_names
-    groups = written.answer_groups(q, q=search, ungraded=ungraded, hide_names=hide)
+    first, second = fairgrading.share_of(q, request.user)
+    # A split question opens on the grader's own answers; their overlap answers are graded on
+    # their own view, with their own marks (never the first grader's).
+    share = request.GET.get("share") or ("mine" if first else "second" if second else "all")
+    if share not in ("mine", "second", "all"):
+        share = "all"
+    groups = written.answer_groups(
+        q,
+        q=search,
+        ungraded=ungraded,
+        hide_names=hide,
+        only=first if share == "mine" else second if share == "second" else None,
+        without=second if share != "second" else None,
+        second_grader=request.user.pk if share == "second" else None,
+    )
     page = Paginator(groups, PAGE).get_page(request.GET.get("page"))
     items = list(q.rubric_items.all())
     graded = RubricMark.objects.filter(item__question=q)
@@ -68,6 +82,9 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
             "graded_students": graded.values("student_id").distinct().count(),
             "scoring": written.scoring_of(q),
             "hide": hide,
+            "share": share,
+            "first_share": len(first),
+            "second_share": len(second),
         },
     )
 
@@ -83,8 +100,11 @@ def _ids(values: list[str]) -> list[int]:
 def marks_apply(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
     """Staff apply or take off rubric items on the chosen answers (whole groups at once)."""
     q = _question(course, key, qkey)
+    apply = (
+        fairgrading.second_marks_apply if request.POST.get("second") == "1" else written.marks_apply
+    )
     try:
-        n = written.marks_apply(
+        n = apply(
             actor=request.user,
             question=q,
             student_ids=_ids(request.POST.getlist("students")),

@@ -34,8 +34,10 @@ from apps.autograder.models import (
     QuestionSet,
     RubricItem,
     RubricMark,
+    SecondMark,
 )
 from apps.autograder.regrades import overrides, regrade_detail
+from apps.autograder.reveal import may_reveal, reveal_refusal
 from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import STAFF_ROLES, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -293,11 +295,25 @@ class AnswerGroup:
 
 
 def answer_groups(
-    question: Question, *, q: str = "", ungraded: bool = False, hide_names: bool = False
+    question: Question,
+    *,
+    q: str = "",
+    ungraded: bool = False,
+    hide_names: bool = False,
+    only: set[int] | None = None,
+    without: set[int] | None = None,
+    second_grader: int | None = None,
 ) -> list[AnswerGroup]:
     """Every answered student's written answer, identical ones grouped, largest group first.
-    With `hide_names` the groups carry no names and a search reads the answers' words only."""
+    With `hide_names` the groups carry no names and a search reads the answers' words only.
+    `only` / `without` keep or leave out these students (a grader's share of a split question);
+    with `second_grader` the marks shown are that grader's own second marks, never the first
+    grader's (double grading is independent)."""
     answers = Answer.objects.filter(question=question, part=0).exclude(Q(text="") & Q(raw=""))
+    if only is not None:
+        answers = answers.filter(student_id__in=only)
+    if without:
+        answers = answers.exclude(student_id__in=without)
     if q and hide_names:
         answers = answers.filter(text__icontains=q)
     elif q:
@@ -307,9 +323,12 @@ def answer_groups(
             | Q(student__full_name__icontains=q)
         )
     marks: dict[int, set[int]] = defaultdict(set)
-    for item_id, student_id in RubricMark.objects.filter(item__question=question).values_list(
-        "item_id", "student_id"
-    ):
+    source = (
+        SecondMark.objects.filter(item__question=question, grader_id=second_grader)
+        if second_grader is not None
+        else RubricMark.objects.filter(item__question=question)
+    )
+    for item_id, student_id in source.values_list("item_id", "student_id"):
         marks[student_id].add(item_id)
     groups: dict[str, AnswerGroup] = {}
     for a in answers.select_related("student").order_by("student__full_name", "student__email"):
@@ -328,10 +347,15 @@ def answer_groups(
 
 
 def names_hidden_set(*, actor: User, question_set: QuestionSet, hidden: bool) -> None:
-    """Staff turn anonymous grading of a set's written answers on or off (audited)."""
+    """Staff turn anonymous grading of a set's written answers on; only those who may reveal
+    names (instructors; head TAs when the course file allows, `apps.autograder.reveal`) turn
+    it off. Either is audited: a reveal's row ("grading.names_shown") is listed on the set's
+    page."""
     course = question_set.course
     if not is_staff(actor, course):
         raise NotAllowed("Only the course's staff change how answers are graded.")
+    if not hidden and question_set.hide_names and not may_reveal(actor, course):
+        raise NotAllowed(reveal_refusal(course))
     with transaction.atomic():
         before = question_set.hide_names
         QuestionSet.objects.filter(pk=question_set.pk).update(hide_names=hidden)

@@ -182,6 +182,22 @@ class ReliefPolicy(Strict):
     group_request_closes_own: bool = True
 
 
+class AnonymousGradingPolicy(Strict):
+    # Anonymous written grading (apps.autograder.fairgrading): who may show students' names
+    # again on a set graded without names. "instructors" (the default) or "head_tas": the
+    # instructors and the TAs whose e-mails are listed in `head_tas`. Every reveal is audited
+    # and listed on the set's page.
+    reveal_names: Literal["instructors", "head_tas"] = "instructors"
+    head_tas: list[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+$", max_length=254)]] = []
+
+
+class PracticePolicy(Strict):
+    # Practice sets (apps.autograder.practice): after this many wrong checks of one variant its
+    # correct value and worked solution are shown and a new variant is offered (0: only when
+    # the student presses "Show the solution").
+    solution_after_wrong_checks: Annotated[int, Field(ge=0, le=50)] = 3
+
+
 class Policy(Strict):
     due_time: HHMM = "23:59"
     release_time: HHMM = "00:00"
@@ -195,6 +211,8 @@ class Policy(Strict):
     study: StudyPolicy = StudyPolicy()
     extensions: ExtensionPolicy = ExtensionPolicy()
     relief: ReliefPolicy = ReliefPolicy()
+    anonymous_grading: AnonymousGradingPolicy = AnonymousGradingPolicy()
+    practice: PracticePolicy = PracticePolicy()
 
 
 class LectureEntry(Strict):
@@ -280,8 +298,7 @@ SCORE_SOURCES = (
     "impact",
     "participation",
     "labs",
-    "practice",
-)
+)  # never "practice": practice never reaches the gradebook (issue 70)
 
 
 class GradingPart(Strict):

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from apps.autograder.models import Grade, GradingRun, PracticeAttempt, Question, QuestionSet
+from apps.autograder.models import Grade, GradingRun, QuestionSet
 from apps.calendar.models import Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet
 from apps.core.models import Course, Membership, Role
@@ -429,34 +429,6 @@ def labs(course: Course, students: Students, group_of: GroupOf) -> dict[int, Com
     return out
 
 
-def practice(course: Course, students: Students, group_of: GroupOf) -> dict[int, Computed]:
-    """Practice sets count only where the course file gives them a component (`source:
-    practice`): each student's share of practice questions answered right, their best check of
-    each (partly right counts its fraction)."""
-    questions = list(
-        Question.objects.filter(question_set__course=course, question_set__practice=True)
-        .exclude(kind=Question.Kind.WRITTEN)
-        .values_list("pk", flat=True)
-    )
-    if not questions:
-        return {}
-    ids = _students(course, students)
-    best: dict[int, float] = defaultdict(float)
-    right: dict[int, int] = defaultdict(int)
-    for row in (
-        PracticeAttempt.objects.filter(question_id__in=questions, student_id__in=ids)
-        .values("student_id", "question_id")
-        .annotate(best=Max("fraction"))
-    ):
-        best[row["student_id"]] += row["best"]
-        right[row["student_id"]] += row["best"] >= 1
-    n = len(questions)
-    return {
-        sid: Computed(best[sid] * 100 / n, f"{right[sid]} of {n} practice questions right")
-        for sid in ids
-    }
-
-
 SOURCES: dict[str, Source] = {
     "autograder": autograder,
     "scribing": scribing,
@@ -466,7 +438,6 @@ SOURCES: dict[str, Source] = {
     "impact": impact,
     "participation": participation,
     "labs": labs,
-    "practice": practice,
 }
 SOURCE_HELP = {
     "manual": "entered or imported by staff",
@@ -478,7 +449,6 @@ SOURCE_HELP = {
     "impact": "impact: the group's score from its evidence",
     "participation": "participation: lectures attended and contributions recorded",
     "labs": "labs: steps submitted of the closed labs",
-    "practice": "practice: practice questions answered right (best check of each)",
 }
 
 

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from django.db import models, transaction
 
+from apps.autograder.models import GradingPolicy
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.compute.models import ComputePolicy, Node, StaticIP, UsagePolicy
 from apps.core.coursefile import CourseFile, CourseFileError
@@ -148,6 +149,16 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
         )
         report = LoadReport(course=course)
         report.tally("course", outcome)
+        _, o = _upsert(
+            GradingPolicy,
+            {"course": course},
+            {
+                "reveal_names": p.anonymous_grading.reveal_names,
+                "head_tas": [e.strip().lower() for e in p.anonymous_grading.head_tas],
+                "practice_solution_after": p.practice.solution_after_wrong_checks,
+            },
+        )
+        report.tally("grading policy", o)
 
         for lec in cf.lectures:
             starts, ends = cf.lecture_span(lec.date)

@@ -148,16 +148,3 @@ def test_a_graded_set_allows_n_checks_and_grades_the_answer_its_rule_keeps(  # t
         run_create(actor=ta, question_set=qs)
     grade = Grade.objects.get(student=ada, question=q)
     assert grade.score == pytest.approx(graded_points * q.points)
-
-
-def test_practice_counts_only_where_the_course_file_gives_it_a_component(drill) -> None:  # type: ignore[no-untyped-def]
-    from apps.gradebook.sources import practice as practice_source
-
-    course, ada, qs, q = drill
-    _, keys = practice.variant(q, ada, 0)
-    practice.check(actor=ada, question=q, answers={0: f"{keys[0] * 9}"})
-    practice.check(actor=ada, question=q, answers={0: f"{keys[0]}"})  # the best check counts
-    n = qs.questions.count()
-    computed = practice_source(course, None, {})[ada.pk]
-    assert computed.percent == pytest.approx(100 / n)
-    assert computed.detail == f"1 of {n} practice questions right"

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from apps.autograder import practice
 from apps.autograder.models import PracticeAttempt, Question
+from apps.autograder.reveal import policy_of
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import NotFound
 
@@ -26,6 +27,24 @@ class PracticeCheckInSerializer(serializers.Serializer):
     )
 
 
+class SolutionPartSerializer(serializers.Serializer):
+    part = serializers.CharField(source="label", help_text="The part's label.")
+    value = serializers.JSONField(
+        help_text="The correct value in the part's unit (a choice: the correct option); null "
+        "for a measurement."
+    )
+    unit = serializers.CharField()
+
+
+class SolutionSerializer(serializers.Serializer):
+    variant = serializers.IntegerField()
+    parts = SolutionPartSerializer(many=True)
+    worked = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Per part, the worked solution's steps.",
+    )
+
+
 class PracticeResultSerializer(serializers.Serializer):
     right = serializers.BooleanField()
     fraction = serializers.FloatField()
@@ -34,6 +53,16 @@ class PracticeResultSerializer(serializers.Serializer):
     misconception = serializers.CharField(help_text="The known wrong answer this matches, if any.")
     variant = serializers.IntegerField()
     checks = serializers.IntegerField(help_text="Your checks of this question so far.")
+    wrong_checks = serializers.IntegerField(help_text="Wrong checks of these numbers.")
+    solution_after = serializers.IntegerField(
+        help_text="Wrong checks of one variant after which its solution is shown (0: on "
+        "request only)."
+    )
+    solution = SolutionSerializer(
+        allow_null=True,
+        help_text="Once shown (after the wrong checks, or on request): this variant's correct "
+        "value and worked solution; checks of it end, new numbers start afresh.",
+    )
 
 
 class PracticeVariantSerializer(serializers.Serializer):
@@ -67,6 +96,11 @@ class PracticeCheckView(APIView):
         answers = dict(enumerate(s.validated_data["answers"]))
         a = practice.check(actor=request.user, question=q, answers=answers)  # type: ignore[arg-type]
         checks = PracticeAttempt.objects.filter(question=q, student_id=a.student_id).count()
+        shown = (
+            practice.solution_shown(q, request.user)  # type: ignore[arg-type]
+            if q.question_set.practice
+            else None
+        )
         return Response(
             {
                 "right": a.fraction >= 1,
@@ -76,6 +110,9 @@ class PracticeCheckView(APIView):
                 "misconception": a.detail.get("misconception", ""),
                 "variant": a.variant,
                 "checks": checks,
+                "wrong_checks": practice.wrong_checks(q, request.user, a.variant),  # type: ignore[arg-type]
+                "solution_after": policy_of(q.question_set.course).practice_solution_after,
+                "solution": SolutionSerializer(shown).data if shown else None,
             }
         )
 
@@ -96,3 +133,18 @@ class PracticeVariantView(APIView):
         except (KeyError, IndexError, ValueError):
             prompt = q.prompt
         return Response({"variant": n, "prompt": prompt})
+
+
+class PracticeSolutionView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Show the solution of your current practice numbers (students)",
+        description="Gives up on this variant: its correct value and worked solution are "
+        "returned, its checks end, and new numbers (…/variant/) start afresh.",
+        request=None,
+        responses={200: SolutionSerializer, **E},
+    )
+    def post(self, request: Request, code: str, key: str, qkey: str) -> Response:
+        q = _question(code, key, qkey, request)
+        solution = practice.solution_show(actor=request.user, question=q)  # type: ignore[arg-type]
+        return Response(SolutionSerializer(solution).data)

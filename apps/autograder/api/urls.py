@@ -53,6 +53,16 @@ urlpatterns = [
         name="written-grader",
     ),
     path(
+        P + "question-sets/<slug:key>/written/<slug:qkey>/split/",
+        written_views.SplitView.as_view(),
+        name="written-split",
+    ),
+    path(
+        P + "question-sets/<slug:key>/practice/<slug:qkey>/solution/",
+        practice_views.PracticeSolutionView.as_view(),
+        name="practice-solution",
+    ),
+    path(
         P + "question-sets/<slug:key>/written/<slug:qkey>/marks/",
         written_views.MarksView.as_view(),
         name="written-marks",

@@ -86,7 +86,9 @@ class SetRowSerializer(serializers.Serializer):
     )
     questions = serializers.IntegerField()
     answered = serializers.IntegerField(
-        allow_null=True, help_text="Questions the student answered (staff: null)."
+        allow_null=True,
+        help_text="Questions the student answered; a practice set: answered correctly (the last "
+        "check right). Staff: null.",
     )
     score = serializers.FloatField(allow_null=True, help_text="Released score (staff: null).")
     max_points = serializers.FloatField(allow_null=True)

@@ -4,17 +4,18 @@ and permissions as the set's page."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.autograder import written
+from apps.autograder import fairgrading, reveal, written
 from apps.autograder.models import Question, QuestionSet
 from apps.core.api.helpers import PAGE_PARAMETERS, api_course, error_responses, page_response
 from apps.core.errors import NotFound
 from apps.core.models import User
+from apps.core.permissions import is_instructor
 
 E = error_responses()
 TAGS = ["autograder"]
@@ -47,6 +48,12 @@ class MarksSerializer(serializers.Serializer):
     students = serializers.ListField(child=serializers.IntegerField(), min_length=1)
     add = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
     remove = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+    second = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: your own second grading of overlap answers given to you (never "
+        "counted; the first grader's marks count).",
+    )
 
 
 class MarksResultSerializer(serializers.Serializer):
@@ -67,12 +74,29 @@ class WrittenView(APIView):
     @extend_schema(
         tags=TAGS,
         summary="A written question's answers, identical ones grouped, with its rubric (staff)",
-        parameters=PAGE_PARAMETERS,
+        parameters=[
+            *PAGE_PARAMETERS,
+            OpenApiParameter(
+                "share",
+                str,
+                enum=["all", "mine", "second"],
+                description="A split question: all answers (without those you grade second), "
+                "yours to grade first, or yours to grade second (with your own marks).",
+            ),
+        ],
         responses={200: WrittenPageSerializer, **E},
     )
     def get(self, request: Request, code: str, key: str, qkey: str) -> Response:
-        _, q = _question(request, code, key, qkey)
-        groups = written.answer_groups(q, q=request.query_params.get("q", ""))
+        user, q = _question(request, code, key, qkey)
+        first, second = fairgrading.share_of(q, user)  # type: ignore[arg-type]
+        share = request.query_params.get("share", "all")
+        groups = written.answer_groups(
+            q,
+            q=request.query_params.get("q", ""),
+            only=first if share == "mine" else second if share == "second" else None,
+            without=second if share != "second" else None,
+            second_grader=user.pk if share == "second" else None,  # type: ignore[attr-defined]
+        )
         response = page_response(
             request, groups, lambda p: AnswerGroupSerializer(p, many=True).data
         )
@@ -91,7 +115,10 @@ class MarksView(APIView):
         user, q = _question(request, code, key, qkey)
         data = MarksSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        n = written.marks_apply(
+        apply = (
+            fairgrading.second_marks_apply if data.validated_data["second"] else written.marks_apply
+        )
+        n = apply(
             actor=user,  # type: ignore[arg-type]
             question=q,
             student_ids=data.validated_data["students"],
@@ -117,12 +144,47 @@ class GradingRowSerializer(serializers.Serializer):
     answered = serializers.IntegerField(help_text="Students who answered.")
 
 
+class GraderProgressSerializer(serializers.Serializer):
+    grader = StaffMemberSerializer()
+    share = serializers.IntegerField(help_text="Answers given to them to grade (first).")
+    graded = serializers.IntegerField(help_text="Of those, answers with a mark.")
+    second_share = serializers.IntegerField(help_text="Overlap answers they grade second.")
+    second_graded = serializers.IntegerField()
+
+
+class AgreementSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Overlap answers both graders marked.")
+    exact = serializers.IntegerField(help_text="Of those, with the same score.")
+    within_step = serializers.IntegerField(
+        help_text="Of those, scores at most one rubric step apart (the smallest item's change)."
+    )
+
+
+class SplitOutSerializer(serializers.Serializer):
+    question = serializers.CharField(source="question.key")
+    graders = GraderProgressSerializer(many=True)
+    unassigned = serializers.IntegerField(help_text="Answers saved after the split: nobody's.")
+    agreement = AgreementSerializer(
+        allow_null=True, help_text="Instructors only (null for TAs): the overlap's agreement."
+    )
+
+
+class RevealSerializer(serializers.Serializer):
+    by = serializers.CharField(source="actor.email", allow_null=True)
+    at = serializers.DateTimeField(source="created_at")
+
+
 class GradingSerializer(serializers.Serializer):
     set = serializers.CharField()
     hide_names = serializers.BooleanField(
         help_text="Anonymous grading: the written-answer pages and API show no names."
     )
+    may_reveal = serializers.BooleanField(
+        help_text="Whether you may show names again (instructors; head TAs if the course allows)."
+    )
+    names_shown = RevealSerializer(many=True, help_text="Who showed names again, and when.")
     questions = GradingRowSerializer(many=True)
+    splits = SplitOutSerializer(many=True, help_text="Questions split among several graders.")
     graders = StaffMemberSerializer(many=True, help_text="Who can be given a question.")
 
 
@@ -143,14 +205,18 @@ class GradingView(APIView):
         responses={200: GradingSerializer, **E},
     )
     def get(self, request: Request, code: str, key: str) -> Response:
-        _, qs = _set(request, code, key)
+        user, qs = _set(request, code, key)
         rows = written.grading_rows(qs)
+        splits = fairgrading.split_views(qs, with_agreement=is_instructor(user, qs.course))
         return Response(
             GradingSerializer(
                 {
                     "set": qs.key,
                     "hide_names": qs.hide_names,
+                    "may_reveal": reveal.may_reveal(user, qs.course),
+                    "names_shown": reveal.name_reveals(qs),
                     "questions": rows,
+                    "splits": [splits[r.q.pk] for r in rows if r.q.pk in splits],
                     "graders": written.graders_of(qs.course) if rows else [],
                 }
             ).data
@@ -215,3 +281,66 @@ class GraderView(APIView):
         )
         grader = User.objects.filter(pk=q.grader_id).first() if q.grader_id else None
         return Response(GraderOutSerializer({"question": q.key, "grader": grader}).data)
+
+
+class SplitInSerializer(serializers.Serializer):
+    graders = serializers.ListField(
+        child=serializers.IntegerField(),
+        min_length=1,
+        max_length=50,
+        help_text="User ids of the course's TAs or instructors who share the answers, in order.",
+    )
+    ranges = serializers.ListField(
+        child=serializers.CharField(max_length=20),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text='Empty: evenly. Otherwise one range per grader, e.g. ["1-12", "13-20"]; '
+        "answers are numbered in the order they were first saved.",
+    )
+    overlap = serializers.IntegerField(
+        min_value=0,
+        max_value=10000,
+        required=False,
+        default=0,
+        help_text="Answers also graded, independently, by the next grader in the list.",
+    )
+
+
+class SplitResultSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    answers = serializers.IntegerField()
+    shares = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="[grader id, first answer, last answer] per grader.",
+    )
+    overlap = serializers.IntegerField()
+
+
+class SplitView(APIView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Split a written question's answers among several graders, with an optional "
+        "overlap graded twice (staff)",
+        request=SplitInSerializer,
+        responses={200: SplitResultSerializer, **E},
+    )
+    def post(self, request: Request, code: str, key: str, qkey: str) -> Response:
+        user, q = _question(request, code, key, qkey)
+        data = SplitInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        done = fairgrading.split_save(
+            actor=user,  # type: ignore[arg-type]
+            question=q,
+            grader_ids=data.validated_data["graders"],
+            ranges=data.validated_data["ranges"] or None,
+            overlap=data.validated_data["overlap"],
+        )
+        return Response(
+            {
+                "question": q.key,
+                "answers": done.answers,
+                "shares": [list(s) for s in done.shares],
+                "overlap": done.overlap,
+            }
+        )
