@@ -49,6 +49,9 @@ PORT = int(os.environ.get("LOAD_PORT", "8765"))
 SECONDS = int(os.environ.get("LOAD_SECONDS", "30"))
 # Rounds of (anonymous floor, logged-in floor, mix), interleaved; the median round is reported.
 ROUNDS = int(os.environ.get("LOAD_ROUNDS", "3"))
+# LOAD_PROFILE=1 (the mix) or LOAD_PROFILE="/c/{code}/ /c/{code}/slack/" (those pages): one more
+# run with py-spy sampling the workers (bench/spy.py), printed as the hottest functions.
+PROFILE = os.environ.get("LOAD_PROFILE", "")
 # cores + 1: on the 2-core machine 3 workers served 132–137 requests/s, 4 about 110, 6 about 93
 # (CPU-bound pages: more processes only add switching and cache misses).
 WORKERS = int(os.environ.get("LOAD_WORKERS", str((os.cpu_count() or 1) + 1)))
@@ -347,6 +350,19 @@ try:
                 ("read spike: student mix", {}),
             ):
                 rounds.setdefault(label, []).append(run_wrk(label, sessions_file, extra))
+        if PROFILE:
+            # One more run of the mix (or of the pages LOAD_PROFILE names) with py-spy sampling
+            # the workers from outside: where the milliseconds go under load, not in one process.
+            from bench import spy
+
+            raw = work / "pyspy.txt"
+            sampler = spy.record(server.pid, SECONDS, raw)
+            extra = {} if PROFILE == "1" else {"LOAD_PATHS": PROFILE}
+            run_wrk(
+                f"profiled: {PROFILE if PROFILE != '1' else 'student mix'}", sessions_file, extra
+            )
+            sampler.wait(60)
+            print(spy.summary(raw, str(ROOT)))
         spike = _median_run(rounds["read spike: student mix"])
         anon = _median_run(rounds["floor: anonymous log-in page"])
         logged = _median_run(rounds["floor: logged-in page, no data"])
