@@ -89,7 +89,7 @@ BENCH_RUN ?= $(shell date -u +%Y%m%d-%H%M)-$(shell git rev-parse --short HEAD)
 bench: $(STAMP)
 	@export BENCH_RUN=$(BENCH_RUN); for i in $$(seq $(BENCH_REPEAT)); do \
 		for f in bench/bench_*.py; do echo "== $$f ($$i of $(BENCH_REPEAT))"; $(PY) $$f || exit 1; done; \
-		echo "== bench/load.py (gunicorn + locust, 2,000 students)"; $(PY) bench/load.py || exit 1; \
+		echo "== bench/load.py (gunicorn + wrk, 2,000 students)"; $(PY) bench/load.py || exit 1; \
 	done
 	@echo "== bench/term.py (a whole term through the services, 2,000 students)"; $(PY) bench/term.py
 	@$(PY) bench/results.py $(BENCH_RUN)

@@ -1,12 +1,16 @@
 """Deadline-hour load on a 2,000-student course, the way it would be served: gunicorn with the
-production settings on PostgreSQL and Redis, driven from another process by locust (headless).
+production settings on PostgreSQL and Redis, driven from another process by wrk (bench/load/mix.lua)
+for every ratio, and by locust (headless) only for the open-loop scenario.
 
 1. Builds the course in a throwaway PostgreSQL database (`courseops_bench_load`): the EE 290
    course file, 2,000 students in 400 groups (tests/bigcourse.py), an assignment due next week.
 2. Starts gunicorn (LOAD_WORKERS, default cores + 1) on 127.0.0.1.
-3. Read spike: 50 students, no think time, for LOAD_SECONDS (default 30): requests/s, p50/p95/p99,
-   after warm-up requests that reach every worker; then the same load on a page with no data,
-   this machine's floor (a shared VM's speed moves by 2× within a day: compare with the floor).
+3. Read spike: wrk, 2 threads, 50 connections, no think time, for LOAD_SECONDS (default 30) per run:
+   requests/s, p50/p99, after warm-up requests that reach every worker. Two floors in the same run,
+   interleaved with the mix for LOAD_ROUNDS rounds (default 3; the median round is reported, with
+   the per-round min/median/max of the ratio): the anonymous log-in page (the least work the
+   machine can serve) and a logged-in page with no data (session, user, menu, base template). A
+   shared VM's speed moves by 2× within a day: compare with the floors, never across runs.
 4. Open loop: 100 requests/s offered, as Poisson arrivals (50 users each sending at random
    instants, 2/s on average, whatever the responses): p95. (Until 2026-11-24 this used locust's
    constant_throughput, which kept the 50 users in step: a burst of 50 requests every 0.5 s.)
@@ -43,6 +47,11 @@ DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
 REDIS_URL = "redis://127.0.0.1:6379/12"
 PORT = int(os.environ.get("LOAD_PORT", "8765"))
 SECONDS = int(os.environ.get("LOAD_SECONDS", "30"))
+# Rounds of (anonymous floor, logged-in floor, mix), interleaved; the median round is reported.
+ROUNDS = int(os.environ.get("LOAD_ROUNDS", "3"))
+# LOAD_PROFILE=1 (the mix) or LOAD_PROFILE="/c/{code}/ /c/{code}/slack/" (those pages): one more
+# run with py-spy sampling the workers (bench/spy.py), printed as the hottest functions.
+PROFILE = os.environ.get("LOAD_PROFILE", "")
 # cores + 1: on the 2-core machine 3 workers served 132–137 requests/s, 4 about 110, 6 about 93
 # (CPU-bound pages: more processes only add switching and cache misses).
 WORKERS = int(os.environ.get("LOAD_WORKERS", str((os.cpu_count() or 1) + 1)))
@@ -246,6 +255,47 @@ try:
         )
         return a
 
+    def run_wrk(label: str, sessions_file: Path, extra_env: dict[str, str]) -> dict[str, float]:
+        """One wrk run (2 threads, 50 connections, SECONDS long) of bench/load/mix.lua: requests/s,
+        p50 and p99 in ms, and how many answers were not 200 (which void the figure)."""
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t2",
+                "-c50",
+                f"-d{SECONDS}s",
+                "--timeout",
+                "10s",
+                "-s",
+                str(ROOT / "bench" / "load" / "mix.lua"),
+                f"http://127.0.0.1:{PORT}",
+            ],
+            env={
+                **os.environ,
+                "LOAD_SESSIONS": str(sessions_file),
+                "LOAD_COURSE": course.code,
+                **extra_env,
+            },
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        line = next(x for x in out.splitlines() if x.startswith("WRK_JSON "))
+        r = json.loads(line.removeprefix("WRK_JSON "))
+        r["rps"] = r["requests"] / r["seconds"]
+        bad = r["not_200"] + r["socket_errors"]
+        print(
+            f"{label}: {r['rps']:.1f} req/s, p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, "
+            f"{r['requests']} requests" + (f", {bad} NOT 200 (figure void)" if bad else "")
+        )
+        if bad:
+            raise SystemExit(f"load: {label} got {bad} answers that were not 200")
+        return r
+
+    def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+        """The run with the median rate (its p99 with it, not a median of p99s from other runs)."""
+        return sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
+
     # Warm-up: each worker imports lazily, compiles templates and resolves URLs on its first
     # requests; a server in service is warm, so these seconds are not counted. The requests go
     # out WORKERS * 2 at a time so that every worker gets some (one at a time, one worker could
@@ -280,31 +330,76 @@ try:
 
     parts = set(os.environ.get("LOAD_PARTS", "read,open,write").split(","))
     if "read" in parts:
-        spike = run_locust("read spike, 50 connections, no think time", 50, {})
-        # This machine's ceiling: the same load on a page with no data (log-in page for a
-        # logged-in student: session, user, navigation, base template). Figures from machines
-        # of different speed compare as the share of this one.
-        bare = run_locust(
-            "floor, a page with no data", 50, {"LOAD_ONLY": "/accounts/password/reset/"}
+        # wrk, not locust, for every ratio: a Python generator on the same two cores takes CPU
+        # from the server and caps how fast any page can be driven, pulling each ratio toward 1.
+        # Two floors, each measured in the same run and interleaved with the mix (ROUNDS times,
+        # so a neighbour's burst on a shared machine lands on both): the anonymous log-in page
+        # (what the machine serves with the least work) and a logged-in page with no data
+        # (session, user, navigation, base template: what every student page also pays).
+        sessions_file = work / "sessions.txt"
+        sessions_file.write_text("\n".join(sessions) + "\n")
+        logged_in_floor = "/accounts/password/change/done/"
+        rounds: dict[str, list[dict[str, float]]] = {}
+        for _ in range(ROUNDS):
+            for label, extra in (
+                (
+                    "floor: anonymous log-in page",
+                    {"LOAD_PATHS": "/accounts/login/", "LOAD_ANONYMOUS": "1"},
+                ),
+                ("floor: logged-in page, no data", {"LOAD_PATHS": logged_in_floor}),
+                ("read spike: student mix", {}),
+            ):
+                rounds.setdefault(label, []).append(run_wrk(label, sessions_file, extra))
+        if PROFILE:
+            # One more run of the mix (or of the pages LOAD_PROFILE names) with py-spy sampling
+            # the workers from outside: where the milliseconds go under load, not in one process.
+            from bench import spy
+
+            raw = work / "pyspy.txt"
+            sampler = spy.record(server.pid, SECONDS, raw)
+            extra = {} if PROFILE == "1" else {"LOAD_PATHS": PROFILE}
+            run_wrk(
+                f"profiled: {PROFILE if PROFILE != '1' else 'student mix'}", sessions_file, extra
+            )
+            sampler.wait(60)
+            print(spy.summary(raw, str(ROOT)))
+        spike = _median_run(rounds["read spike: student mix"])
+        anon = _median_run(rounds["floor: anonymous log-in page"])
+        logged = _median_run(rounds["floor: logged-in page, no data"])
+        share = [
+            m["rps"] / a["rps"]
+            for m, a in zip(
+                rounds["read spike: student mix"],
+                rounds["floor: anonymous log-in page"],
+                strict=True,
+            )
+        ]
+        print(
+            f"read spike: {spike['rps']:.1f} req/s = {spike['rps'] / anon['rps']:.3f} of the "
+            f"anonymous floor (aim ≥ 0.35, then 0.5; per round min/median/max "
+            f"{min(share):.3f}/{statistics.median(share):.3f}/{max(share):.3f}), "
+            f"{spike['rps'] / logged['rps']:.3f} of the logged-in floor; p99 {spike['p99_ms']:.0f} ms "
+            f"= {spike['p99_ms'] / anon['p99_ms']:.1f}× the anonymous floor's p99 (aim ≤ 4)"
         )
-        rps, floor_rps = float(spike["Requests/s"]), float(bare["Requests/s"])
-        print(f"read spike: {rps / floor_rps:.3f} of the floor's rate (aim ≥ 0.35, then 0.5)")
         record(
             "load",
-            "read spike, student mix",
-            rps,
+            "read spike, student mix (wrk)",
+            spike["rps"],
             "req/s",
-            floor=floor_rps,
+            floor=anon["rps"],
             target=round(1 / 0.35, 2),
             higher_is_better=True,
         )
         record(
             "load",
-            "read spike p99",
-            float(spike["99%"]),
-            "ms",
-            floor=float(bare["99%"]),
-            target=4,
+            "read spike vs logged-in floor (wrk)",
+            spike["rps"],
+            "req/s",
+            floor=logged["rps"],
+            higher_is_better=True,
+        )
+        record(
+            "load", "read spike p99 (wrk)", spike["p99_ms"], "ms", floor=anon["p99_ms"], target=4
         )
     if "open" in parts:
         run_locust("open loop, 100 requests/s offered", 50, {"LOAD_OPEN_LOOP_RPS_PER_USER": "2"})

@@ -69,7 +69,7 @@ PAGES = [
     ("question sets", C + "questions/"),
 ]
 if os.environ.get("PROFILE_PAGES"):  # e.g. PROFILE_PAGES=dashboard; "bare" is a page with no data
-    PAGES.append(("bare", "/accounts/password/reset/"))
+    PAGES.append(("bare", "/accounts/password/change/done/"))
 N = int(os.environ.get("PROFILE_REQUESTS", "200"))
 if os.environ.get("PROFILE_PAGES"):  # e.g. PROFILE_PAGES=dashboard
     PAGES = [
