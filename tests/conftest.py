@@ -1,6 +1,6 @@
 """Shared fixtures and the rules for tests that need real components.
 
-Markers: `postgres`, `redis`, `browser`. Without the service a marked test is skipped with the
+Markers: `postgres`, `redis`, `browser`, `nginx`. Without the service a marked test is skipped with the
 reason shown; with CI=true it fails instead, so CI can never pass by skipping them.
 """
 
@@ -21,6 +21,7 @@ from tests.peers.smtp import sink  # noqa: F401  (a fixture: an SMTP server a te
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_FILE = ROOT / "courses" / "ee290-sp26.yaml"
 CHROMIUM = "/usr/bin/chromium"
+NGINX = "/usr/sbin/nginx"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
@@ -46,6 +47,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing(f"Redis does not answer at {settings.TEST_REDIS_URL}")
     if item.get_closest_marker("browser") and not shutil.which(CHROMIUM):
         _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
+    if item.get_closest_marker("nginx") and not shutil.which(NGINX):
+        _missing(f"{NGINX} is missing (apt-get install nginx)")
 
 
 _RAN: Counter[str] = Counter()

@@ -1,6 +1,8 @@
-"""Every form and every API write, over HTTP, against the app as it ships: gunicorn with the
-production settings on PostgreSQL, a real Celery worker and beat on Redis, e-mail to an SMTP
-server on loopback — not the test client inside the test's transaction.
+"""Every form and every API write, over HTTPS, against the app as it ships: Debian's nginx
+ending TLS in front of gunicorn with the production settings on PostgreSQL, a real Celery worker
+and beat on Redis, e-mail to an SMTP server on loopback — not the test client inside the test's
+transaction. nginx runs the site file and gunicorn, the worker and beat the systemd units that
+the operator guide includes (deploy/, read by tests/edge.py).
 
 For the student, a TA and the instructor: log in through the log-in form; open every HTML page
 of the URL configuration (found the way the phone test finds them); fill and submit every form
@@ -16,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from aiosmtpd.controller import Controller
 
 from tests.browser.test_phone import html_pages
 from tests.conftest import _database_url
+from tests.edge import collect_static, nginx_in_front, unit_command, wait_listening
 from tests.peers.run import free_port, stop
 from tests.termwalk import clock_hooks, walk_the_term
 from tests.world import World, build_world
@@ -41,6 +43,7 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.redis,
     pytest.mark.browser,  # the term walk's axe scans (tests.termwalk)
+    pytest.mark.nginx,
     pytest.mark.django_db(transaction=True),
     pytest.mark.timeout(2400),
 ]
@@ -161,18 +164,6 @@ def fill(form: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
     return data, files
 
 
-def _wait_for(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited: {proc.stderr.read().decode()[-3000:]}")  # type: ignore[union-attr]
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"{what} did not listen on {port} within 60 s")
-
-
 class Inbox:
     def __init__(self) -> None:
         self.count = 0
@@ -185,7 +176,8 @@ class Inbox:
 @pytest.fixture
 def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
     """The demo world served as production serves it, its processes following a clock the term
-    walk steps (tests.termwalk); yields (base URL, world, inbox, logs, clock)."""
+    walk steps (tests.termwalk); yields (base URL, world, inbox, logs, origin, clock): the base
+    URL is nginx's https address, the origin gunicorn's own (plain HTTP on loopback)."""
     clock, env, web_args = clock_hooks()
     for served in serve(ee290_live, settings, env_extra=env, web_extra=web_args):
         yield (*served, clock)
@@ -194,9 +186,12 @@ def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
 def serve(  # type: ignore[no-untyped-def]
     course, settings, *, env_extra: dict[str, str] | None = None, web_extra: str = ""
 ):
-    """Build the world on `course` and serve it as production does (gunicorn, worker, beat,
-    SMTP sink); yields (base URL, world, inbox, logs). `env_extra` is added to the processes'
-    environment and `web_extra` to gunicorn's command line (the term crawl's clock)."""
+    """Build the world on `course` and serve it as production does (nginx with TLS in front of
+    gunicorn, worker, beat, SMTP sink); yields (https base URL, world, inbox, logs, gunicorn's
+    own URL). `env_extra`
+    is added to the processes' environment and `web_extra` to gunicorn's command line (the term
+    crawl's clock). While it serves, REQUESTS_CA_BUNDLE names the test's self-signed
+    certificate, so every requests call of the crawl verifies nginx's certificate."""
     from django.contrib.auth.hashers import make_password
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
@@ -209,10 +204,7 @@ def serve(  # type: ignore[no-untyped-def]
 
     inbox = Inbox()
     smtp_port, web_port = free_port(), free_port()
-    smtp = Controller(inbox, hostname="127.0.0.1", port=smtp_port)
-    smtp.start()
     work = Path(tempfile.mkdtemp(prefix="crawl-"))
-    base = f"http://127.0.0.1:{web_port}"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "courseops.settings.production",
@@ -220,46 +212,58 @@ def serve(  # type: ignore[no-untyped-def]
         "REDIS_URL": os.environ.get("CRAWL_REDIS_URL", "redis://127.0.0.1:6379/13"),
         "SECRET_KEY": "production-crawl-" + "s" * 50,
         "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "SITE_URL": base,
+        "AXES_PROXY_COUNT": "1",  # nginx in front (docs/operators.md, "Behind nginx")
         "EMAIL_HOST": "127.0.0.1",
         "EMAIL_PORT": str(smtp_port),
         "EMAIL_USE_TLS": "false",
         "LOG_LEVEL": "WARNING",
+        "SITE_URL": "https://127.0.0.1",  # nginx's address with its port, once it listens
         **(env_extra or {}),
     }
-    subprocess.run(
-        [str(BIN / "python"), "manage.py", "collectstatic", "--no-input", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    collect_static(env)
     redis_db = urlsplit(env["REDIS_URL"]).path.strip("/") or "0"
     subprocess.run(["redis-cli", "-n", redis_db, "flushdb"], check=False, capture_output=True)
+    # The units the operator guide gives (deploy/systemd/), with the test's log level; the
+    # worker on one process, as before nginx joined (the two cores are shared with the rest).
     commands = {
-        "web": f"gunicorn courseops.wsgi --bind 127.0.0.1:{web_port} --workers 2 --timeout 120"
-        f" --log-level warning {web_extra}",
-        "worker": "celery -A courseops worker --concurrency=1 --without-gossip --without-mingle"
-        " --loglevel=WARNING",
-        "beat": f"celery -A courseops beat --schedule {work / 'beat-schedule'} --loglevel=WARNING",
+        "web": [
+            *unit_command("courseops-web.service", bind_port=web_port),
+            *f"--log-level warning {web_extra}".split(),
+        ],
+        "worker": [
+            *unit_command("courseops-worker.service"),
+            "--concurrency=1",
+            "--loglevel=WARNING",
+        ],
+        "beat": [
+            *unit_command("courseops-beat.service", schedule=work / "beat-schedule"),
+            "--loglevel=WARNING",
+        ],
     }
-    logs = {name: open(work / f"{name}.log", "w+b") for name in commands}  # noqa: SIM115
-    procs = {
-        name: subprocess.Popen(
-            [str(BIN / words[0]), *words[1:]],
-            cwd=ROOT,
-            env=env,
-            stderr=logs[name],
-            start_new_session=True,  # stopped with every worker it forks (tests.peers.run.stop)
-        )
-        for name, line in commands.items()
-        for words in [line.split()]
-    }
+    trusted = os.environ.get("REQUESTS_CA_BUNDLE")
+    smtp = Controller(inbox, hostname="127.0.0.1", port=smtp_port)
+    smtp.start()
+    procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        _wait_for(web_port, procs["web"], "gunicorn")
-        yield base, world, inbox, logs
+        with nginx_in_front(web_port, work / "nginx") as front:
+            env["SITE_URL"] = front.base
+            logs = {name: open(work / f"{name}.log", "w+b") for name in commands}  # noqa: SIM115
+            for name, words in commands.items():
+                procs[name] = subprocess.Popen(
+                    words,
+                    cwd=ROOT,
+                    env=env,
+                    stderr=logs[name],
+                    start_new_session=True,  # stopped with every process it forks (stop())
+                )
+            os.environ["REQUESTS_CA_BUNDLE"] = str(front.ca)
+            wait_listening(web_port, procs["web"], "gunicorn", work / "web.log")
+            yield front.base, world, inbox, logs, f"http://127.0.0.1:{web_port}"
     finally:
+        if trusted is None:
+            os.environ.pop("REQUESTS_CA_BUNDLE", None)
+        else:
+            os.environ["REQUESTS_CA_BUNDLE"] = trusted
         for proc in procs.values():
             proc.terminate()  # all at once: each stops while the others do
         for proc in procs.values():
@@ -268,8 +272,9 @@ def serve(  # type: ignore[no-untyped-def]
 
 
 class Browser:
-    """A person at the app over HTTP: cookies kept by hand (production marks them Secure, and
-    the crawl talks plain HTTP to gunicorn on loopback), CSRF token sent back with each form."""
+    """A person at the app over HTTPS through nginx: cookies kept by hand (sent to every path,
+    as the browser would), CSRF token sent back with each form, the page's address as Referer
+    (Django's CSRF check on HTTPS requires it)."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -434,7 +439,8 @@ def crawl_api(base: str, world: World, token: str) -> Counter[str]:
 def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  # type: ignore[no-untyped-def]
     from apps.core.tokens import token_create
 
-    base, world, inbox, logs, clock = stack
+    base, world, inbox, logs, origin, clock = stack
+    started = time.monotonic()
     totals: dict[str, Counter[str]] = {}
     pages_of: dict[str, list[str]] = {}
     browsers: dict[str, Browser] = {}
@@ -448,12 +454,14 @@ def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  
         totals[role] = crawl_forms(browser, user.email, pages)
         _, key = token_create(user=user, name="production crawl")
         totals[role] += crawl_api(base, world, key)
+    forms_s = time.monotonic() - started
     # Then the term (tests.termwalk): every shipped set graded, released, regraded and hidden,
     # every week of the calendar stepped through, every page and API read at each step.
-    term = _in_own_thread(walk_the_term, base, world, clock, browsers, pages_of)
+    term = _in_own_thread(walk_the_term, base, world, clock, browsers, pages_of, origin)
     summary = "; ".join(f"{role}: {dict(c)}" for role, c in totals.items())
     report = (
-        f"production crawl — {summary}; e-mails delivered to the SMTP server: {inbox.count}\n{term}"
+        f"production crawl through nginx + TLS at {base} (forms and writes {forms_s:.0f} s) — "
+        f"{summary}; e-mails delivered to the SMTP server: {inbox.count}\n{term}"
     )
     artifacts = ROOT / "test-artifacts"
     artifacts.mkdir(exist_ok=True)

@@ -90,13 +90,13 @@ def limit_of(door: str) -> Limit:
 
 
 def client_address(request: HttpRequest | None) -> str:
-    """The address a request comes from, read as the log-in lock-out reads it (django-axes,
-    so `AXES_PROXY_COUNT` decides whether X-Forwarded-For is believed)."""
+    """The address a request comes from, read as the log-in lock-out reads it
+    (apps.core.addresses: `AXES_PROXY_COUNT` decides whether X-Forwarded-For is believed)."""
     if request is None:
         return ""
-    from axes.helpers import get_client_ip_address
+    from apps.core.addresses import client_address as forwarded_client
 
-    return str(get_client_ip_address(request) or request.META.get("REMOTE_ADDR") or "")
+    return forwarded_client(request)
 
 
 def _key(raw: str) -> str:

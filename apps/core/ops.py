@@ -4,9 +4,12 @@ PostgreSQL, Redis, the broker, a worker and beat seen lately) as JSON for a load
 database and cache calls; plus courseops' jobs by kind and status, queue depth and how long the
 last grading passes took).
 
-`/metrics` answers a `Bearer $METRICS_TOKEN`, whatever the address: behind a reverse proxy on the
-same host every outside request arrives from 127.0.0.1, so production never trusts the socket
-address (`METRICS_TRUST_LOOPBACK`, on only in development) and is off (404) without a token.
+`/metrics` answers a `Bearer $METRICS_TOKEN`, whatever the address, and without a token a client
+whose address is in `METRICS_ALLOW_FROM` (or on loopback where `METRICS_TRUST_LOOPBACK` is on, as
+in development). The address is the client's as the trusted proxies forwarded it
+(apps.core.addresses, `AXES_PROXY_COUNT`), never the socket's: behind a reverse proxy on the same
+host every outside request arrives from 127.0.0.1. Off (404) with neither a token nor an allowed
+address.
 `/readyz` tells anyone ready or not; which dependency failed, and its error text, only a caller
 with that token or a staff session. The numbers are not a course's data, but they are nobody
 else's business either.
@@ -28,6 +31,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from apps.core.addresses import address_in, client_address
 from apps.core.jobs import jobs
 from apps.core.models import Heartbeat
 
@@ -170,11 +174,16 @@ def register_collector() -> None:
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     token = getattr(settings, "METRICS_TOKEN", "")
+    # The client's address as the proxies in front saw it (apps.core.addresses), never the
+    # proxy's own: behind nginx every socket address is 127.0.0.1.
+    client = client_address(request)
     trust_loopback = getattr(settings, "METRICS_TRUST_LOOPBACK", False)
-    loopback = trust_loopback and request.META.get("REMOTE_ADDR", "") in LOOPBACK
-    if not token and not loopback:
+    allowed = (trust_loopback and client in LOOPBACK) or address_in(
+        client, getattr(settings, "METRICS_ALLOW_FROM", [])
+    )
+    if not token and not allowed:
         raise Http404("Metrics are off: set METRICS_TOKEN to turn them on.")
-    if not loopback and not _has_token(request):
+    if not allowed and not _has_token(request):
         response = JsonResponse(
             {"detail": "Metrics need Authorization: Bearer METRICS_TOKEN.", "code": "unauthorized"},
             status=401,

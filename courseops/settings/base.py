@@ -89,6 +89,9 @@ MIDDLEWARE = [
 # callers need none only where METRICS_TRUST_LOOPBACK is on (development: never behind a proxy).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 METRICS_TRUST_LOOPBACK = env_bool("METRICS_TRUST_LOOPBACK", False)
+# Addresses or networks (e.g. a campus Prometheus: 10.20.0.5/32) whose scrapes need no token, as
+# the client's address is read behind AXES_PROXY_COUNT proxies (apps/core/addresses.py).
+METRICS_ALLOW_FROM = env_list("METRICS_ALLOW_FROM")
 
 ROOT_URLCONF = "courseops.urls"
 WSGI_APPLICATION = "courseops.wsgi.application"
@@ -196,11 +199,13 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True
 # refusals are counted per identity and per address instead (apps/core/doors.py).
 AXES_WHITELIST_CALLABLE = "apps.core.lockout.not_a_password_try"
 AXES_VERBOSE = False
-# Behind a proxy, set AXES_IPWARE_PROXY_COUNT (e.g. 1) so the client's address is read from
+# Behind a proxy, set AXES_PROXY_COUNT (e.g. 1) so the client's address is read from
 # X-Forwarded-For; without it every request appears to come from the proxy.
-# Without it, X-Forwarded-For is ignored (a client could forge it).
+# Without it, X-Forwarded-For is ignored (a client could forge it). Read by our own callable
+# (django-ipware, axes' default reader, is not installed: axes would fall back to REMOTE_ADDR).
 _PROXY_COUNT = os.environ.get("AXES_PROXY_COUNT", "")
 AXES_IPWARE_PROXY_COUNT = int(_PROXY_COUNT) if _PROXY_COUNT else None
+AXES_CLIENT_IP_CALLABLE = "apps.core.addresses.client_address"
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if _PROXY_COUNT else ["REMOTE_ADDR"]
 )

@@ -116,8 +116,8 @@ VARS: tuple[Var, ...] = (
         "AXES_PROXY_COUNT",
         "",
         "int",
-        "Behind a reverse proxy: how many proxies sit in front, "
-        "so lock-outs count the client's address (from X-Forwarded-For), not the proxy's.",
+        "Behind a reverse proxy: how many proxies sit in front, so lock-outs, every door "
+        "and /metrics count the client's address (from X-Forwarded-For), not the proxy's.",
         "proxy",
         unset_means="X-Forwarded-For is ignored",
     ),
@@ -512,9 +512,18 @@ VARS: tuple[Var, ...] = (
         "METRICS_TRUST_LOOPBACK",
         "false",
         "bool",
-        "Loopback callers need no token (never behind a proxy).",
+        "Loopback callers need no token; behind a proxy, the client's loopback (AXES_PROXY_COUNT).",
         "monitoring",
         dev_default="true",
+    ),
+    Var(
+        "METRICS_ALLOW_FROM",
+        "",
+        "list",
+        "Addresses or networks (e.g. `10.20.0.5/32`) whose /metrics scrapes need no token, "
+        "matched against the client's address behind AXES_PROXY_COUNT proxies.",
+        "monitoring",
+        unset_means="only a token opens /metrics",
     ),
     # The node agent
     Var("COURSEOPS_URL", "", "url", "Where the agent on a node reports.", "agent"),
