@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024  # the zip as uploaded
@@ -22,6 +23,20 @@ MAX_FILES = 5_000
 MAX_RATIO = 100  # uncompressed / compressed, per member of more than 1 MiB
 RATIO_FLOOR = 1024 * 1024
 MAX_NESTING = 1  # a zip of per-group zips, no deeper
+
+
+# What a damaged, encrypted or crafted member raises while being read (found by fuzzing: a
+# flipped byte in a deflate stream raises zlib.error, not BadZipFile).
+UNREADABLE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    ValueError,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    UnicodeDecodeError,
+)
 
 
 class ArchiveRefused(Exception):
@@ -75,7 +90,7 @@ def read_zip(data: bytes, *, name: str = "the upload", depth: int = 0) -> list[M
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+    except UNREADABLE as exc:
         raise ArchiveRefused(f"{name} is a damaged zip ({exc}). Nothing was stored.") from exc
     files = [i for i in infos if not i.is_dir()]
     if len(files) > MAX_FILES:
@@ -142,14 +157,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> 
     try:
         with archive.open(info) as stream:
             body = stream.read(MAX_MEMBER_BYTES + 1)
-    except (
-        zipfile.BadZipFile,
-        ValueError,
-        OSError,
-        EOFError,
-        NotImplementedError,
-        RuntimeError,
-    ) as exc:
+    except UNREADABLE as exc:
         raise ArchiveRefused(
             f"{name}: “{info.filename}” cannot be read ({exc}). Nothing was stored."
         ) from exc

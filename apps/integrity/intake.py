@@ -127,12 +127,11 @@ def parse_metadata(data: bytes) -> dict[str, list[dict[str, str]]]:
 def pdf_text(data: bytes) -> str:
     """The text of a PDF's pages (pypdf), or "" when it has none or cannot be read."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         return "\n".join((page.extract_text() or "") for page in reader.pages[:200])
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError, AttributeError):
+    except Exception:
         return ""
 
 
