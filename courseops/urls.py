@@ -31,6 +31,7 @@ urlpatterns = [
     path("", include("apps.participation.urls")),
     path("", include("apps.assessments.urls")),
     path("", include("apps.labs.urls")),
+    path("", include("apps.integrity.urls")),
     path("", include("apps.sso.urls")),
     path("", include("apps.lti.urls")),
     path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
@@ -90,6 +91,7 @@ urlpatterns = [
     path("api/v1/", include("apps.participation.api.urls")),
     path("api/v1/", include("apps.assessments.api.urls")),
     path("api/v1/", include("apps.labs.api.urls")),
+    path("api/v1/", include("apps.integrity.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -228,6 +228,27 @@ def _extension_requests(body: Any, role: str) -> list[Item]:
     return out
 
 
+def _similarity_checks(body: Any, role: str) -> list[Item]:
+    return [
+        (c["title"], [c["status_label"], f"{c['flagged']} of {c['pairs']}", c["created_text"]])
+        for c in body
+    ]
+
+
+def _similarity_pairs(body: Any, role: str) -> list[Item]:
+    return [
+        (
+            f"{p['group_a']} ↔ {p['group_b']}",
+            [
+                str(p["rank"]),
+                f"{round(p['percent'] * 100)} %" + (" flagged" if p["flagged"] else ""),
+                f"{p['file_a']} ↔ {p['file_b']}",
+            ],
+        )
+        for p in body
+    ]
+
+
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
 TWINS = [
@@ -258,6 +279,16 @@ TWINS = [
         _written_grading,
     ),
     Twin(C + "roster/", A + "roster/", "Roster", ("ta",), _roster, column=1),
+    # h70a: similarity checks and one check's ranked group pairs (staff only)
+    Twin(C + "integrity/", A + "similarity/", "Similarity checks", ("ta",), _similarity_checks),
+    Twin(
+        C + "integrity/{check}/",
+        A + "similarity/{check}/pairs/",
+        "Group pairs",
+        ("ta",),
+        _similarity_pairs,
+        column=1,
+    ),
 ]
 
 
@@ -310,7 +341,7 @@ def test_each_list_page_and_its_api_show_the_same_items_and_facts(
         page, api = Client(), APIClient()
         page.force_login(user)
         api.force_authenticate(user)
-        ids = {**world.ids, "code": world.course.code}
+        ids = {**world.ids, "code": world.course.code, "check": world.ids["check_id"]}
         url = twin.page.format_map(ids)
         response = page.get(url)
         assert response.status_code == 200, (url, response.status_code)
@@ -403,6 +434,8 @@ NO_TWIN = {
     "c/<slug:code>/jobs/": "no API: background jobs are an operator's page",
     "c/<slug:code>/lms/": "no API: the LMS link is set up and synced from the page",
     "c/<slug:code>/check/": "no API: check_course's report (manage.py check_course is its CLI)",
+    "c/<slug:code>/integrity/<int:check_id>/pairs/<int:match_id>/": "one pair side by side: "
+    "api/…/similarity/<id>/pairs/<id>/ is its detail (tests/integrity compares them)",
 }
 
 

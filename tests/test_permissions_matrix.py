@@ -158,6 +158,21 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}calendar/assignments/<int:assignment_id>/edit/": "staff",
     f"GET {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
     f"POST {COURSE}calendar/milestones/<int:milestone_id>/edit/": "staff",
+    # --- similarity checks (apps.integrity, #70): staff only, students never
+    f"GET {COURSE}integrity/": "staff",
+    f"POST {COURSE}integrity/": "n/a",
+    **actions(
+        "staff", f"{COURSE}integrity/upload/", f"{COURSE}milestones/<int:milestone_id>/sources/"
+    ),
+    f"GET {COURSE}integrity/<int:check_id>/": "staff",
+    f"POST {COURSE}integrity/<int:check_id>/": "n/a",
+    f"GET {COURSE}integrity/<int:check_id>/export.csv": "staff",
+    f"POST {COURSE}integrity/<int:check_id>/export.csv": "n/a",
+    f"GET {COURSE}integrity/<int:check_id>/pairs/<int:match_id>/": "staff",
+    f"POST {COURSE}integrity/<int:check_id>/pairs/<int:match_id>/": "n/a",
+    f"GET {API}similarity/": "staff",
+    f"GET {API}similarity/<int:check_id>/pairs/": "staff",
+    f"GET {API}similarity/<int:check_id>/pairs/<int:match_id>/": "staff",
     f"GET {COURSE}milestones/": "member",  # students: their group's row; staff: the board
     f"POST {COURSE}milestones/": "n/a",
     **actions("student", f"{COURSE}milestones/<int:milestone_id>/submit/"),
@@ -882,6 +897,8 @@ def _url(route: str, world: World) -> str:
         "<int:batch_id>": ids["batch_id"],
         "<slug:lab>": "lab09-perf-engr",
         "<int:number>": 1,
+        "<int:check_id>": ids["check_id"],
+        "<int:match_id>": ids["match_id"],
     }
     url = "/" + route
     for placeholder, value in values.items():
@@ -994,6 +1011,8 @@ def test_every_openapi_operation_is_in_the_matrix() -> None:
                 "request_id",
                 "key_id",
                 "number",
+                "check_id",
+                "match_id",
             ):
                 route = route.replace("{" + name + "}", f"<int:{name}>")
             if f"{method.upper()} {_key(route)}" not in rows:

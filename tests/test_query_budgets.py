@@ -184,6 +184,12 @@ STAFF_URLS = [
     C + "questions/lab09-numbers/written/why-8pct/",
     A + "question-sets/lab09-numbers/written/why-8pct/",
     A + "question-sets/lab09-numbers/written/",
+    # h70a: similarity checks (staff only)
+    C + "integrity/",
+    C + "integrity/{check}/",
+    C + "integrity/{check}/pairs/{match}/",
+    A + "similarity/",
+    A + "similarity/{check}/pairs/",
 ]
 # Pages that page through rows: their size must not grow with the course either.
 BOUNDED_BYTES = 100_000
@@ -352,7 +358,61 @@ def _course(n: int, tag: str):  # type: ignore[no-untyped-def]
         for i, r in enumerate(records)
         for n in (1, 2)
     )
+    _similarity_check(course, people["ta"])  # h70a
     return course, people
+
+
+def _similarity_check(course, ta) -> None:  # type: ignore[no-untyped-def]
+    """A finished similarity check: a file per group, each group paired with the next."""
+    from apps.groups.models import Group
+    from apps.integrity.models import SimilarityCheck, SimilarityPair, SubmittedFile
+
+    check = SimilarityCheck.objects.create(
+        course=course,
+        title="A2 code",
+        source="folders",
+        status="done",
+        progress=100,
+        inputs_hash="b" * 64,
+        created_by=ta,
+    )
+    groups = list(Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("pk"))
+    files = SubmittedFile.objects.bulk_create(
+        SubmittedFile(
+            check_run=check,
+            group=g,
+            submission=g.name,
+            path="train.py",
+            kind="code",
+            language="python",
+            sha256="0" * 64,
+            text="def f(x):\n    return x\n" * 20,
+        )
+        for g in groups
+    )
+    SimilarityPair.objects.bulk_create(
+        SimilarityPair(
+            check_run=check,
+            group_a=groups[i],
+            group_b=groups[i + 1],
+            percent=1 / (i + 2),
+            percent_a=0.5,
+            percent_b=0.5,
+            file_a=files[i],
+            file_b=files[i + 1],
+            files=[
+                {
+                    "file_a": files[i].pk,
+                    "file_b": files[i + 1].pk,
+                    "percent_a": 0.5,
+                    "percent_b": 0.5,
+                    "slices_a": [[0, 30]],
+                    "slices_b": [[0, 30]],
+                }
+            ],
+        )
+        for i in range(len(groups) - 1)
+    )
 
 
 def _measure(user, url: str) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
@@ -375,6 +435,7 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
     from apps.autograder.models import GradingRun
     from apps.calendar.models import Assignment
     from apps.checkoffs.models import CheckoffSet
+    from apps.integrity.models import SimilarityCheck, SimilarityPair
     from apps.peerreview.models import PeerRound
 
     ids = {
@@ -384,6 +445,8 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
             "run": GradingRun.objects.get(question_set__course=c).pk,
             "round": PeerRound.objects.get(course=c).pk,
             "assignment_id": Assignment.objects.filter(course=c).order_by("due_at").first().pk,  # type: ignore[union-attr]
+            "check": SimilarityCheck.objects.get(course=c).pk,
+            "match": SimilarityPair.objects.filter(check_run__course=c).order_by("pk").first().pk,  # type: ignore[union-attr]
         }
         for c in (small, large)
     }
@@ -442,6 +505,8 @@ AS_ROUTE = [
     ("{run}", "<int:run_id>"),
     ("{round}", "<int:round_id>"),
     ("{assignment_id}", "<int:assignment_id>"),
+    ("{check}", "<int:check_id>"),
+    ("{match}", "<int:match_id>"),
     ("lab09-perf-engr", "<slug:lab>"),
     ("mlsysim-quiz", "<slug:key>"),
     ("lab09-numbers", "<slug:key>"),

@@ -140,3 +140,38 @@ def test_a_participation_file_of_300_events_lists_200_and_says_how_many_more() -
     assert "… and 100 more events, not listed here: the first 200 are." in html
     ta.post(url)
     assert ParticipationEvent.objects.filter(course=course).count() == 300
+
+
+# h70a: the similarity upload (apps.integrity) fuzzed through its form: random bytes, mangled
+# zips and hostile names answer with a page and a reason, never a server error, and a refused
+# upload stores nothing.
+def test_the_similarity_upload_answers_junk_with_a_reason_and_stores_nothing() -> None:
+    import io
+    import random
+    import zipfile
+
+    from apps.integrity.models import SimilarityCheck, SubmittedFile
+
+    course = CourseFactory()
+    ta = Client(raise_request_exception=False)
+    ta.force_login(member(course, Role.TA))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("Alpha/a.py", "def f(x):\n    return x + 1\n" * 40)
+        z.writestr("Bravo/b.py", "def g(y):\n    return y * 2\n" * 40)
+    good = buf.getvalue()
+    rng = random.Random(70)
+    junk = [b"", b"PK", b"PK\x03\x04" + bytes(200), rng.randbytes(5000), good[: len(good) // 2]]
+    for _ in range(40):
+        at = rng.randrange(len(good))
+        junk.append(good[:at] + rng.randbytes(rng.randint(1, 16)) + good[at + 16 :])
+    for i, data in enumerate(junk):
+        sent = ta.post(
+            f"/c/{course.code}/integrity/upload/",
+            {"title": f"fuzz {i}", "threshold": "50", "archive": SimpleUploadedFile("x.zip", data)},
+        )
+        assert sent.status_code == 302, (i, sent.status_code)
+        page = ta.get(sent["Location"]).content.decode()
+        assert "error" in page or "Nothing was stored" in page or "This field" in page, i
+    assert SimilarityCheck.objects.count() == 0  # no group of this course: nothing kept
+    assert SubmittedFile.objects.count() == 0

@@ -80,6 +80,58 @@ def _extension_request(course: Course, student: User, assignment: Any) -> int:
     return r.pk
 
 
+def _similarity(course: Course, group_a: Group, group_b: Group, ta: User) -> dict[str, int]:
+    """A finished similarity check (staff only) in which groups A and B share a file
+    (SECRET-SIMILARITY-A is group A's code: students never see it)."""
+    from apps.integrity.models import SimilarityCheck, SimilarityPair, SubmittedFile
+
+    check = SimilarityCheck.objects.create(
+        course=course,
+        title="A1 code",
+        source="folders",
+        status="done",
+        progress=100,
+        inputs_hash="world" + "0" * 59,
+        stats={"groups": 2, "files": 2, "pairs": 1, "flagged": 1},
+        created_by=ta,
+    )
+    text = "def f(x):\n    return x + 1  # SECRET-SIMILARITY-A\n"
+    fa, fb = (
+        SubmittedFile.objects.create(
+            check_run=check,
+            group=g,
+            submission=g.name,
+            path="a.py",
+            kind="code",
+            language="python",
+            sha256="0" * 64,
+            text=text,
+        )
+        for g in (group_a, group_b)
+    )
+    pair = SimilarityPair.objects.create(
+        check_run=check,
+        group_a=group_a,
+        group_b=group_b,
+        percent=1.0,
+        percent_a=1.0,
+        percent_b=1.0,
+        file_a=fa,
+        file_b=fb,
+        files=[
+            {
+                "file_a": fa.pk,
+                "file_b": fb.pk,
+                "percent_a": 1.0,
+                "percent_b": 1.0,
+                "slices_a": [[0, 20]],
+                "slices_b": [[0, 20]],
+            }
+        ],
+    )
+    return {"check_id": check.pk, "match_id": pair.pk}
+
+
 def _checkin(course: Course, student: User, ta: User) -> dict[str, int]:
     """Student A's check-in to the first lecture (its session long closed)."""
     from apps.calendar.models import Lecture
@@ -460,6 +512,7 @@ def build_world(course: Course) -> World:
         "window_id": window_b.pk,
         "incident_id": incident_b.pk,
     }
+    ids.update(_similarity(course, group_a, group_b, ta))  # h70a
     secrets = [
         group_a.join_code,
         "SECRET-INCIDENT-A",
@@ -472,6 +525,7 @@ def build_world(course: Course) -> World:
         "SECRET-PROPOSAL-A",
         "SECRET-PARTICIPATION-A",
         "SECRET-EXTENSION-A",
+        "SECRET-SIMILARITY-A",
         alloc_a.static_ip.address,
         *(u.email for u in a_members[1:]),
     ]

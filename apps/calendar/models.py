@@ -90,6 +90,11 @@ class Milestone(models.Model):
         default=True, help_text="Each group records a submission (a link) for it."
     )
     revision = models.PositiveIntegerField(default=0, help_text=REVISION_HELP)
+    sources_required = models.BooleanField(
+        default=False,
+        help_text="Groups must say which sources and AI assistants they used, and where, when "
+        "they record it.",
+    )
 
     class Meta:
         ordering = ("course_id", "due_at", "key")

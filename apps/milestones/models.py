@@ -20,6 +20,11 @@ class GroupMilestone(Declared):
     milestone = models.ForeignKey(Milestone, on_delete=models.CASCADE, related_name="group_rows")
     group = models.ForeignKey("groups.Group", on_delete=models.CASCADE, related_name="milestones")
     link = models.URLField(max_length=500, blank=True, help_text="Where the submission is.")
+    sources = models.TextField(
+        blank=True,
+        help_text="The group's sources and AI-use statement: what was used, and where in the "
+        "submission.",
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -25,6 +25,11 @@ from apps.milestones.models import GroupMilestone
 from apps.milestones.selectors import group_of
 
 MAX_EXTENSION_HOURS = 24 * 30
+MAX_SOURCES = 4000
+SOURCES_MISSING = (
+    "{name} asks for a sources and AI-use statement: say what you used (code, papers, AI "
+    "assistants) and where in the submission, or “none”."
+)
 
 
 def _milestone(course: Course, milestone_id: int, *, tracked: bool = True) -> Milestone:
@@ -62,14 +67,23 @@ def milestone_submit(
     link: str,
     ai_used: bool | str | None,
     ai_description: str = "",
+    sources: str = "",
 ) -> GroupMilestone:
     """Any current member records (or replaces) the group's link with its integrity declaration
-    (external code or AI assistants used, described when yes); the time is now, so a link
+    (external code or AI assistants used, described when yes) and, where the milestone requires
+    it, its sources and AI-use statement (what was used, where); the time is now, so a link
     recorded after the group's deadline makes the milestone late."""
     if not is_student(actor, course):
         raise NotAllowed("Only students record their group's milestones.")
     m = _milestone(course, milestone_id)
     link = _check_link(link)
+    sources = (sources or "").replace("\x00", "").strip()
+    if m.sources_required and not sources:
+        raise DomainError(SOURCES_MISSING.format(name=m.name), field="sources")
+    if len(sources) > MAX_SOURCES:
+        raise DomainError(
+            f"Keep the sources statement under {MAX_SOURCES} characters.", field="sources"
+        )
     used, described = integrity.check(ai_used, ai_description)
     group = group_of(course=course, user=actor)
     if group is None:
@@ -82,8 +96,10 @@ def milestone_submit(
         }
         rec.link, rec.submitted_at, rec.submitted_by = link, timezone.now(), actor
         rec.ai_used, rec.ai_description = used, described
+        rec.sources = sources
         rec.save(
             update_fields=[
+                "sources",
                 "link",
                 "submitted_at",
                 "submitted_by",
@@ -107,6 +123,33 @@ def milestone_submit(
             after={"link": link, "status": status.value, "ai_used": used},
         )
     return rec
+
+
+def milestone_sources_require(
+    *, actor: User, course: Course, milestone_id: int, required: bool
+) -> Milestone:
+    """Staff ask (or stop asking) groups for a sources and AI-use statement on a tracked
+    milestone; records made before keep what they said. Audited before → after."""
+    if not is_staff(actor, course):
+        raise NotAllowed("Only the course's instructors and TAs change what a milestone asks.")
+    with transaction.atomic():
+        m = Milestone.objects.select_for_update().filter(course=course, pk=milestone_id).first()
+        if m is None:
+            raise NotFound("No such milestone in this course.", field="milestone")
+        if not m.tracked:
+            raise DomainError(f"{m.name} is a date only; groups record nothing for it.")
+        before = {"sources_required": m.sources_required}
+        m.sources_required = required
+        m.save(update_fields=["sources_required"])
+        audit_record(
+            actor=actor,
+            action="milestone.sources_required",
+            course=course,
+            obj=m,
+            before=before,
+            after={"sources_required": required},
+        )
+    return m
 
 
 def _staff_group(actor: User, course: Course, group_id: int) -> Group:

@@ -54,6 +54,15 @@ class SubmitForm(DeclarationFormMixin):
         help_text="The full https:// address (Gradescope, Overleaf, Google Docs, GitHub …). "
         "Recording it again replaces it; after the deadline it counts as late.",
     )
+    sources = forms.CharField(
+        required=False,
+        max_length=services.MAX_SOURCES,
+        label="Sources and AI use",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="What you used (code, papers, datasets, AI assistants) and where in the "
+        "submission, e.g. “ChatGPT: first draft of §3; train.py adapted from the nanoGPT repo”. "
+        "Required where the milestone asks for it.",
+    )
 
 
 class ExtendForm(forms.Form):
@@ -112,6 +121,7 @@ def milestone_submit(request: AuthedRequest, course: Course, milestone_id: int) 
                 link=form.cleaned_data["link"],
                 ai_used=form.cleaned_data["ai_used"],
                 ai_description=form.cleaned_data["ai_description"],
+                sources=form.cleaned_data.get("sources") or "",
             )
         except DomainError as exc:
             messages.error(request, exc.message)
@@ -245,6 +255,26 @@ def milestone_unexcuse(request: AuthedRequest, course: Course) -> HttpResponse:
     return _excuse(request, course, excused=False)
 
 
+@course_action(staff=True)
+def milestone_sources(request: AuthedRequest, course: Course, milestone_id: int) -> HttpResponse:
+    """Staff ask (or stop asking) groups for a sources and AI-use statement on a milestone."""
+    required = request.POST.get("required") == "1"
+    with errors_as_messages(request):
+        m = services.milestone_sources_require(
+            actor=request.user, course=course, milestone_id=milestone_id, required=required
+        )
+        messages.success(
+            request,
+            f"{m.name}: "
+            + (
+                "groups now give a sources and AI-use statement."
+                if required
+                else "no statement asked."
+            ),
+        )
+    return redirect("milestones:page", code=course.code)
+
+
 @login_required
 def export(request: AuthedRequest, code: str) -> HttpResponseBase:
     """Every group × tracked milestone of the filtered board, streamed."""
@@ -263,6 +293,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponseBase:
         "submitted at",
         "submitted by",
         *integrity.EXPORT_HEADER,
+        "sources",
     ]
 
     def rows() -> Any:
@@ -282,6 +313,7 @@ def export(request: AuthedRequest, code: str) -> HttpResponseBase:
                         r.submitted_at.isoformat() if r and r.submitted_at else "",
                         (r.submitted_by.email if r and r.submitted_by else ""),
                         *(integrity.export_cells(r) if r else ["", ""]),
+                        r.sources if r else "",
                     ]
 
     return csv_response(f"{course.code}-milestones.csv", itertools.chain([header], rows()))

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "apps.extensions",
     "apps.participation",
     "apps.labs",
+    "apps.integrity",  # similarity checks across groups; reads groups and milestones
     "djangosaml2",  # SAML 2.0 service provider (campus Shibboleth)
     "apps.sso",  # campus sign-on (OpenID Connect, SAML 2.0)
     "apps.lti.toolconfig.ToolConfig",  # pylti1p3: LMS registrations and the tool's key pair

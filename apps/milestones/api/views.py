@@ -54,6 +54,12 @@ class CellSerializer(serializers.Serializer):
         allow_null=True, help_text="External code or AI assistants used (null: not declared)."
     )
     ai_description = serializers.CharField(allow_blank=True)
+    sources_required = serializers.BooleanField(
+        help_text="The milestone asks for a sources and AI-use statement."
+    )
+    sources = serializers.CharField(
+        allow_blank=True, help_text="The group's statement: what was used, and where."
+    )
 
 
 class GroupRowSerializer(serializers.Serializer):
@@ -77,6 +83,8 @@ def _cell(c: Cell) -> dict[str, Any]:
         "submitted_by": (r.submitted_by.email if r and r.submitted_by else ""),
         "ai_used": r.ai_used if r else None,
         "ai_description": r.ai_description if r else "",
+        "sources_required": c.milestone.sources_required,
+        "sources": r.sources if r else "",
     }
 
 
@@ -125,6 +133,13 @@ class SubmitSerializer(DeclarationSerializerMixin):
     link = serializers.URLField(
         max_length=500, help_text="Full https:// address of the submission."
     )
+    sources = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=services.MAX_SOURCES,
+        help_text="Sources and AI-use statement: what was used, and where. Required where the "
+        "milestone asks for it.",
+    )
 
 
 class RecordSerializer(serializers.ModelSerializer):
@@ -143,6 +158,7 @@ class RecordSerializer(serializers.ModelSerializer):
             "status",
             "ai_used",
             "ai_description",
+            "sources",
         )
 
     def get_status(self, obj: GroupMilestone) -> str:
@@ -175,6 +191,7 @@ class SubmitView(APIView):
             link=v["link"],
             ai_used=v["ai_used"],
             ai_description=v.get("ai_description", ""),
+            sources=v.get("sources", ""),
         )
         return Response(RecordSerializer(rec).data)
 
