@@ -5,7 +5,7 @@ from typing import Any, cast
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
-from apps.compute.board.logins import unix_names
+from apps.compute.board.logins import login_names
 from apps.compute.models import Allocation, Node, StaticIP
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role, User
@@ -38,5 +38,5 @@ def my_node_context(request: HttpRequest, course: Course, role: Role) -> dict[st
         allocation = found[0] if found else None
     login = None
     if allocation is not None:
-        login = unix_names(course.pk, [user.pk]).get(user.pk)
+        login = login_names(course.pk, [user.pk], os_login=allocation.node.os_login).get(user.pk)
     return {"allocation": allocation, "in_group": gid is not None, "login": login}

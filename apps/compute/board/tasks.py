@@ -102,7 +102,7 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
     allocations = Allocation.objects.filter(pk__in=allocation_ids).select_related(
         "group", "node", "static_ip"
     )
-    from apps.compute.board.logins import unix_names
+    from apps.compute.board.logins import login_names
     from apps.groups.models import GroupMembership
 
     for a in allocations:
@@ -112,7 +112,7 @@ def notify_formation(course_id: int, allocation_ids: list[int], leftover: list[s
                 "user_id", "user__email"
             )
         )
-        logins = unix_names(course.pk, list(members))
+        logins = login_names(course.pk, list(members), os_login=a.node.os_login)
         for user_id, email in sorted(members.items()):
             mails.append(
                 outbox.Mail(

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from apps.compute.board import access, formation, services, windows
 from apps.compute.board.forms import WindowRequestForm
 from apps.compute.board.hooks import node_page_context
-from apps.compute.board.logins import unix_names
+from apps.compute.board.logins import login_names
 from apps.compute.board.runs import window_needs_record
 from apps.compute.board.selectors import (
     group_id_of,
@@ -122,7 +122,9 @@ def my_node(request: AuthedRequest, code: str) -> HttpResponse:
                 )
                 return redirect("compute:mine", code=code)
     login = (
-        unix_names(course.pk, [request.user.pk]).get(request.user.pk)
+        login_names(course.pk, [request.user.pk], os_login=allocation.node.os_login).get(
+            request.user.pk
+        )
         if allocation is not None
         else None
     )
@@ -161,7 +163,9 @@ def my_node_file(request: AuthedRequest, code: str, kind: str) -> HttpResponse:
     )
     if allocation is None:
         raise Http404("Your group holds no node.")
-    login = unix_names(course.pk, [request.user.pk]).get(request.user.pk, "")
+    login = login_names(course.pk, [request.user.pk], os_login=allocation.node.os_login).get(
+        request.user.pk, ""
+    )
     return _download(own_node_bundle(allocation=allocation), kind, login)
 
 
@@ -185,7 +189,14 @@ def window_file(request: AuthedRequest, code: str, window_id: int, kind: str) ->
             f"window #{window.pk} (code version, config, seed), then download its files.",
         )
         return redirect(f"{reverse('compute:runs', kwargs={'code': code})}?window={window.pk}")
-    return _download(window_bundle(window=window), kind)
+    # Each person's own login name in the SSH config: under OS Login (on any of the window's
+    # nodes) the name of their Google identity, which is the same on every node.
+    login = ""
+    if not is_staff(request.user, course):
+        os_login = window.nodes.filter(node__os_login=True).exists()
+        names = login_names(course.pk, [request.user.pk], os_login=os_login)
+        login = names.get(request.user.pk, "")
+    return _download(window_bundle(window=window), kind, login)
 
 
 def _after_window(request: AuthedRequest, course: Course) -> HttpResponse:

@@ -457,7 +457,9 @@ def converge_node(p: Provider, node: Node, calls: Calls) -> Instance:
         if address:
             p.attach_address(node.zone, node.name, address)
             calls.add(f"addAccessConfig {node.name} {address}")
-    Node.objects.filter(pk=node.pk).update(external_ip=address, synced_at=timezone.now())
+    Node.objects.filter(pk=node.pk).update(
+        external_ip=address, synced_at=timezone.now(), os_login=inst.os_login
+    )
     return inst
 
 
@@ -589,6 +591,9 @@ def reconcile(course: Course) -> tuple[int, list[Drift]]:
         inst = insts.get(node.name)
         if inst is not None and record_status(node, inst.status):
             changed += 1
+        if inst is not None and inst.os_login != node.os_login:
+            # The board shows the OS Login username where OS Login is on (`board/logins.py`).
+            Node.objects.filter(pk=node.pk).update(os_login=inst.os_login)
     found = drift(course, p)
     pending = set(
         CloudOp.objects.filter(course=course, status__in=PENDING).values_list("target", flat=True)
