@@ -56,8 +56,8 @@ from django.db import connection  # noqa: E402
 from apps.calendar.models import Assignment  # noqa: E402
 from apps.calendar.reminders import reminders_send  # noqa: E402
 from apps.checkoffs import services as checkoffs  # noqa: E402
-from apps.compute import services as compute  # noqa: E402
-from apps.compute import windows  # noqa: E402
+from apps.compute.board import services as compute  # noqa: E402
+from apps.compute.board import windows  # noqa: E402
 from apps.compute.models import Allocation  # noqa: E402
 from apps.core.coursefile import parse_course_file  # noqa: E402
 from apps.core.errors import DomainError  # noqa: E402

@@ -249,6 +249,23 @@ def _similarity_pairs(body: Any, role: str) -> list[Item]:
     ]
 
 
+def _nodes(body: Any, role: str) -> list[Item]:
+    """The compute board's node cell (name, zone, internal address, what the cloud last said)
+    and the status chosen in its select."""
+    from apps.compute.models import Node
+
+    names = dict(Node.Status.choices)
+    return [
+        (
+            # the cell's text as read: the name, then its block line (no space between)
+            f"{n['name']}{n['zone']} · {n['internal_ip']} · cloud: "
+            f"{n['cloud_status'] or 'not read yet'}",
+            [f"[chosen: {names[n['status']]}]"],
+        )
+        for n in body
+    ]
+
+
 C = "/c/{code}/"
 A = "/api/v1/courses/{code}/"
 TWINS = [
@@ -289,6 +306,8 @@ TWINS = [
         _similarity_pairs,
         column=1,
     ),
+    # h69
+    Twin(C + "compute/", A + "nodes/", "Nodes", ("ta",), _nodes),
 ]
 
 
@@ -399,7 +418,6 @@ NO_TWIN = {
     "c/<slug:code>/group/": LATER + "api/v1/courses/<code>/groups/",
     "c/<slug:code>/groups/": LATER + "api/v1/courses/<code>/groups/",
     "c/<slug:code>/node/": "one group's node and files: api/v1/courses/<code>/my-node/files/",
-    "c/<slug:code>/compute/": LATER + "api/v1/courses/<code>/nodes/ and allocations/",
     "c/<slug:code>/compute/budget/": "no API: the budget is a staff page and a CSV export",
     "c/<slug:code>/compute/usage/": "no API yet: staff's quotas, shutdown opt-outs and silent "
     "nodes are a page only (#69's usage rooms)",

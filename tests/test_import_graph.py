@@ -128,3 +128,87 @@ def test_the_check_finds_a_planted_circle(tmp_path: Path) -> None:
 )
 def test_only_the_calculators_registry_may_circle(component: list[str], ok: bool) -> None:
     assert allowed(component) is ok
+
+
+# Compute's floors, lowest first. The ground holds the models and the few helpers they share; the
+# board (allocation, windows, moves, incidents) stands on it; the cloud (providers, jobs, sync,
+# inventory, preflight) on the board; usage (samples, GPU-hours, quotas, schedules, budget) on
+# both. The faces that wire every floor (the app config, URL conf, API, admin, commands) stand on
+# top. Where a lower floor needs a higher one it offers a seam (`board/hooks.py`,
+# `cloud/hooks.py`, lifecycle subscribers) that the higher floor registers with.
+COMPUTE_FLOORS = {
+    "apps.compute.board": 1,
+    "apps.compute.cloud": 2,
+    "apps.compute.usage": 3,
+    "apps.compute.apps": 4,
+    "apps.compute.urls": 4,
+    "apps.compute.admin": 4,
+    "apps.compute.api": 4,
+    "apps.compute.management": 4,
+}
+
+
+def compute_floor(module: str) -> int | None:
+    """The floor of a module of `apps.compute` (0: the ground), None outside it."""
+    if module != "apps.compute" and not module.startswith("apps.compute."):
+        return None
+    for prefix, floor in COMPUTE_FLOORS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return floor
+    return 0
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports inside compute that run from a lower floor to a higher one."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        here = compute_floor(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = compute_floor(target)
+            if there is not None and there > here:
+                found.append((module, target))
+    return found
+
+
+def test_compute_arrows_point_down() -> None:
+    """The board imports neither the cloud nor usage, the cloud does not import usage, and the
+    ground (models) imports no floor: every import inside compute goes to its own floor or one
+    below."""
+    graph = import_graph(ROOT)
+    assert {"apps.compute.board.views", "apps.compute.cloud.sync"} <= set(graph)
+    assert "apps.compute.usage.quotas" in graph
+    bad = upward_arrows(graph)
+    assert not bad, "compute imports that run up a floor:\n" + "\n".join(
+        f"{a} → {b}" for a, b in bad
+    )
+
+
+def test_the_floor_check_finds_an_arrow_up(tmp_path: Path) -> None:
+    """The same check on a planted copy: the board reaching for the cloud (even inside a
+    function), the cloud for usage and the models for the board are each found; usage using the
+    board and the cloud is not."""
+    compute = tmp_path / "apps" / "compute"
+    for d in ("board", "cloud", "usage"):
+        (compute / d).mkdir(parents=True)
+        (compute / d / "__init__.py").write_text("")
+    (tmp_path / "apps" / "__init__.py").write_text("")
+    (compute / "__init__.py").write_text("")
+    (compute / "models.py").write_text("from apps.compute.board import views\n")
+    (compute / "board" / "views.py").write_text(
+        "def f():\n    from apps.compute.cloud import sync\n"
+    )
+    (compute / "cloud" / "sync.py").write_text("from apps.compute.usage.quotas import x\n")
+    (compute / "usage" / "quotas.py").write_text(
+        "from apps.compute.board import views\nfrom apps.compute.cloud import sync\n"
+        "from apps.compute import models\nx = 1\n"
+    )
+    bad = upward_arrows(import_graph(tmp_path))
+    assert {a for a, _ in bad} == {
+        "apps.compute.board.views",
+        "apps.compute.cloud.sync",
+        "apps.compute.models",
+    }
+    assert ("apps.compute.board.views", "apps.compute.cloud.sync") in bad
+    assert ("apps.compute.cloud.sync", "apps.compute.usage.quotas") in bad

@@ -67,7 +67,7 @@ def actions(policy: str, *routes: str) -> dict[str, str]:
 COURSE = "c/<slug:code>/"
 API = "api/v1/courses/<slug:code>/"
 EXPECTED: dict[str, str] = {
-    # --- the cloud behind the compute board (apps.compute.views_cloud)
+    # --- the cloud behind the compute board (apps.compute.cloud.views)
     f"GET {COURSE}compute/cloud/": "staff",
     f"POST {COURSE}compute/cloud/": "n/a",
     f"GET {COURSE}compute/cloud/jobs/<int:op_id>/": "staff",
@@ -291,7 +291,7 @@ EXPECTED: dict[str, str] = {
         f"{COURSE}compute/allocations/<int:allocation_id>/release/",
         f"{COURSE}compute/nodes/<int:node_id>/status/",
     ),
-    # Quotas and schedules per group (apps.compute.views_usage).
+    # Quotas and schedules per group (apps.compute.usage.views).
     f"GET {COURSE}node/usage/": "member",
     f"POST {COURSE}node/usage/": "member",
     f"GET {COURSE}compute/usage/": "staff",

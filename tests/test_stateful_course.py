@@ -31,8 +31,8 @@ from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.intake import answers_import
 from apps.autograder.passes import grade_pass_chunk, pass_start, release, run_create
 from apps.checkoffs import services as checkoffs
-from apps.compute import services as compute
-from apps.compute import windows
+from apps.compute.board import services as compute
+from apps.compute.board import windows
 from apps.compute.models import Allocation, SharingWindow
 from apps.core.errors import DomainError
 from apps.core.invariants import run_checks
@@ -442,7 +442,7 @@ def test_a_random_term_keeps_every_invariant(monkeypatch) -> None:  # type: igno
 
 
 def _switch_off_compute(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from apps.compute import lifecycle as compute_lifecycle
+    from apps.compute.board import lifecycle as compute_lifecycle
     from apps.core import lifecycle
     from apps.core.lifecycle import GroupDissolved
 

@@ -28,9 +28,9 @@ from apps.autograder.models import (
 )
 from apps.calendar.models import Assignment, Lecture, Milestone
 from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
-from apps.compute.incidents import incident_report
+from apps.compute.board.incidents import incident_report
+from apps.compute.board.windows import window_approve, window_request
 from apps.compute.models import Allocation, NodeMove, ShutdownOptOut, SshKey
-from apps.compute.windows import window_approve, window_request
 from apps.contributions.models import QuestionProposal
 from apps.core.models import Course, Role, User
 from apps.core.tokens import token_create

@@ -7,8 +7,16 @@ class ComputeConfig(AppConfig):
     verbose_name = "Compute: nodes and static IPs"
 
     def ready(self) -> None:
+        """Wire the three floors of compute, lowest first: the board, then the cloud (which
+        follows the board), then usage (which watches both). Each floor's subscribers to a
+        lifecycle event run after the floors below it have reacted."""
+        self._board()
+        self._cloud()
+        self._usage()
+
+    def _board(self) -> None:
         from apps.calendar.registry import register_events
-        from apps.compute import (
+        from apps.compute.board import (
             lifecycle,
             panels,
             sources,
@@ -28,18 +36,6 @@ class ComputeConfig(AppConfig):
             "no live window borrows a node its lender no longer holds",
             lifecycle.windows_on_held_nodes,
         )
-        from apps.compute import checks, cloud, jobs, signals  # noqa: F401
-        from apps.core.jobs import register_jobs, register_sweeper
-        from apps.core.lifecycle import MemberLeft, StudentDropped
-
-        register_check(
-            "the cloud matches the board (keys, addresses, rules)", cloud.unexplained_drift
-        )
-        register_sweeper("cloud", jobs.sweep)
-        register_jobs("cloud", jobs.listed)
-        subscribe(MemberLeft, lifecycle.on_member_left)
-        subscribe(StudentDropped, lifecycle.on_student_dropped)
-
         register_events("windows", sources.window_events)
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
@@ -96,18 +92,51 @@ class ComputeConfig(AppConfig):
             )
         )
 
-        from apps.compute import today
-        from apps.core.registry import STAFF, TodaySource, register_today
+        from apps.compute.board import today
+        from apps.core.registry import TodaySource, register_today
 
-        STUDENT = frozenset({Role.STUDENT})
         register_today(TodaySource("compute-decisions", today.decisions, roles=STAFF))
         register_today(TodaySource("compute-course-wide", today.course_wide))
 
-        # Quotas and schedules per group (a future `usage` app's registrations).
-        from apps.compute import autostop, usage_tasks, usage_today  # noqa: F401
+    def _cloud(self) -> None:
+        from apps.compute.cloud import (
+            checks,  # noqa: F401  (system checks)
+            jobs,
+            signals,  # noqa: F401  (model signals queue the cloud's jobs)
+            sync,
+            tasks,  # noqa: F401  (queued by name)
+        )
+        from apps.compute.cloud import lifecycle as cloud_lifecycle
+        from apps.core.invariants import register_check
+        from apps.core.jobs import register_jobs, register_sweeper
+        from apps.core.lifecycle import GroupMerged, MemberLeft, StudentDropped, subscribe
 
-        register_today(TodaySource("compute-quota", usage_today.quota, roles=STUDENT))
-        register_today(TodaySource("compute-opt-outs", usage_today.opt_outs, roles=STAFF))
+        register_check(
+            "the cloud matches the board (keys, addresses, rules)", sync.unexplained_drift
+        )
+        register_sweeper("cloud", jobs.sweep)
+        register_jobs("cloud", jobs.listed)
+        subscribe(GroupMerged, cloud_lifecycle.on_group_merged)
+        subscribe(MemberLeft, cloud_lifecycle.on_member_left)
+        subscribe(StudentDropped, cloud_lifecycle.on_student_dropped)
+
+    def _usage(self) -> None:
+        from apps.compute.board.hooks import register_node_page
+        from apps.compute.cloud.hooks import register_start_guard
+        from apps.compute.usage import (
+            autostop,
+            quotas,
+            tasks,  # noqa: F401  (run by beat, by name)
+            today,
+            views,
+        )
+        from apps.core.invariants import register_check
+        from apps.core.models import Role
+        from apps.core.registry import STAFF, NavItem, TodaySource, register_nav, register_today
+
+        STUDENT = frozenset({Role.STUDENT})
+        register_today(TodaySource("compute-quota", today.quota, roles=STUDENT))
+        register_today(TodaySource("compute-opt-outs", today.opt_outs, roles=STAFF))
         register_check(
             "no stop courseops made on its own lacks its audit row", autostop.stops_without_audit
         )
@@ -116,3 +145,6 @@ class ComputeConfig(AppConfig):
                 "Quotas and shutdowns", "compute:usage", roles=STAFF, order=38, section="compute"
             )
         )
+        # A group over its GPU-hour quota may not start its node; its node page shows the quota.
+        register_start_guard(quotas.start_refusal)
+        register_node_page(views.node_page_context)

@@ -42,6 +42,11 @@ class Node(models.Model):
     idle_alerted_at = models.DateTimeField(
         null=True, blank=True, help_text="When the group was last told the node sits idle."
     )
+    os_login = models.BooleanField(
+        default=False,
+        help_text="OS Login is on for the instance (as the cloud last said): people log in "
+        "with their Google identity's POSIX username, not the course's.",
+    )
 
     class Meta:
         ordering = ("course_id", "name")

@@ -1,6 +1,12 @@
 from django.urls import path
 
-from apps.compute import views, views_cloud, views_keys, views_preflight, views_runs, views_usage
+from apps.compute.board import views, views_keys, views_runs
+from apps.compute.cloud import views as views_cloud
+from apps.compute.cloud import views_preflight
+from apps.compute.usage import views as views_usage
+from apps.compute.usage import views_budget
+
+# One URL conf for the three floors of compute (board, cloud, usage): the names stay `compute:*`.
 
 app_name = "compute"
 C = "c/<slug:code>/"
@@ -51,9 +57,9 @@ urlpatterns = [
     path(f"{C}compute/cloud/sync/", views_cloud.cloud_sync, name="cloud-sync"),
     path(f"{C}compute/cloud/sync/apply/", views_cloud.cloud_sync_apply, name="cloud-sync-apply"),
     path(f"{C}compute/cloud/preflight/", views_preflight.preflight_page, name="cloud-preflight"),
-    path(f"{C}compute/budget/", views_cloud.budget_page, name="budget"),
-    path(f"{C}compute/budget/export.csv", views_cloud.budget_export, name="budget-export"),
-    path(f"{C}compute/agent.py", views_cloud.agent_file, name="agent-file"),
+    path(f"{C}compute/budget/", views_budget.budget_page, name="budget"),
+    path(f"{C}compute/budget/export.csv", views_budget.budget_export, name="budget-export"),
+    path(f"{C}compute/agent.py", views_budget.agent_file, name="agent-file"),
     path(
         f"{C}compute/nodes/<int:node_id>/power/",
         views_cloud.node_power_confirm,
@@ -61,13 +67,13 @@ urlpatterns = [
     ),
     path(f"{C}compute/nodes/<int:node_id>/start/", views_cloud.node_start, name="node-start"),
     path(f"{C}compute/nodes/<int:node_id>/stop/", views_cloud.node_stop, name="node-stop"),
-    path(f"{C}compute/nodes/<int:node_id>/agent/", views_cloud.agent_page, name="agent"),
+    path(f"{C}compute/nodes/<int:node_id>/agent/", views_budget.agent_page, name="agent"),
     path(
         f"{C}compute/nodes/<int:node_id>/agent/token/",
-        views_cloud.agent_token,
+        views_budget.agent_token,
         name="agent-token",
     ),
-    # Quotas and schedules per group (apps.compute.views_usage).
+    # Quotas and schedules per group (apps.compute.usage.views).
     path(f"{C}node/usage/", views_usage.my_usage, name="my-usage"),
     path(f"{C}compute/usage/", views_usage.usage_page, name="usage"),
     path(f"{C}compute/usage/quota/", views_usage.group_quota, name="group-quota"),

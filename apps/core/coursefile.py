@@ -400,7 +400,7 @@ class Compute(Strict):
     idle_stop: bool = False
     # The group holding a node may start and stop it (staff always may).
     groups_may_power: bool = False
-    # Quotas and schedules per group (apps.compute.quotas, apps.compute.schedules).
+    # Quotas and schedules per group (apps.compute.usage.quotas, apps.compute.usage.schedules).
     gpu_hour_quota: GpuHourQuota = GpuHourQuota()
     scheduled_shutdown: ScheduledShutdown | None = None
 

@@ -22,7 +22,7 @@ from apps.autograder.models import QuestionSet
 from apps.calendar.models import Assignment, Milestone
 from apps.checkoffs import services as checkoffs
 from apps.checkoffs.models import CheckoffSet
-from apps.compute.formation import allocate_at_formation
+from apps.compute.board.formation import allocate_at_formation
 from apps.core.lifecycle import StudentsEnrolled, publish
 from apps.core.models import Course, Membership, Role, User
 from apps.core.services import audit_record

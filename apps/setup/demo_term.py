@@ -24,10 +24,10 @@ from apps.autograder.models import GradingRun, Question, QuestionSet, RegradeReq
 from apps.autograder.regrades import request_create
 from apps.autograder.selectors import released_run, visible_grades
 from apps.calendar.models import Assignment, Milestone
-from apps.compute.incidents import incident_report, incident_update
+from apps.compute.board.incidents import incident_report, incident_update
+from apps.compute.board.runs import run_record_create
+from apps.compute.board.windows import window_request
 from apps.compute.models import Allocation, Incident, SharingWindow
-from apps.compute.runs import run_record_create
-from apps.compute.windows import window_request
 from apps.core.models import Course, Membership, Role, User
 from apps.groups.models import Group, GroupMembership
 from apps.labs import services as labs

@@ -386,7 +386,7 @@ CELERY_BEAT_SCHEDULE["cloud-watch"] = {
     "schedule": float(os.environ.get("CLOUD_WATCH_EVERY_S", "900")),
     "options": {"expires": 890},
 }
-# Quotas and schedules per group (apps.compute.usage_tasks): the nightly shutdown within 5
+# Quotas and schedules per group (apps.compute.usage.tasks): the nightly shutdown within 5
 # minutes of its time, quota warnings and stops, and nodes silent for 30 minutes.
 CELERY_BEAT_SCHEDULE["usage-rules"] = {
     "task": "compute.usage_rules",

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from apps.compute.board.services import allocate_all
 from apps.compute.models import Allocation
-from apps.compute.services import allocate_all
 from apps.core.models import Role
 from tests.browser.conftest import log_in, open_from_menu, wider_than_screen
 from tests.factories import (

@@ -5,8 +5,8 @@ import threading
 import pytest
 from django.db import connection
 
+from apps.compute.board.services import allocate_all, allocation_create, allocation_release
 from apps.compute.models import Allocation, Node, StaticIP
-from apps.compute.services import allocate_all, allocation_create, allocation_release
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import AuditEvent, Role
 from tests.factories import (

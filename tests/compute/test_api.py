@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from apps.compute.incidents import incident_report
+from apps.compute.board.incidents import incident_report
+from apps.compute.board.services import allocate_all
+from apps.compute.board.windows import window_approve, window_request
 from apps.compute.models import Allocation
-from apps.compute.services import allocate_all
-from apps.compute.windows import window_approve, window_request
 from apps.core.models import Role, User
 from tests.factories import CourseFactory, compute_inventory, group_of, member
 

@@ -12,8 +12,8 @@ import pytest
 from defusedxml.ElementTree import fromstring
 from django.test import Client
 
-from apps.compute import usage
 from apps.compute.models import ComputePolicy, Node, NodeStatusChange
+from apps.compute.usage import metering as usage
 from apps.core.models import Role
 from tests.factories import member
 

@@ -12,10 +12,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 from django.utils import timezone
 
-from apps.compute import cloud, inventory
+from apps.compute.board.services import allocation_create, allocation_release
+from apps.compute.board.sshkeys import key_add
+from apps.compute.cloud import inventory
+from apps.compute.cloud import sync as cloud
 from apps.compute.models import Allocation, CloudOp, Node, SharingWindow, StaticIP
-from apps.compute.services import allocation_create, allocation_release
-from apps.compute.sshkeys import key_add
 from apps.core.invariants import run_checks
 from apps.core.models import Role
 from apps.groups.models import Group, GroupMembership

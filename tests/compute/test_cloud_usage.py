@@ -14,7 +14,8 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
-from apps.compute import cloud, usage
+from apps.compute.board.services import allocation_create
+from apps.compute.cloud import sync as cloud
 from apps.compute.models import (
     Allocation,
     CloudOp,
@@ -23,7 +24,7 @@ from apps.compute.models import (
     Node,
     NodeStatusChange,
 )
-from apps.compute.services import allocation_create
+from apps.compute.usage import metering as usage
 from apps.core.models import Role
 from tests.factories import group_of, member
 
@@ -64,7 +65,7 @@ def test_the_agent_posts_samples_with_its_nodes_token_and_nothing_else(ee290) ->
         r = c.post(url, junk, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
         assert r.status_code == 400, junk
     # The agent's own parser reads nvidia-smi's CSV.
-    from apps.compute.agent.courseops_agent import sample
+    from apps.compute.usage.agent.courseops_agent import sample
 
     assert sample("12, 40000\n0, 3\n") == [
         {"util": 12.0, "mem_used_mib": 40000},

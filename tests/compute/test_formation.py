@@ -13,9 +13,9 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
-from apps.compute.formation import allocate_at_formation
+from apps.compute.board.formation import allocate_at_formation
+from apps.compute.board.tasks import allocate_at_formation_due
 from apps.compute.models import Allocation, ComputePolicy
-from apps.compute.tasks import allocate_at_formation_due
 from apps.core.models import AuditEvent, Role
 from tests.factories import compute_inventory, group_of, member, open_course
 

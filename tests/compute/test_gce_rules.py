@@ -15,10 +15,10 @@ import requests
 from django.utils import timezone
 from google.api_core import exceptions as gx
 
-from apps.compute import cloud
+from apps.compute.board.services import allocation_create
+from apps.compute.cloud import sync as cloud
+from apps.compute.cloud.providers.gcp import Gcp
 from apps.compute.models import Allocation, CloudOp, Node
-from apps.compute.providers.gcp import Gcp
-from apps.compute.services import allocation_create
 from apps.core.models import Role
 from apps.groups.models import GroupMembership
 from tests.compute.test_cloud import _window, _with_keys
@@ -37,7 +37,7 @@ def _client(gce_peer):  # type: ignore[no-untyped-def]
         "credentials": AnonymousCredentials(),
         "client_options": ClientOptions(api_endpoint=gce_peer.base),
     }
-    from apps.compute.providers.gcp import point_operations_at_endpoint
+    from apps.compute.cloud.providers.gcp import point_operations_at_endpoint
 
     clients = [compute_v1.InstancesClient(**kw), compute_v1.FirewallsClient(**kw)]
     point_operations_at_endpoint(clients, kw)

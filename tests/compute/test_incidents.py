@@ -7,10 +7,10 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
-from apps.compute.incidents import incident_report, incident_update
+from apps.compute.board.incidents import incident_report, incident_update
+from apps.compute.board.services import allocate_all
+from apps.compute.board.tasks import notify_staff_of_incident
 from apps.compute.models import Allocation, Incident
-from apps.compute.services import allocate_all
-from apps.compute.tasks import notify_staff_of_incident
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Role
 from apps.core.timefmt import format_instant
@@ -132,9 +132,9 @@ def test_a_course_wide_incident_reaches_every_student_without_its_logs(  # type:
 ) -> None:
     from django.test import Client
 
-    from apps.compute.incidents import incident_report, incident_update
+    from apps.compute.board.incidents import incident_report, incident_update
+    from apps.compute.board.services import allocate_all
     from apps.compute.models import Allocation, Node
-    from apps.compute.services import allocate_all
     from apps.core.models import Role
     from tests.factories import CourseFactory, compute_inventory, group_of, member
 
@@ -192,8 +192,8 @@ def test_a_group_on_a_failed_node_is_moved_to_a_spare_keeping_its_ip(  # type: i
 ) -> None:
     from django.test import Client
 
+    from apps.compute.board.services import allocate_all
     from apps.compute.models import Allocation, Node, NodeMove
-    from apps.compute.services import allocate_all
     from apps.core.models import Role
     from tests.factories import CourseFactory, compute_inventory, group_of, member
 
@@ -241,10 +241,10 @@ def test_a_window_on_a_moved_node_follows_it_to_the_new_node(  # type: ignore[no
 
     from django.utils import timezone
 
-    from apps.compute import moves
+    from apps.compute.board import moves
+    from apps.compute.board.services import allocate_all
+    from apps.compute.board.windows import window_approve, window_request
     from apps.compute.models import Allocation, Node, NodeMove, SharingWindow
-    from apps.compute.services import allocate_all
-    from apps.compute.windows import window_approve, window_request
     from apps.core.invariants import run_checks
     from apps.core.models import Role
     from tests.factories import CourseFactory, compute_inventory, group_of, member

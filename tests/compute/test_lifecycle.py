@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from apps.compute.board.windows import window_approve, window_request
 from apps.compute.models import Allocation, SharingWindow
-from apps.compute.windows import window_approve, window_request
 from apps.core.models import AuditEvent, Role, User
 from apps.groups.services import group_dissolve, group_merge
 from tests.factories import CourseFactory, compute_inventory, group_of, member
@@ -37,7 +37,7 @@ def check_course(code: str) -> str:
 
 @pytest.fixture
 def world():  # type: ignore[no-untyped-def]
-    from apps.compute.services import allocate_all
+    from apps.compute.board.services import allocate_all
 
     course = CourseFactory()
     compute_inventory(course, 3)
@@ -97,7 +97,7 @@ def test_dissolving_a_group_frees_its_node_and_ip_closes_its_windows_and_tells_t
     assert caused.after["event"] == "GroupDissolved"
     # the freed node is allocatable at once
     newcomer = group_of(course, 4, "G9")
-    from apps.compute.services import allocation_create
+    from apps.compute.board.services import allocation_create
 
     again = allocation_create(actor=staff, course=course, group_id=newcomer.pk)
     assert again.node_id == held.node_id
@@ -169,8 +169,8 @@ def test_dropping_every_member_from_the_roster_ends_the_group_and_frees_its_node
 
 
 def test_a_dissolved_groups_request_to_move_nodes_is_declined_with_it(world) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.board.moves import move_request
     from apps.compute.models import Node, NodeMove
-    from apps.compute.moves import move_request
 
     course, staff, groups, students = world
     held = Allocation.objects.get(group=groups[0], ended_at__isnull=True)
@@ -187,7 +187,7 @@ def test_a_dissolved_groups_request_to_move_nodes_is_declined_with_it(world) -> 
 
 
 def test_a_merged_groups_affects_us_marks_become_the_targets_once(world) -> None:  # type: ignore[no-untyped-def]
-    from apps.compute.incidents import incident_affects_us, incident_report, incident_update
+    from apps.compute.board.incidents import incident_affects_us, incident_report, incident_update
     from apps.compute.models import IncidentAffected
 
     course, staff, groups, students = world

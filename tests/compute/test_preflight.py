@@ -16,7 +16,7 @@ import requests
 from django.core.management import call_command
 from django.test import Client
 
-from apps.compute import preflight
+from apps.compute.cloud import preflight
 from apps.compute.models import Node
 from apps.core.models import Role
 from tests.factories import member

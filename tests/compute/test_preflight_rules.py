@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from apps.compute import preflight
-from apps.compute.providers.base import Instance
-from apps.compute.providers.gcp_project import FirewallRule, Quota
+from apps.compute.cloud import preflight
+from apps.compute.cloud.providers.base import Instance
+from apps.compute.cloud.providers.gcp_project import FirewallRule, Quota
 
 
 def _inst(name: str, **metadata: str) -> Instance:

@@ -13,7 +13,8 @@ from django.conf import settings
 from django.core import mail
 from django.test import Client
 
-from apps.compute import cloud, quotas, schedules, silence, usage, usage_rules
+from apps.compute.board.services import allocation_create
+from apps.compute.cloud import sync as cloud
 from apps.compute.models import (
     AutoStop,
     CloudOp,
@@ -23,7 +24,9 @@ from apps.compute.models import (
     ShutdownOptOut,
     UsagePolicy,
 )
-from apps.compute.services import allocation_create
+from apps.compute.usage import metering as usage
+from apps.compute.usage import quotas, schedules, silence
+from apps.compute.usage import rules as usage_rules
 from apps.core.invariants import run_checks
 from apps.core.models import AuditEvent, Role
 from tests.factories import group_of, member
@@ -244,7 +247,7 @@ def test_the_nightly_shutdown_stops_running_nodes_but_keeps_an_approved_opt_out(
     assert schedules.shutdown_run(ee290) == []
     time_machine.move_to(dt.datetime(2026, 3, 4, 2, 3, tzinfo=LA))
     mail.outbox.clear()
-    from apps.compute.usage_tasks import usage_rules_run
+    from apps.compute.usage.tasks import usage_rules_run
 
     assert usage_rules_run() >= 1
     assert schedules.shutdown_run(ee290) == []  # the night is made once

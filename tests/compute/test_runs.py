@@ -14,9 +14,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from apps.compute.board.services import allocate_all
+from apps.compute.board.windows import window_approve, window_request
 from apps.compute.models import Allocation, ComputePolicy
-from apps.compute.services import allocate_all
-from apps.compute.windows import window_approve, window_request
 from apps.core.models import Role, User
 from apps.groups.services import group_merge
 from tests.factories import CourseFactory, compute_inventory, group_of, member

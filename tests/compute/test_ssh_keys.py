@@ -15,8 +15,8 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from apps.compute.board.sshkeys import parse
 from apps.compute.models import SshKey
-from apps.compute.sshkeys import parse
 from apps.core.errors import DomainError
 from apps.core.models import User
 from tests.factories import UserFactory

@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from apps.compute.board.services import allocate_all
+from apps.compute.board.windows import window_approve, window_request
 from apps.compute.models import Allocation, SharingWindow
-from apps.compute.services import allocate_all
-from apps.compute.windows import window_approve, window_request
 from apps.core.models import Role, User
 from apps.core.timefmt import format_instant
 from tests.factories import CourseFactory, compute_inventory, group_of, member
@@ -169,8 +169,8 @@ def test_the_timeline_moves_and_lists_what_it_does_not_show(ee290_demo) -> None:
     from django.test import Client
     from django.utils import timezone
 
+    from apps.compute.board.windows import window_request
     from apps.compute.models import Allocation
-    from apps.compute.windows import window_request
     from apps.core.models import User
 
     student = User.objects.get(email="student01@example.edu")

@@ -9,11 +9,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from apps.compute import access, rules
+from apps.compute.board import access, rules
+from apps.compute.board.selectors import window_bundle, window_list
+from apps.compute.board.services import allocate_all
+from apps.compute.board.windows import window_approve, window_cancel, window_decline, window_request
 from apps.compute.models import Allocation, SharingWindow, WindowNode
-from apps.compute.selectors import window_bundle, window_list
-from apps.compute.services import allocate_all
-from apps.compute.windows import window_approve, window_cancel, window_decline, window_request
 from apps.core.errors import Conflict, DomainError, NotAllowed
 from apps.core.models import Role
 from tests.factories import CourseFactory, compute_inventory, group_of, member

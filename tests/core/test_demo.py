@@ -58,8 +58,8 @@ def test_make_run_starts_again_after_people_used_the_demo(ee290_demo, settings) 
     from django.utils import timezone
 
     from apps.calendar.models import Assignment
+    from apps.compute.board.windows import window_request
     from apps.compute.models import Allocation, SharingWindow
-    from apps.compute.windows import window_request
     from apps.slackdays.services import slack_apply
 
     settings.DEBUG = True
@@ -96,8 +96,8 @@ def test_make_run_starts_again_after_people_used_the_demo(ee290_demo, settings) 
 
 
 def test_allocate_all_skips_a_group_with_no_members(ee290_demo) -> None:  # type: ignore[no-untyped-def]
+    from apps.compute.board.services import allocate_all
     from apps.compute.models import Allocation
-    from apps.compute.services import allocate_all
 
     Group.objects.create(course=ee290_demo, name="Empty Shell")
     instructor = User.objects.get(email="instructor@example.edu")

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from apps.checkoffs.models import Booking
 from apps.checkoffs.tasks import email_booking
-from apps.compute.tasks import notify_node_move
+from apps.compute.board.tasks import notify_node_move
 from apps.core import outbox
 from apps.core.models import OutgoingMail
 from tests.checkoffs.conftest import make_signup

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.compute import sshkeys
+from apps.compute.board import sshkeys
 from apps.compute.models import SshKey
 from apps.core.api.helpers import error_responses
 from apps.core.models import User

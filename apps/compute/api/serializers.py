@@ -30,7 +30,9 @@ class NodeSerializer(serializers.ModelSerializer):
             "gpu_count",
             "internal_ip",
             "status",
+            "cloud_status",
         )
+        read_only_fields = ("cloud_status",)
 
 
 class StaticIPSerializer(serializers.ModelSerializer):

@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.compute import access, incidents, runs, services, windows
 from apps.compute.api.serializers import (
     AllocateSerializer,
     AllocationSerializer,
@@ -27,9 +26,9 @@ from apps.compute.api.serializers import (
     WindowRequestSerializer,
     WindowSerializer,
 )
-from apps.compute.models import Allocation, Node, SharingWindow, StaticIP
-from apps.compute.runs import window_needs_record
-from apps.compute.selectors import (
+from apps.compute.board import access, incidents, runs, services, windows
+from apps.compute.board.runs import window_needs_record
+from apps.compute.board.selectors import (
     allocation_list,
     group_id_of,
     incident_list,
@@ -38,6 +37,7 @@ from apps.compute.selectors import (
     window_bundle,
     window_list,
 )
+from apps.compute.models import Allocation, Node, SharingWindow, StaticIP
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.compute import preflight
+from apps.compute.cloud import preflight
 from apps.core.models import Course
 
 CHECK_W, STATUS_W, TEXT_W = 36, 16, 96
