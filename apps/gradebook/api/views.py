@@ -26,7 +26,7 @@ from apps.core.errors import DomainError, NotAllowed
 from apps.core.permissions import is_instructor
 from apps.gradebook import selectors, services
 from apps.gradebook.models import ScoreEntry, ScoreImport
-from apps.gradebook.sources import SOURCE_HELP
+from apps.gradebook.sources import SOURCE_HELP, blend_help
 
 E = error_responses(e409="Grades are frozen, or the import has problems or was already stored.")
 TAGS = ["gradebook"]
@@ -48,6 +48,11 @@ class GradebookComponentSerializer(serializers.Serializer):
         help_text="Where scores come from: "
         + "; ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()),
     )
+    source_text = serializers.CharField(
+        read_only=True,
+        help_text="Where its scores come from, as the components page says it: its parts, "
+        "a blend's shares, or the source's description.",
+    )
 
 
 class LetterCutoffSerializer(serializers.Serializer):
@@ -66,6 +71,13 @@ class GradebookComponentsSerializer(serializers.Serializer):
 def _components_data(course: Any) -> dict[str, Any]:
     comps = selectors.components_of(course)
     keys = {c.pk: c.key for c in comps}
+    parents = {c.parent_id for c in comps if c.parent_id}
+
+    def source_text(c: Any) -> str:
+        if c.blend:
+            return blend_help(c.blend)
+        return "its parts" if c.pk in parents else SOURCE_HELP.get(c.source, c.source)
+
     return {
         "components": [
             {
@@ -75,6 +87,7 @@ def _components_data(course: Any) -> dict[str, Any]:
                 "weight": float(c.weight),
                 "satisfactory_threshold": float(c.satisfactory_threshold),
                 "source": c.source,
+                "source_text": source_text(c),
             }
             for c in comps
         ],

@@ -206,12 +206,31 @@ class ImportCommitView(APIView):
         )
 
 
+class CheckinEntrySerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    name = serializers.CharField()
+    at = serializers.DateTimeField(help_text="ISO 8601 in course time.")
+    at_text = serializers.CharField(help_text="`at` as the page writes it, the zone named.")
+
+
 class CheckinStateSerializer(serializers.Serializer):
     open = serializers.BooleanField()
     lecture = serializers.IntegerField(allow_null=True, help_text="The lecture's number.")
     closes_at = serializers.DateTimeField(allow_null=True)
     checked_in_at = serializers.DateTimeField(
         allow_null=True, help_text="When you checked in to it (students)."
+    )
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    closes_at_text = serializers.CharField(
+        allow_null=True, help_text="`closes_at` as the page writes it, the zone named."
+    )
+    shown_lecture = serializers.IntegerField(
+        allow_null=True,
+        help_text="Staff: the lecture whose check-ins the page lists (the open one, else the "
+        "last opened); students: null.",
+    )
+    checkins = CheckinEntrySerializer(
+        many=True, help_text="Staff: who checked in to `shown_lecture`, first first; students: []."
     )
 
 
@@ -220,16 +239,46 @@ class CheckinInSerializer(serializers.Serializer):
 
 
 def _state(course: Any, user: Any) -> dict[str, Any]:
+    """The check-in as its page shows it: to staff also the check-ins of the session the page
+    lists (the open one, else the last opened), in course time with the zone named."""
+    from apps.core.permissions import is_staff
+    from apps.core.timefmt import format_instant, to_course_tz
     from apps.participation.checkin import open_session
-    from apps.participation.models import Checkin
+    from apps.participation.models import Checkin, CheckinSession
 
+    zone = course.timezone
     session = open_session(course)
     mine = Checkin.objects.filter(session=session, student=user).first() if session else None
+    shown, entries = None, []
+    if is_staff(user, course):
+        shown = (
+            session
+            or CheckinSession.objects.filter(course=course)
+            .select_related("lecture")
+            .order_by("-opened_at")
+            .first()
+        )
+        if shown is not None:
+            entries = [
+                {
+                    "student": c.student.email,
+                    "name": c.student.get_full_name() or c.student.email,
+                    "at": to_course_tz(c.at, zone).isoformat(),
+                    "at_text": format_instant(c.at, zone),
+                }
+                for c in Checkin.objects.filter(session=shown)
+                .select_related("student")
+                .order_by("at", "pk")
+            ]
     return {
         "open": session is not None,
         "lecture": session.lecture.number if session else None,
         "closes_at": session.closes_at if session else None,
         "checked_in_at": mine.at if mine else None,
+        "timezone": zone,
+        "closes_at_text": format_instant(session.closes_at, zone) if session else None,
+        "shown_lecture": shown.lecture.number if shown else None,
+        "checkins": entries,
     }
 
 
