@@ -102,8 +102,8 @@ def items_of(html: str, label: str) -> list[list[str]]:
 
 class _Blocks(HTMLParser):
     """Every element whose class list holds a given class: a row of two cells, its name (the
-    text of its first blockquote, else of its first `strong`, else its whole text) and its
-    whole text."""
+    text of its first blockquote or heading, else of its first `strong`, else its whole text)
+    and its whole text."""
 
     def __init__(self, cls: str) -> None:
         super().__init__()
@@ -120,7 +120,7 @@ class _Blocks(HTMLParser):
             return
         if self._depth:
             self._depth += 1
-            if tag == "blockquote" and (self._quote is None or self._from_strong):
+            if tag in ("blockquote", *HEADINGS) and (self._quote is None or self._from_strong):
                 self._quote, self._in_quote, self._from_strong = [], True, False
             elif tag == "strong" and self._quote is None:
                 self._quote, self._in_quote, self._from_strong = [], True, True
@@ -130,7 +130,7 @@ class _Blocks(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if not self._depth or tag in VOID:
             return
-        if tag in ("blockquote", "strong"):
+        if tag in ("blockquote", "strong", *HEADINGS):
             self._in_quote = False
         self._depth -= 1
         if self._depth == 0:
@@ -255,12 +255,14 @@ def gradebook_components(body: Any, role: str) -> list[Item]:
 
 
 def participation_summary(body: Any, role: str) -> list[Item]:
+    from django.template.defaultfilters import floatformat
+
     from apps.participation.models import KINDS
 
     out = []
     for s in body:
         counts = " | ".join(str(s["counts"].get(k, 0)) for k, _ in KINDS)
-        score = "—" if s["score"] is None else f"{s['score']:.1f}"
+        score = "—" if s["score"] is None else floatformat(s["score"], 1)
         out.append((s["name"] or s["student"], [f"{counts} | {score}"]))
     return out
 
@@ -417,4 +419,57 @@ def runs(body: Any, role: str) -> list[Item]:
         if role == "ta":
             facts.append(f" · {r['group']}")
         out.append((f"#{r['id']} {r['title']}", facts))
+    return out
+
+
+def my_grade(body: Any, role: str) -> list[Item]:
+    from django.template.defaultfilters import floatformat
+
+    out = []
+    for x in body["lines"]:
+        name = ("↳ " if x["part"] else "") + x["name"]
+        name += f"{floatformat(x['weight'], '-2')} % of the grade · {x['source_text']}"
+        score = "not yet" if x["percent"] is None else x["percent_text"]
+        facts = [score + x["detail"]]
+        if x["to_come"] and x["percent"] is not None:
+            facts.append(f"So far; still to come: {x['to_come']}")
+        if x["failing"]:
+            facts.append("below the threshold")
+        t = x["satisfactory_threshold"]
+        facts.append(f"≥ {floatformat(t, '-2')} %" if t else "—")
+        out.append((name, facts))
+    return out
+
+
+def gradebook_board(body: Any, role: str) -> list[Item]:
+    from django.template.defaultfilters import floatformat
+
+    out = []
+    for r in body:
+        name = (r["name"] or r["student"]) + (r["group"] or "no group")
+        name += "at risk" if r["at_risk"] else ""
+        cells = [
+            "—"
+            if c["percent"] is None
+            else ("▼ " if c["below_threshold"] else "") + c["percent_text"]
+            for c in r["components"]
+        ]
+        if r["total"] is not None:
+            total = floatformat(r["total"], 1)
+        elif r["to_date"] is not None:
+            total = f"{floatformat(r['to_date'], 1)} so far"
+        else:
+            total = "—"
+        grade = r["letter"] or r["status"]
+        if r["status"] == "fail":
+            grade += r["reason"]
+        out.append((name, [" | ".join([*cells, total, grade])]))
+    return out
+
+
+def suggested_groups(body: Any, role: str) -> list[Item]:
+    out = []
+    for n, g in enumerate(body["members"], start=1):
+        facts = [f"{m['name']}{', '.join(m['interests']) or 'no interests given'}" for m in g]
+        out.append((f"Group {n} {len(g)} people", facts))
     return out

@@ -242,6 +242,16 @@ TWINS = [
         rows=b.items_of,
     ),
     Twin(C + "runs/", A + "runs/", "run", ("student", "ta"), b.runs, rows=b.blocks_of),
+    Twin(C + "gradebook/", A + "gradebook/me/", "Your grade", ("student",), b.my_grade),
+    Twin(C + "gradebook/", A + "gradebook/students/", "Grades", ("ta",), b.gradebook_board),
+    Twin(
+        C + "questionnaire/suggestions/",
+        A + "questionnaire/suggestions/",
+        "suggested-group",  # a class: the suggested groups are cards
+        ("ta",),
+        b.suggested_groups,
+        rows=b.blocks_of,
+    ),
     Twin(
         C + "questions/lab09-numbers/written/why-8pct/",
         A + "question-sets/lab09-numbers/written/why-8pct/",
@@ -377,9 +387,7 @@ NO_TWIN = {
     "c/<slug:code>/checkoffs/": LATER + "api/v1/courses/<code>/checkoffs/sets/",
     "c/<slug:code>/checkoffs/schedule/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
     "c/<slug:code>/checkoffs/outcomes/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
-    "c/<slug:code>/gradebook/": LATER + "api/v1/courses/<code>/gradebook/me/ and students/",
     "c/<slug:code>/gradebook/import/": "a file upload's form: api/…/gradebook/imports/ is its POST",
-    "c/<slug:code>/questionnaire/suggestions/": LATER + "…/questionnaire/suggestions/",
     "c/<slug:code>/extensions/": LATER + "api/v1/courses/<code>/extensions/",
     "c/<slug:code>/jobs/": "no API: background jobs are an operator's page",
     "c/<slug:code>/lms/": "no API: the LMS link is set up and synced from the page",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -215,7 +215,8 @@ class PeopleView(APIView):
         roles = dict(q.questions.values_list("key", "role")) if q else {}
 
         def picked(a: dict[str, Any] | None, role: str) -> list[str]:
-            return next((v for k, v in (a or {}).items() if roles.get(k) == role), [])
+            v = next((v for k, v in (a or {}).items() if roles.get(k) == role), [])
+            return [str(x) for x in (v if isinstance(v, list) else [v] if v else [])]
 
         def render(page: list[Any]) -> list[dict[str, Any]]:
             ids = [u.pk for u in page]
@@ -316,7 +317,23 @@ class DecisionView(APIView):
         )
 
 
+class SuggestedMemberSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.EmailField()
+    name = serializers.CharField()
+    interests = serializers.ListField(child=serializers.CharField())
+
+
 class GroupSuggestionSerializer(serializers.ModelSerializer):
+    members = serializers.SerializerMethodField(
+        help_text="`groups` with each person named, as the page shows them: e-mail, name and "
+        "research interests."
+    )
+    timezone = serializers.CharField(source="course.timezone", read_only=True)
+    created_at_text = serializers.SerializerMethodField(
+        help_text="`created_at` as the page writes it, in course time with the zone named."
+    )
+
     class Meta:
         model = GroupSuggestion
         fields = (
@@ -329,7 +346,41 @@ class GroupSuggestionSerializer(serializers.ModelSerializer):
             "stats",
             "created_at",
             "accepted_at",
+            "members",
+            "timezone",
+            "created_at_text",
         )
+
+    @extend_schema_field(
+        serializers.ListField(
+            child=serializers.ListField(child=SuggestedMemberSerializer()),
+            help_text="One list per group.",
+        )
+    )
+    def get_members(self, s: GroupSuggestion) -> list[list[dict[str, Any]]]:
+        from apps.core.models import User
+
+        ids = [u for g in s.groups for u in g]
+        users = {u.pk: u for u in User.objects.filter(pk__in=ids)}
+        _, interests = services.suggestion_inputs(s.course, ids)
+        return [
+            [
+                {
+                    "id": u,
+                    "email": users[u].email,
+                    "name": users[u].get_full_name() or users[u].email,
+                    "interests": sorted(interests.get(u, [])),
+                }
+                for u in g
+                if u in users
+            ]
+            for g in s.groups
+        ]
+
+    def get_created_at_text(self, s: GroupSuggestion) -> str:
+        from apps.core.timefmt import format_instant
+
+        return format_instant(s.created_at, s.course.timezone)
 
 
 class SuggestInSerializer(serializers.Serializer):
