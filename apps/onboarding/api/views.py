@@ -215,7 +215,7 @@ class PeopleView(APIView):
         roles = dict(q.questions.values_list("key", "role")) if q else {}
 
         def picked(a: dict[str, Any] | None, role: str) -> list[str]:
-            v = next((v for k, v in (a or {}).items() if roles.get(k) == role), [])
+            v: Any = next((x for k, x in (a or {}).items() if roles.get(k) == role), [])
             return [str(x) for x in (v if isinstance(v, list) else [v] if v else [])]
 
         def render(page: list[Any]) -> list[dict[str, Any]]:
