@@ -241,7 +241,8 @@ def test_staff_read_who_checked_in_over_the_api_in_course_time_a_page_at_a_time(
     client.force_authenticate(ta)
     url = f"/api/v1/courses/{course.code}/participation/checkin/"
     first = client.get(url).json()
-    assert first["shown_lecture"] == 7 and first["checkins_count"] == 2
+    assert first["shown_lecture"] == 7
+    assert first["checkins_count"] == 2
     assert [c["student"] for c in first["checkins"]] == ["ada@uni.edu"]
     assert first["checkins"][0]["at_text"].endswith(("PST", "PDT"))
     assert first["checkins_next_page"] == 2
@@ -250,4 +251,5 @@ def test_staff_read_who_checked_in_over_the_api_in_course_time_a_page_at_a_time(
     assert second["checkins_next_page"] is None
     client.force_authenticate(ada)
     mine = client.get(url).json()
-    assert mine["checkins"] == [] and mine["shown_lecture"] is None
+    assert mine["checkins"] == []
+    assert mine["shown_lecture"] is None
