@@ -20,6 +20,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.core.numbers import sig
+from tests import api_twins_b as b
+from tests.api_twins_b import state_b, twin_ids
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -308,6 +310,115 @@ TWINS = [
     ),
     # h69
     Twin(C + "compute/", A + "nodes/", "Nodes", ("ta",), _nodes),
+    # h68b: grading, study and people pages (extractors in tests/api_twins_b.py)
+    Twin(
+        C + "gradebook/components/",
+        A + "gradebook/components/",
+        "Components",
+        ("ta",),
+        b.gradebook_components,
+        rows=b.table_with_inputs,
+    ),
+    Twin(
+        C + "participation/",
+        A + "participation/summary/",
+        "Participation",
+        ("ta",),
+        b.participation_summary,
+    ),
+    Twin(C + "checkin/", A + "participation/checkin/", "Check-ins", ("ta",), b.checkins),
+    Twin(
+        C + "questionnaire/people/",
+        A + "questionnaire/people/",
+        "Students",
+        ("ta",),
+        b.questionnaire_people,
+    ),
+    Twin(
+        C + "grading/runs/{run}/", A + "grading-runs/{run}/totals/", "Scores", ("ta",), b.run_totals
+    ),
+    Twin(
+        C + "grading/runs/{run}/",
+        A + "grading-runs/{run}/?results=1",
+        "Item analysis",
+        ("ta",),
+        b.item_analysis,
+    ),
+    Twin(
+        C + "regrades/",
+        A + "regrades/?status=open",
+        "Regrade requests",
+        ("ta",),
+        b.regrades,
+        rows=b.items_of,
+    ),
+    Twin(
+        C + "assessments/",
+        A + "assessments/",
+        "Assessments",
+        ("student", "ta"),
+        b.assessments,
+        rows=b.items_of,
+    ),
+    Twin(
+        C + "assessments/{assessment}/",
+        A + "assessments/{assessment}/mine/",
+        "Your scores",
+        ("student",),
+        b.my_assessment_scores,
+        rows=b.items_of,
+    ),
+    Twin(
+        C + "assessments/{assessment}/",
+        A + "assessments/{assessment}/report/",
+        "Forms and responses",
+        ("ta",),
+        b.assessment_forms,
+    ),
+    Twin(
+        C + "impact/",
+        A + "impact/items/",
+        "Evidence",
+        ("student",),
+        b.impact_evidence,
+        rows=b.items_of,
+    ),
+    Twin(C + "impact/", A + "impact/groups/", "Groups", ("ta",), b.impact_groups, rows=b.items_of),
+    Twin(
+        C + "contributions/",
+        A + "contributions/?status=proposed",
+        "Proposals",
+        ("ta",),
+        b.proposals,
+        rows=b.items_of,
+    ),
+    Twin(
+        C + "questionnaire/",
+        A + "questionnaire/",
+        "Questions",
+        ("ta",),
+        b.questionnaire_tallies,
+        rows=b.items_of,
+    ),
+    Twin(C + "runs/", A + "runs/", "run", ("student", "ta"), b.runs, rows=b.blocks_of),
+    Twin(C + "gradebook/", A + "gradebook/me/", "Your grade", ("student",), b.my_grade),
+    Twin(C + "gradebook/", A + "gradebook/students/", "Grades", ("ta",), b.gradebook_board),
+    Twin(
+        C + "questionnaire/suggestions/",
+        A + "questionnaire/suggestions/",
+        "suggested-group",  # a class: the suggested groups are cards
+        ("ta",),
+        b.suggested_groups,
+        rows=b.blocks_of,
+    ),
+    Twin(
+        C + "questions/lab09-numbers/written/why-8pct/",
+        A + "question-sets/lab09-numbers/written/why-8pct/",
+        "answer-group",  # a class: the page's answers are blocks, not a table
+        ("ta",),
+        b.written_answers,
+        rows=b.blocks_of,
+    ),
 ]
 
 
@@ -347,6 +458,7 @@ def _state(world: World) -> None:
     text = "Amdahl caps the gain."
     Answer.objects.create(question=why, student=student, part=0, raw=text, text=text, status="ok")
     written.grader_assign(actor=ta, question=why, grader_id=ta.pk)
+    state_b(world)
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=lambda t: t.page)
@@ -360,7 +472,12 @@ def test_each_list_page_and_its_api_show_the_same_items_and_facts(
         page, api = Client(), APIClient()
         page.force_login(user)
         api.force_authenticate(user)
-        ids = {**world.ids, "code": world.course.code, "check": world.ids["check_id"]}
+        ids = {
+            **world.ids,
+            "code": world.course.code,
+            "check": world.ids["check_id"],
+            **twin_ids(world),
+        }
         url = twin.page.format_map(ids)
         response = page.get(url)
         assert response.status_code == 200, (url, response.status_code)
@@ -432,23 +549,7 @@ NO_TWIN = {
     "c/<slug:code>/checkoffs/": LATER + "api/v1/courses/<code>/checkoffs/sets/",
     "c/<slug:code>/checkoffs/schedule/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
     "c/<slug:code>/checkoffs/outcomes/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
-    "c/<slug:code>/assessments/": LATER + "api/v1/courses/<code>/assessments/",
-    "c/<slug:code>/assessments/<int:assessment_id>/": LATER + "…/assessments/<id>/report/",
-    "c/<slug:code>/gradebook/": LATER + "api/v1/courses/<code>/gradebook/me/ and students/",
-    "c/<slug:code>/gradebook/components/": LATER + "api/v1/courses/<code>/gradebook/components/",
     "c/<slug:code>/gradebook/import/": "a file upload's form: api/…/gradebook/imports/ is its POST",
-    "c/<slug:code>/impact/": LATER + "api/v1/courses/<code>/impact/items/",
-    "c/<slug:code>/participation/": LATER + "api/v1/courses/<code>/participation/events/",
-    "c/<slug:code>/checkin/": LATER + "api/v1/courses/<code>/participation/checkin/",
-    "c/<slug:code>/questionnaire/": LATER + "api/v1/courses/<code>/questionnaire/",
-    "c/<slug:code>/questionnaire/people/": LATER + "api/v1/courses/<code>/questionnaire/people/",
-    "c/<slug:code>/questionnaire/suggestions/": LATER + "…/questionnaire/suggestions/",
-    "c/<slug:code>/contributions/": LATER + "api/v1/courses/<code>/contributions/",
-    "c/<slug:code>/runs/": LATER + "api/v1/courses/<code>/runs/",
-    "c/<slug:code>/regrades/": LATER + "api/v1/courses/<code>/regrades/",
-    "c/<slug:code>/grading/runs/<int:run_id>/": LATER + "…/grading-runs/<id>/ and totals/",
-    "c/<slug:code>/questions/<slug:key>/written/<slug:qkey>/": LATER
-    + "api/v1/courses/<code>/question-sets/<key>/written/<qkey>/",
     "c/<slug:code>/jobs/": "no API: background jobs are an operator's page",
     "c/<slug:code>/lms/": "no API: the LMS link is set up and synced from the page",
     "c/<slug:code>/check/": "no API: check_course's report (manage.py check_course is its CLI)",

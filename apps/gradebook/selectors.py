@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from apps.core.models import Course, GradingComponent, Role, User
-from apps.gradebook import rules
+from apps.gradebook import rules, sources
 from apps.gradebook.models import FrozenGrade, GradeFreeze, ScoreEntry
 from apps.gradebook.sources import SOURCES, Computed, by_weight, source_for
 from apps.groups.models import GroupMembership
@@ -408,3 +408,31 @@ def what_if(
     return replace(
         found, message=found.message + " Counted as still to come: " + "; ".join(later) + "."
     )
+
+
+def grade_lines(components: list[Any], row: Row) -> list[dict[str, Any]]:
+    """One line per component and part, as the student and staff detail pages and the API's
+    own-grade answer show it: its percent, how it is made, and whether it is below its
+    satisfactory threshold."""
+    failing = {s.key for s in row.grade.failing}
+    parents = {c.parent_id for c in components if c.parent_id}
+    out = []
+    for c in components:
+        cell = row.cells.get(c.key)
+        pct = row.percents.get(c.key) if cell is None else cell.percent
+        out.append(
+            {
+                "c": c,
+                "percent": pct,
+                "shown": f"{rules.fmt(pct)} %",
+                "cell": cell,
+                "failing": c.key in failing,
+                "source": "from its parts"
+                if c.pk in parents
+                else sources.blend_help(c.blend)
+                if c.blend
+                else sources.SOURCE_HELP.get(c.source, c.source),
+                "is_part": c.parent_id is not None,
+            }
+        )
+    return out

@@ -112,39 +112,13 @@ def _student(request: AuthedRequest, course: Course) -> HttpResponse:
         {
             "course": course,
             "row": row,
-            "lines": _lines(components, row),
+            "lines": selectors.grade_lines(components, row),
             "cutoffs": cutoffs,
             "target": target,
             "what_if": what_if,
             "freeze": selectors.freeze_of(course),
         },
     )
-
-
-def _lines(components: list[Any], row: selectors.Row) -> list[dict[str, Any]]:
-    """One line per component and part, for the student and staff detail pages."""
-    failing = {s.key for s in row.grade.failing}
-    parents = {c.parent_id for c in components if c.parent_id}
-    out = []
-    for c in components:
-        cell = row.cells.get(c.key)
-        pct = row.percents.get(c.key) if cell is None else cell.percent
-        out.append(
-            {
-                "c": c,
-                "percent": pct,
-                "shown": f"{rules.fmt(pct)} %",
-                "cell": cell,
-                "failing": c.key in failing,
-                "source": "from its parts"
-                if c.pk in parents
-                else blend_help(c.blend)
-                if c.blend
-                else SOURCE_HELP.get(c.source, c.source),
-                "is_part": c.parent_id is not None,
-            }
-        )
-    return out
 
 
 def _filtered(request: AuthedRequest, course: Course) -> tuple[list[selectors.Row], dict[str, str]]:
@@ -277,7 +251,7 @@ def student_detail(request: AuthedRequest, code: str, user_id: int) -> HttpRespo
         {
             "course": course,
             "row": row,
-            "lines": _lines(components, row),
+            "lines": selectors.grade_lines(components, row),
             "form": ScoreForm(course=course),
             "history": services.score_history(course=course, student_id=user_id, group_id=group),
             "freeze": selectors.freeze_of(course),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,3 +57,25 @@ def clean_answers(
         else:
             answers[q.key] = values[0][:2000]
     return answers, problems
+
+
+def tally(
+    key: str, kind: str, options: Sequence[str], responses: Sequence[Mapping[str, Any]]
+) -> tuple[int, list[tuple[str, int]]]:
+    """(how many answered the question `key`, each option's or scale point's count in order;
+    [] for a question without options). An empty answer is no answer; a list counts each
+    choice once."""
+    counts: Counter[str] = Counter()
+    answered = 0
+    for a in responses:
+        v = a.get(key)
+        if v in (None, "", []):
+            continue
+        answered += 1
+        for item in v if isinstance(v, list) else [v]:
+            counts[str(item)] += 1
+    if kind in ("single", "multiple"):
+        return answered, [(o, counts.get(o, 0)) for o in options]
+    if kind == "scale":
+        return answered, [(s, counts.get(s, 0)) for s in "12345"]
+    return answered, []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections import Counter
 from typing import Any
 
 from django.conf import settings
@@ -37,7 +36,7 @@ from apps.core.views_helpers import (
     typed_int,
 )
 from apps.core.views_helpers import int_or_none as _int
-from apps.onboarding import charts, services
+from apps.onboarding import charts, rules, services
 from apps.onboarding.models import (
     DECISIONS,
     KINDS,
@@ -177,20 +176,8 @@ def _staff(request: AuthedRequest, course: Course) -> HttpResponseBase:
         ).count()
         summary = []
         for x in q.questions.all():
-            counts: Counter[str] = Counter()
-            answered = 0
-            for a in responses:
-                v = a.get(x.key)
-                if v in (None, "", []):
-                    continue
-                answered += 1
-                for item in v if isinstance(v, list) else [v]:
-                    counts[str(item)] += 1
-            svg, rows = None, []
-            if x.kind in ("single", "multiple"):
-                rows = [(o, counts.get(o, 0)) for o in x.options]
-            elif x.kind == "scale":
-                rows = [(s, counts.get(s, 0)) for s in "12345"]
+            answered, rows = rules.tally(x.key, x.kind, x.options, responses)
+            svg = None
             if rows:  # the bars, and their numbers as a table for a screen reader or a copy
                 svg = mark_safe(charts.bars_svg(x.prompt, rows))
             summary.append((x, answered, svg, rows))

@@ -219,3 +219,37 @@ def course_lecture(course, number: int) -> int:  # type: ignore[no-untyped-def]
     from apps.calendar.models import Lecture
 
     return int(Lecture.objects.get(course=course, number=number).pk)
+
+
+def test_staff_read_who_checked_in_over_the_api_in_course_time_a_page_at_a_time(
+    room, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """What the staff check-in page lists, the API gives: each check-in with its time in course
+    time (zone named), the count, and the next page; a student gets their own state only."""
+    from rest_framework.test import APIClient
+
+    from apps.participation.api import views as api
+
+    course, _lecture, ta, ada = room
+    session = _opened(room)
+    bea = member(course, email="bea@uni.edu", full_name="Bea Lind")
+    now = timezone.now()
+    Checkin.objects.create(session=session, student=ada, at=now - dt.timedelta(minutes=2))
+    Checkin.objects.create(session=session, student=bea, at=now - dt.timedelta(minutes=1))
+    monkeypatch.setattr(api, "CHECKINS_PAGE", 1)
+    client = APIClient()
+    client.force_authenticate(ta)
+    url = f"/api/v1/courses/{course.code}/participation/checkin/"
+    first = client.get(url).json()
+    assert first["shown_lecture"] == 7
+    assert first["checkins_count"] == 2
+    assert [c["student"] for c in first["checkins"]] == ["ada@uni.edu"]
+    assert first["checkins"][0]["at_text"].endswith(("PST", "PDT"))
+    assert first["checkins_next_page"] == 2
+    second = client.get(url + "?page=2").json()
+    assert [c["name"] for c in second["checkins"]] == ["Bea Lind"]
+    assert second["checkins_next_page"] is None
+    client.force_authenticate(ada)
+    mine = client.get(url).json()
+    assert mine["checkins"] == []
+    assert mine["shown_lecture"] is None

@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.http.response import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -26,8 +31,33 @@ E = error_responses(
 TAGS = ["assessments"]
 
 
+class OpenFormSerializer(serializers.Serializer):
+    phase = serializers.CharField()
+    closes_at = serializers.DateTimeField(allow_null=True, help_text="ISO 8601 in course time.")
+    closes_at_text = serializers.CharField(
+        allow_null=True, help_text="`closes_at` as the page writes it, the zone named."
+    )
+
+
+class OwnScoreSerializer(serializers.Serializer):
+    phase = serializers.CharField()
+    phase_label = serializers.CharField(help_text="The phase in the page's words.")
+    status = serializers.CharField()
+    status_label = serializers.CharField(help_text="The status in the page's words.")
+    total = serializers.FloatField(allow_null=True)
+
+
 class AssessmentSerializer(serializers.ModelSerializer):
+    """An assessment as the list page shows it: with its quiz's title and, to a student, the
+    forms open to them now and their own scores (context `open` and `mine`, by id)."""
+
     question_set_key = serializers.CharField(source="question_set.key", read_only=True)
+    question_set_title = serializers.CharField(source="question_set.title", read_only=True)
+    timezone = serializers.CharField(source="course.timezone", read_only=True)
+    open_forms = serializers.SerializerMethodField(
+        help_text="Students: the in-app forms open now (staff: [])."
+    )
+    mine = serializers.SerializerMethodField(help_text="Students: your own scores (staff: []).")
 
     class Meta:
         model = Assessment
@@ -40,7 +70,64 @@ class AssessmentSerializer(serializers.ModelSerializer):
             "published_at",
             "identities_destroyed_at",
             "created_at",
+            "question_set_title",
+            "timezone",
+            "open_forms",
+            "mine",
         )
+
+    @extend_schema_field(OpenFormSerializer(many=True))
+    def get_open_forms(self, a: Assessment) -> list[dict[str, Any]]:
+        return list(self.context.get("open", {}).get(a.pk, []))
+
+    @extend_schema_field(OwnScoreSerializer(many=True))
+    def get_mine(self, a: Assessment) -> list[dict[str, Any]]:
+        return list(self.context.get("mine", {}).get(a.pk, []))
+
+
+def _list_context(course: Any, user: Any, assessments: list[Assessment]) -> dict[str, Any]:
+    """What a student's list page says beside each assessment: the forms open now (until when,
+    in course time with the zone named) and their own scores. Staff: nothing."""
+    from django.utils import timezone
+
+    from apps.core.timefmt import format_instant, to_course_tz
+
+    if is_staff(user, course):
+        return {}
+    zone, now = course.timezone, timezone.now()
+    return {
+        "open": {
+            a.pk: [
+                {
+                    "phase": adm.phase,
+                    "closes_at": to_course_tz(adm.closes_at, zone).isoformat()
+                    if adm.closes_at
+                    else None,
+                    "closes_at_text": format_instant(adm.closes_at, zone)
+                    if adm.closes_at
+                    else None,
+                }
+                for adm in a.administrations.all()
+                if adm.opens_at
+                and adm.opens_at <= now
+                and (not adm.closes_at or now <= adm.closes_at)
+            ]
+            for a in assessments
+        },
+        "mine": {
+            a.pk: [
+                {
+                    "phase": r.administration.phase,
+                    "phase_label": r.administration.get_phase_display(),
+                    "status": r.status,
+                    "status_label": r.get_status_display(),
+                    "total": r.total,
+                }
+                for r in services.own_responses(a, user)
+            ]
+            for a in assessments
+        },
+    }
 
 
 class AssessmentCreateSerializer(serializers.Serializer):
@@ -58,10 +145,15 @@ class AssessmentsView(APIView):
         responses={200: AssessmentSerializer(many=True), **E},
     )
     def get(self, request: Request, code: str) -> Response:
-        _, course = api_course(request, code)
+        user, course = api_course(request, code)
+        assessments = list(
+            Assessment.objects.filter(course=course)
+            .select_related("question_set", "course")
+            .prefetch_related("administrations")
+        )
         return Response(
             AssessmentSerializer(
-                Assessment.objects.filter(course=course).select_related("question_set"), many=True
+                assessments, many=True, context=_list_context(course, user, assessments)
             ).data
         )
 
@@ -179,7 +271,35 @@ class ReportView(APIView):
         responses={200: OpenApiResponse(description="The report as JSON."), **E},
     )
     def get(self, request: Request, code: str, assessment_id: int) -> Response:
-        return Response(report.build(_readable(request, code, assessment_id)))
+        a = _readable(request, code, assessment_id)
+        return Response(report.build(a) | {"administrations": _administrations(a)})
+
+
+def _administrations(a: Assessment) -> list[dict[str, Any]]:
+    """Each administration's in-app form window as the assessment's page shows it (course time
+    with the zone named; no `opens_at`: closed); its responses in the study are `counts`."""
+    from apps.core.timefmt import format_instant, to_course_tz
+
+    zone = a.course.timezone
+
+    def when(v: Any) -> tuple[str | None, str | None]:
+        return (to_course_tz(v, zone).isoformat(), format_instant(v, zone)) if v else (None, None)
+
+    out = []
+    for adm in a.administrations.order_by("phase"):
+        (opens, opens_text), (closes, closes_text) = when(adm.opens_at), when(adm.closes_at)
+        out.append(
+            {
+                "phase": adm.phase,
+                "phase_label": adm.get_phase_display(),
+                "timezone": zone,
+                "opens_at": opens,
+                "opens_at_text": opens_text,
+                "closes_at": closes,
+                "closes_at_text": closes_text,
+            }
+        )
+    return out
 
 
 class ExportView(APIView):
@@ -213,6 +333,8 @@ class MyScoreSerializer(serializers.Serializer):
     opted_out = serializers.BooleanField()
     participant = serializers.CharField(help_text="Your participant ID.")
     scores = serializers.JSONField(help_text="{question: {points, rule, misconception …}}")
+    phase_label = serializers.CharField(help_text="The phase in the page's words.")
+    status_label = serializers.CharField(help_text="The status in the page's words.")
 
 
 class MineView(APIView):
@@ -233,6 +355,8 @@ class MineView(APIView):
                     "opted_out": r.opted_out,
                     "participant": r.participant.code,
                     "scores": r.scores,
+                    "phase_label": r.administration.get_phase_display(),
+                    "status_label": r.get_status_display(),
                 }
                 for r in services.own_responses(a, user)
             ]

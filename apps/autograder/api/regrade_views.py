@@ -20,6 +20,7 @@ from apps.core.api.helpers import (
 )
 from apps.core.errors import NotFound
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant
 
 E = error_responses()
 TAGS = ["autograder"]
@@ -30,6 +31,15 @@ class RegradeSerializer(serializers.ModelSerializer):
     question_set = serializers.CharField(source="question.question_set.key")
     student = serializers.EmailField(source="student.email")
     part = serializers.SerializerMethodField()
+    # What the staff queue page writes beside each request (#68: the API says what the page says)
+    question_set_title = serializers.CharField(source="question.question_set.title")
+    question_points = serializers.FloatField(source="question.points")
+    student_name = serializers.CharField(source="student.get_full_name")
+    status_label = serializers.CharField(source="get_status_display")
+    decided_by = serializers.SerializerMethodField()
+    timezone = serializers.SerializerMethodField()
+    created_at_text = serializers.SerializerMethodField()
+    decided_at_text = serializers.SerializerMethodField()
 
     class Meta:
         model = RegradeRequest
@@ -46,7 +56,30 @@ class RegradeSerializer(serializers.ModelSerializer):
             "comment",
             "created_at",
             "decided_at",
+            "question_set_title",
+            "question_points",
+            "student_name",
+            "status_label",
+            "decided_by",
+            "timezone",
+            "created_at_text",
+            "decided_at_text",
         )
+
+    def get_decided_by(self, r: RegradeRequest) -> str | None:
+        """Who decided it, as the page names them; null while open."""
+        return None if r.decided_by is None else str(r.decided_by)
+
+    def get_timezone(self, r: RegradeRequest) -> str:
+        """The course's zone, in which the `*_text` times are written."""
+        return str(self.context.get("zone") or r.question.question_set.course.timezone)
+
+    def get_created_at_text(self, r: RegradeRequest) -> str:
+        """`created_at` as the page writes it, in course time with the zone named."""
+        return format_instant(r.created_at, self.get_timezone(r))
+
+    def get_decided_at_text(self, r: RegradeRequest) -> str | None:
+        return None if r.decided_at is None else format_instant(r.decided_at, self.get_timezone(r))
 
     def get_part(self, r: RegradeRequest) -> int | None:
         """1-based, as the pages number parts; null: the whole question."""
@@ -117,7 +150,11 @@ class ListView(APIView):
         rows = regrades.queue(course, status=status)
         if not is_staff(user, course):
             rows = rows.filter(student=user)
-        return page_response(request, rows, lambda page: RegradeSerializer(page, many=True).data)
+        return page_response(
+            request,
+            rows,
+            lambda page: RegradeSerializer(page, many=True, context={"zone": course.timezone}).data,
+        )
 
 
 class DecideView(APIView):

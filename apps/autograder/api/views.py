@@ -369,6 +369,8 @@ class RunView(APIView):
             body["items"] = [
                 {
                     "question": i.question.key,
+                    "goal": i.question.goal,
+                    "points": i.question.points,
                     "mean": i.mean,
                     "share_correct": i.share_correct,
                     "wrong": i.wrong,

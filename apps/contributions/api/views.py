@@ -76,6 +76,13 @@ class ProposalInSerializer(DeclarationSerializerMixin):
 class ProposalSerializer(serializers.ModelSerializer):
     authors = serializers.SerializerMethodField()
     question = serializers.SerializerMethodField()
+    # What staff's review page writes beside each (#68: the API says what the page says)
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    kind_label = serializers.CharField(source="get_kind_display", read_only=True)
+    timezone = serializers.SerializerMethodField(help_text="The course's zone.")
+    created_at_text = serializers.SerializerMethodField(
+        help_text="`created_at` as the page writes it, in course time with the zone named."
+    )
 
     class Meta:
         model = QuestionProposal
@@ -98,7 +105,19 @@ class ProposalSerializer(serializers.ModelSerializer):
             "reviewed_at",
             "ai_used",
             "ai_description",
+            "status_label",
+            "kind_label",
+            "timezone",
+            "created_at_text",
         )
+
+    def get_timezone(self, obj: QuestionProposal) -> str:
+        return str(self.context.get("zone") or obj.course.timezone)
+
+    def get_created_at_text(self, obj: QuestionProposal) -> str:
+        from apps.core.timefmt import format_instant
+
+        return format_instant(obj.created_at, self.get_timezone(obj))
 
     def get_authors(self, obj: QuestionProposal) -> list[str]:
         return [u.get_full_name() or u.email for u in obj.authors.all()]
@@ -140,7 +159,13 @@ class ProposalsView(APIView):
         )
         if request.query_params.get("status"):
             qs = qs.filter(status=request.query_params["status"])
-        return page_response(request, qs, lambda page: ProposalSerializer(page, many=True).data)
+        return page_response(
+            request,
+            qs,
+            lambda page: (
+                ProposalSerializer(page, many=True, context={"zone": course.timezone}).data
+            ),
+        )
 
     @extend_schema(
         tags=TAGS,

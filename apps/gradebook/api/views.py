@@ -24,9 +24,9 @@ from apps.core.api.helpers import (
 from apps.core.csvexport import csv_response
 from apps.core.errors import DomainError, NotAllowed
 from apps.core.permissions import is_instructor
-from apps.gradebook import selectors, services
+from apps.gradebook import rules, selectors, services
 from apps.gradebook.models import ScoreEntry, ScoreImport
-from apps.gradebook.sources import SOURCE_HELP
+from apps.gradebook.sources import SOURCE_HELP, blend_help
 
 E = error_responses(e409="Grades are frozen, or the import has problems or was already stored.")
 TAGS = ["gradebook"]
@@ -48,6 +48,11 @@ class GradebookComponentSerializer(serializers.Serializer):
         help_text="Where scores come from: "
         + "; ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()),
     )
+    source_text = serializers.CharField(
+        read_only=True,
+        help_text="Where its scores come from, as the components page says it: its parts, "
+        "a blend's shares, or the source's description.",
+    )
 
 
 class LetterCutoffSerializer(serializers.Serializer):
@@ -66,6 +71,13 @@ class GradebookComponentsSerializer(serializers.Serializer):
 def _components_data(course: Any) -> dict[str, Any]:
     comps = selectors.components_of(course)
     keys = {c.pk: c.key for c in comps}
+    parents = {c.parent_id for c in comps if c.parent_id}
+
+    def source_text(c: Any) -> str:
+        if c.blend:
+            return blend_help(c.blend)
+        return "its parts" if c.pk in parents else SOURCE_HELP.get(c.source, c.source)
+
     return {
         "components": [
             {
@@ -75,6 +87,7 @@ def _components_data(course: Any) -> dict[str, Any]:
                 "weight": float(c.weight),
                 "satisfactory_threshold": float(c.satisfactory_threshold),
                 "source": c.source,
+                "source_text": source_text(c),
             }
             for c in comps
         ],
@@ -345,6 +358,10 @@ class GradeCellSerializer(serializers.Serializer):
         help_text="Non-empty when the score is so far and more will count (the what-if then "
         "treats it as unknown), e.g. '4 of 5 assignments not released yet'."
     )
+    percent_text = serializers.CharField(help_text="The percent as the pages write it; — none.")
+    below_threshold = serializers.BooleanField(
+        help_text="Below the component's satisfactory threshold (the board marks it ▼)."
+    )
 
 
 class GradeRowSerializer(serializers.Serializer):
@@ -367,7 +384,13 @@ class GradeRowSerializer(serializers.Serializer):
     components = GradeCellSerializer(many=True)
 
 
-def _row(r: selectors.Row) -> dict[str, Any]:
+def _row(r: selectors.Row, thresholds: dict[str, float]) -> dict[str, Any]:
+    """One student's grade; `thresholds` (component key → satisfactory percent) marks the
+    cells below theirs, as the staff board does."""
+
+    def below(k: str, pct: float | None) -> bool:
+        return pct is not None and pct + rules.EPS < thresholds.get(k, 0.0)
+
     return {
         "student": r.student.email,
         "name": r.student.full_name,
@@ -388,6 +411,8 @@ def _row(r: selectors.Row) -> dict[str, Any]:
                 "origin": c.origin,
                 "detail": c.detail,
                 "to_come": c.to_come,
+                "percent_text": rules.fmt(c.percent),
+                "below_threshold": below(k, c.percent),
             }
             for k, c in r.cells.items()
         ],
@@ -435,7 +460,48 @@ class StudentsView(APIView):
     )
     def get(self, request: Request, code: str) -> Response:
         _, course = api_course(request, code, staff=True)
-        return page_response(request, _rows(request, course), lambda page: [_row(r) for r in page])
+        thresholds = _thresholds(selectors.components_of(course))
+        return page_response(
+            request, _rows(request, course), lambda page: [_row(r, thresholds) for r in page]
+        )
+
+
+def _thresholds(components: list[Any]) -> dict[str, float]:
+    return {c.key: float(c.satisfactory_threshold) for c in components}
+
+
+class GradeLineSerializer(serializers.Serializer):
+    component = serializers.CharField()
+    name = serializers.CharField()
+    part = serializers.BooleanField(help_text="A part of a composed component.")
+    weight = serializers.FloatField(help_text="Percent of the course grade.")
+    satisfactory_threshold = serializers.FloatField()
+    percent = serializers.FloatField(allow_null=True)
+    percent_text = serializers.CharField(help_text="The percent as the page writes it.")
+    source_text = serializers.CharField(help_text="How its score is made, in the page's words.")
+    detail = serializers.CharField()
+    to_come = serializers.CharField()
+    failing = serializers.BooleanField(help_text="Below its satisfactory threshold.")
+
+
+def _lines(components: list[Any], r: selectors.Row) -> list[dict[str, Any]]:
+    """The student page's lines: every component and part, composed ones included."""
+    return [
+        {
+            "component": x["c"].key,
+            "name": x["c"].name,
+            "part": x["is_part"],
+            "weight": float(x["c"].weight),
+            "satisfactory_threshold": float(x["c"].satisfactory_threshold),
+            "percent": x["percent"],
+            "percent_text": x["shown"],
+            "source_text": x["source"],
+            "detail": x["cell"].detail if x["cell"] else "",
+            "to_come": x["cell"].to_come if x["cell"] else "",
+            "failing": x["failing"],
+        }
+        for x in selectors.grade_lines(components, r)
+    ]
 
 
 class GradeWhatIfSerializer(serializers.Serializer):
@@ -448,6 +514,9 @@ class GradeWhatIfSerializer(serializers.Serializer):
 
 class MyGradeSerializer(GradeRowSerializer):
     what_if = GradeWhatIfSerializer(allow_null=True)
+    lines = GradeLineSerializer(
+        many=True, help_text="Every component and part as your grade page shows it."
+    )
 
 
 class MeView(APIView):
@@ -466,7 +535,10 @@ class MeView(APIView):
         if not rows:
             raise DomainError("You have no grades in this course.")
         r = rows[0]
-        data = _row(r) | {"what_if": None}
+        data = _row(r, _thresholds(components)) | {
+            "what_if": None,
+            "lines": _lines(components, r),
+        }
         target = request.query_params.get("target", "")[:3]
         if target:
             w = selectors.what_if(components, r, target, selectors.cutoffs_of(course))

@@ -30,6 +30,13 @@ TAGS = ["impact"]
 
 class ImpactItemSerializer(serializers.ModelSerializer):
     group = serializers.CharField(source="group.name", read_only=True)
+    kind_label = serializers.CharField(
+        source="get_kind_display", read_only=True, help_text="The kind in the page's words."
+    )
+    added_by_name = serializers.SerializerMethodField(help_text="Who recorded it, by name.")
+    happened_on_text = serializers.SerializerMethodField(
+        help_text="`happened_on` as the page writes it."
+    )
 
     class Meta:
         model = ImpactItem
@@ -45,8 +52,19 @@ class ImpactItemSerializer(serializers.ModelSerializer):
             "staff_note",
             "ai_used",
             "ai_description",
+            "kind_label",
+            "added_by_name",
+            "happened_on_text",
         )
         read_only_fields = ("id", "group", "created_at", "score", "staff_note")
+
+    def get_added_by_name(self, i: ImpactItem) -> str | None:
+        return i.added_by.get_full_name() if i.added_by else None
+
+    def get_happened_on_text(self, i: ImpactItem) -> str:
+        from django.utils.formats import date_format
+
+        return str(date_format(i.happened_on))
 
 
 class ImpactItemInSerializer(DeclarationSerializerMixin):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,6 +41,19 @@ class OnboardingQuestionSerializer(serializers.ModelSerializer):
         fields = ("id", "key", "kind", "prompt", "help", "options", "required", "role")
 
 
+class OptionCountSerializer(serializers.Serializer):
+    option = serializers.CharField(help_text="An option, or a scale point 1–5.")
+    answers = serializers.IntegerField()
+
+
+class QuestionTallySerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="The question's key.")
+    prompt = serializers.CharField()
+    kind_label = serializers.CharField(help_text="The kind in the page's words.")
+    answered = serializers.IntegerField(help_text="Students who answered it.")
+    tally = OptionCountSerializer(many=True, help_text="[] for a question without options.")
+
+
 class QuestionnaireSerializer(serializers.Serializer):
     title = serializers.CharField()
     opens_at = serializers.DateTimeField()
@@ -50,6 +63,12 @@ class QuestionnaireSerializer(serializers.Serializer):
     responded = serializers.IntegerField(allow_null=True, help_text="Staff: how many answered.")
     decision = serializers.CharField(
         allow_null=True, help_text="Students: your enrollment decision."
+    )
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    opens_at_text = serializers.CharField(help_text="`opens_at` as the page writes it.")
+    closes_at_text = serializers.CharField(help_text="`closes_at` as the page writes it.")
+    summary = QuestionTallySerializer(
+        many=True, help_text="Staff: each question's answers counted, as the page shows them."
     )
 
 
@@ -72,10 +91,33 @@ def _questionnaire(user: Any, course: Any) -> dict[str, Any]:
         .values_list("decision", flat=True)
         .first()
     )
+    from apps.core.timefmt import format_instant
+    from apps.onboarding import rules
+
+    summary = []
+    if staff:
+        responses = list(
+            QuestionnaireResponse.objects.filter(questionnaire=q).values_list("answers", flat=True)
+        )
+        for x in q.questions.all():
+            answered, rows = rules.tally(x.key, x.kind, x.options, responses)
+            summary.append(
+                {
+                    "question": x.key,
+                    "prompt": x.prompt,
+                    "kind_label": x.get_kind_display(),
+                    "answered": answered,
+                    "tally": [{"option": option, "answers": n} for option, n in rows],
+                }
+            )
     return {
         "title": q.title,
         "opens_at": q.opens_at,
         "closes_at": q.closes_at,
+        "timezone": course.timezone,
+        "opens_at_text": format_instant(q.opens_at, course.timezone),
+        "closes_at_text": format_instant(q.closes_at, course.timezone),
+        "summary": summary,
         "questions": OnboardingQuestionSerializer(q.questions.all(), many=True).data,
         "answers": mine,
         "responded": QuestionnaireResponse.objects.filter(questionnaire=q).count()
@@ -128,6 +170,20 @@ class OnboardingPersonSerializer(serializers.Serializer):
     answered = serializers.BooleanField()
     answers = serializers.DictField(allow_null=True)
     decision = serializers.CharField(allow_null=True)
+    decision_label = serializers.CharField(
+        allow_null=True, help_text="The decision in the page's words."
+    )
+    decided_at = serializers.DateTimeField(allow_null=True, help_text="ISO 8601 in course time.")
+    decided_at_text = serializers.CharField(
+        allow_null=True, help_text="`decided_at` as the page writes it, the zone named."
+    )
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    interests = serializers.ListField(
+        child=serializers.CharField(), help_text="The answer to the interests question."
+    )
+    teammates = serializers.ListField(
+        child=serializers.CharField(), help_text="The teammates the student wishes for."
+    )
 
 
 class PeopleView(APIView):
@@ -151,6 +207,17 @@ class PeopleView(APIView):
             ).order_by("full_name", "email")
         )
 
+        from apps.core.timefmt import format_instant, to_course_tz
+        from apps.onboarding.models import Questionnaire
+
+        zone = course.timezone
+        q = Questionnaire.objects.filter(course=course).first()
+        roles = dict(q.questions.values_list("key", "role")) if q else {}
+
+        def picked(a: dict[str, Any] | None, role: str) -> list[str]:
+            v: Any = next((x for k, x in (a or {}).items() if roles.get(k) == role), [])
+            return [str(x) for x in (v if isinstance(v, list) else [v] if v else [])]
+
         def render(page: list[Any]) -> list[dict[str, Any]]:
             ids = [u.pk for u in page]
             answers = dict(
@@ -158,18 +225,30 @@ class PeopleView(APIView):
                     questionnaire__course=course, student_id__in=ids
                 ).values_list("student_id", "answers")
             )
-            decisions = dict(
-                EnrollmentDecision.objects.filter(course=course, student_id__in=ids).values_list(
-                    "student_id", "decision"
-                )
-            )
+            decisions = {
+                d.student_id: d
+                for d in EnrollmentDecision.objects.filter(course=course, student_id__in=ids)
+            }
+
+            def decided(u: Any) -> dict[str, Any]:
+                d = decisions.get(u.pk)
+                return {
+                    "decision": d.decision if d else None,
+                    "decision_label": d.get_decision_display() if d else None,
+                    "decided_at": to_course_tz(d.decided_at, zone).isoformat() if d else None,
+                    "decided_at_text": format_instant(d.decided_at, zone) if d else None,
+                }
+
             return [
                 {
                     "student": u.email,
                     "name": u.full_name,
                     "answered": u.pk in answers,
                     "answers": answers.get(u.pk),
-                    "decision": decisions.get(u.pk),
+                    **decided(u),
+                    "timezone": zone,
+                    "interests": picked(answers.get(u.pk), "interests"),
+                    "teammates": picked(answers.get(u.pk), "teammates"),
                 }
                 for u in page
             ]
@@ -238,7 +317,23 @@ class DecisionView(APIView):
         )
 
 
+class SuggestedMemberSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.EmailField()
+    name = serializers.CharField()
+    interests = serializers.ListField(child=serializers.CharField())
+
+
 class GroupSuggestionSerializer(serializers.ModelSerializer):
+    members = serializers.SerializerMethodField(
+        help_text="`groups` with each person named, as the page shows them: e-mail, name and "
+        "research interests."
+    )
+    timezone = serializers.CharField(source="course.timezone", read_only=True)
+    created_at_text = serializers.SerializerMethodField(
+        help_text="`created_at` as the page writes it, in course time with the zone named."
+    )
+
     class Meta:
         model = GroupSuggestion
         fields = (
@@ -251,7 +346,41 @@ class GroupSuggestionSerializer(serializers.ModelSerializer):
             "stats",
             "created_at",
             "accepted_at",
+            "members",
+            "timezone",
+            "created_at_text",
         )
+
+    @extend_schema_field(
+        serializers.ListField(
+            child=serializers.ListField(child=SuggestedMemberSerializer()),
+            help_text="One list per group.",
+        )
+    )
+    def get_members(self, s: GroupSuggestion) -> list[list[dict[str, Any]]]:
+        from apps.core.models import User
+
+        ids = [u for g in s.groups for u in g]
+        users = {u.pk: u for u in User.objects.filter(pk__in=ids)}
+        _, interests = services.suggestion_inputs(s.course, ids)
+        return [
+            [
+                {
+                    "id": u,
+                    "email": users[u].email,
+                    "name": users[u].get_full_name() or users[u].email,
+                    "interests": sorted(interests.get(u, [])),
+                }
+                for u in g
+                if u in users
+            ]
+            for g in s.groups
+        ]
+
+    def get_created_at_text(self, s: GroupSuggestion) -> str:
+        from apps.core.timefmt import format_instant
+
+        return format_instant(s.created_at, s.course.timezone)
 
 
 class SuggestInSerializer(serializers.Serializer):

@@ -206,6 +206,13 @@ class ImportCommitView(APIView):
         )
 
 
+class CheckinEntrySerializer(serializers.Serializer):
+    student = serializers.EmailField()
+    name = serializers.CharField()
+    at = serializers.DateTimeField(help_text="ISO 8601 in course time.")
+    at_text = serializers.CharField(help_text="`at` as the page writes it, the zone named.")
+
+
 class CheckinStateSerializer(serializers.Serializer):
     open = serializers.BooleanField()
     lecture = serializers.IntegerField(allow_null=True, help_text="The lecture's number.")
@@ -213,35 +220,99 @@ class CheckinStateSerializer(serializers.Serializer):
     checked_in_at = serializers.DateTimeField(
         allow_null=True, help_text="When you checked in to it (students)."
     )
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    closes_at_text = serializers.CharField(
+        allow_null=True, help_text="`closes_at` as the page writes it, the zone named."
+    )
+    shown_lecture = serializers.IntegerField(
+        allow_null=True,
+        help_text="Staff: the lecture whose check-ins the page lists (the open one, else the "
+        "last opened); students: null.",
+    )
+    checkins = CheckinEntrySerializer(
+        many=True,
+        help_text="Staff: who checked in to `shown_lecture`, first first, 50 a page (?page=); "
+        "students: [].",
+    )
+    checkins_count = serializers.IntegerField(help_text="Staff: everyone checked in to it.")
+    checkins_next_page = serializers.IntegerField(
+        allow_null=True, help_text="The `page` with the next 50, if any."
+    )
 
 
 class CheckinInSerializer(serializers.Serializer):
     code = serializers.CharField(max_length=20, help_text="The digits shown in the room.")
 
 
-def _state(course: Any, user: Any) -> dict[str, Any]:
-    from apps.participation.checkin import open_session
-    from apps.participation.models import Checkin
+CHECKINS_PAGE = 50  # as the staff page pages them
 
+
+def _state(course: Any, user: Any, page: int = 1) -> dict[str, Any]:
+    """The check-in as its page shows it: to staff also the check-ins of the session the page
+    lists (the open one, else the last opened), `page` of them, in course time with the zone
+    named."""
+    from apps.core.permissions import is_staff
+    from apps.core.timefmt import format_instant, to_course_tz
+    from apps.participation.checkin import open_session
+    from apps.participation.models import Checkin, CheckinSession
+
+    zone, page = course.timezone, max(page, 1)
     session = open_session(course)
     mine = Checkin.objects.filter(session=session, student=user).first() if session else None
+    shown, entries, count = None, [], 0
+    if is_staff(user, course):
+        shown = (
+            session
+            or CheckinSession.objects.filter(course=course)
+            .select_related("lecture")
+            .order_by("-opened_at")
+            .first()
+        )
+        if shown is not None:
+            everyone = Checkin.objects.filter(session=shown)
+            count = everyone.count()
+            first = (page - 1) * CHECKINS_PAGE
+            entries = [
+                {
+                    "student": c.student.email,
+                    "name": c.student.get_full_name() or c.student.email,
+                    "at": to_course_tz(c.at, zone).isoformat(),
+                    "at_text": format_instant(c.at, zone),
+                }
+                for c in everyone.select_related("student").order_by("at", "pk")[
+                    first : first + CHECKINS_PAGE
+                ]
+            ]
     return {
         "open": session is not None,
         "lecture": session.lecture.number if session else None,
         "closes_at": session.closes_at if session else None,
         "checked_in_at": mine.at if mine else None,
+        "timezone": zone,
+        "closes_at_text": format_instant(session.closes_at, zone) if session else None,
+        "shown_lecture": shown.lecture.number if shown else None,
+        "checkins": entries,
+        "checkins_count": count,
+        "checkins_next_page": page + 1 if page * CHECKINS_PAGE < count else None,
     }
 
 
 class CheckinView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="Whether a lecture check-in is open now, and whether you checked in to it",
+        summary="Whether a lecture check-in is open now, and whether you checked in to it "
+        "(staff: who checked in, as the check-in page lists them)",
+        parameters=[
+            OpenApiParameter(
+                "page", int, required=False, description="Staff: the check-ins' page, 50 each."
+            )
+        ],
         responses={200: CheckinStateSerializer, **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
-        return Response(_state(course, user))
+        page = request.query_params.get("page", "1")
+        return Response(_state(course, user, int(page) if page.isdigit() else 1))
 
     @extend_schema(
         tags=TAGS,
