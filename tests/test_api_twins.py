@@ -20,6 +20,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.core.numbers import sig
+from tests import api_twins_a as a
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -148,6 +149,35 @@ TWINS = [
         _written_grading,
     ),
     Twin(C + "roster/", A + "roster/", "Roster", ("ta",), _roster, column=1),
+    # h68a
+    Twin(C + "slack/", A + "slack/me/", "Assignment deadlines", ("student",), a.slack_deadlines),
+    Twin(C + "slack/staff/", A + "slack/balances/", "Balances", ("ta",), a.slack_balances),
+    Twin(
+        C + "milestones/",
+        A + "milestones/",
+        "Flash Attention's milestones",
+        ("student",),
+        a.milestones_mine,
+    ),
+    Twin(C + "milestones/", A + "milestones/", "Groups by milestone", ("ta",), a.milestones_board),
+    Twin(
+        C + "scribing/", A + "scribing/duties/", "My scribe lectures", ("student",), a.scribe_duties
+    ),
+    Twin(
+        C + "checkoffs/",
+        A + "checkoffs/sets/",
+        "Your group's sign-ups",
+        ("student",),
+        a.checkoff_sets,
+    ),
+    Twin(C + "checkoffs/", A + "checkoffs/sets/", "Sign-ups", ("ta",), a.checkoff_sets),
+    Twin(
+        C + "checkoffs/outcomes/",
+        A + "checkoffs/sets/",
+        "Per sign-up",
+        ("ta",),
+        a.checkoff_outcomes,
+    ),
 ]
 
 
@@ -253,7 +283,6 @@ NO_TWIN = {
     "c/<slug:code>/labs/": LATER + "api/v1/courses/<code>/labs/",
     "c/<slug:code>/labs/<slug:lab>/": LATER + "api/v1/courses/<code>/labs/<lab>/",
     "c/<slug:code>/calendar/": LATER + "api/v1/courses/<code>/calendar/",
-    "c/<slug:code>/milestones/": LATER + "api/v1/courses/<code>/milestones/",
     "c/<slug:code>/group/": LATER + "api/v1/courses/<code>/groups/",
     "c/<slug:code>/groups/": LATER + "api/v1/courses/<code>/groups/",
     "c/<slug:code>/node/": "one group's node and files: api/v1/courses/<code>/my-node/files/",
@@ -264,15 +293,10 @@ NO_TWIN = {
     "c/<slug:code>/node/usage/": "no API yet: a group's quota and nightly-shutdown opt-out are a "
     "page only (#69's usage rooms)",
     "c/<slug:code>/compute/cloud/": "no API: the cloud provider's jobs are operated from the page",
-    "c/<slug:code>/slack/": LATER + "api/v1/courses/<code>/slack/me/ and ledger/",
-    "c/<slug:code>/slack/staff/": LATER + "api/v1/courses/<code>/slack/balances/",
     "c/<slug:code>/slack/import/": "a file upload's form: api/…/slack/lateness/ is its POST",
     "c/<slug:code>/incidents/": LATER + "api/v1/courses/<code>/incidents/",
-    "c/<slug:code>/scribing/": LATER + "api/v1/courses/<code>/scribing/duties/",
     "c/<slug:code>/peer-review/": LATER + "api/v1/courses/<code>/peer-review/reviews/",
-    "c/<slug:code>/checkoffs/": LATER + "api/v1/courses/<code>/checkoffs/sets/",
     "c/<slug:code>/checkoffs/schedule/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
-    "c/<slug:code>/checkoffs/outcomes/": LATER + "api/v1/courses/<code>/checkoffs/bookings/",
     "c/<slug:code>/assessments/": LATER + "api/v1/courses/<code>/assessments/",
     "c/<slug:code>/assessments/<int:assessment_id>/": LATER + "…/assessments/<id>/report/",
     "c/<slug:code>/gradebook/": LATER + "api/v1/courses/<code>/gradebook/me/ and students/",

@@ -24,6 +24,7 @@ from apps.core.api.helpers import (
 )
 from apps.core.integrity import DeclarationSerializerMixin
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant
 from apps.groups.models import Group
 from apps.milestones import services
 from apps.milestones.models import GroupMilestone
@@ -54,6 +55,18 @@ class CellSerializer(serializers.Serializer):
         allow_null=True, help_text="External code or AI assistants used (null: not declared)."
     )
     ai_description = serializers.CharField(allow_blank=True)
+    notes = serializers.CharField(allow_blank=True, help_text="The milestone's description.")
+    status_label = serializers.CharField(
+        help_text="The status in the page's words ('overdue' first)."
+    )
+    timezone = serializers.CharField(help_text="The course's zone, which every `*_text` uses.")
+    due_text = serializers.CharField(help_text="`due_at` in course time, as the page writes it.")
+    submitted_text = serializers.CharField(
+        allow_null=True, help_text="`submitted_at` in course time, as the page writes it."
+    )
+    submitted_by_name = serializers.CharField(
+        allow_blank=True, help_text="Who recorded it, as the page names them."
+    )
 
 
 class GroupRowSerializer(serializers.Serializer):
@@ -62,8 +75,9 @@ class GroupRowSerializer(serializers.Serializer):
     milestones = CellSerializer(many=True)
 
 
-def _cell(c: Cell) -> dict[str, Any]:
+def _cell(c: Cell, zone: str) -> dict[str, Any]:
     r = c.record
+    by = r.submitted_by if r else None
     return {
         "milestone": c.milestone.pk,
         "key": c.milestone.key,
@@ -77,6 +91,12 @@ def _cell(c: Cell) -> dict[str, Any]:
         "submitted_by": (r.submitted_by.email if r and r.submitted_by else ""),
         "ai_used": r.ai_used if r else None,
         "ai_description": r.ai_description if r else "",
+        "notes": c.milestone.notes,
+        "status_label": c.label,
+        "timezone": zone,
+        "due_text": format_instant(c.due, zone),
+        "submitted_text": format_instant(r.submitted_at, zone) if r and r.submitted_at else None,
+        "submitted_by_name": (by.get_full_name() or by.email) if by else "",
     }
 
 
@@ -114,7 +134,11 @@ class MilestoneBoardView(APIView):
         def render(page: list[Group]) -> list[dict[str, Any]]:
             cells = cells_for_groups(course=course, groups=page, milestones=milestones)
             return [
-                {"group": g.pk, "group_name": g.name, "milestones": [_cell(c) for c in cells[g.pk]]}
+                {
+                    "group": g.pk,
+                    "group_name": g.name,
+                    "milestones": [_cell(c, course.timezone) for c in cells[g.pk]],
+                }
                 for g in page
             ]
 

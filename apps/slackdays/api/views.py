@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.fields import CourseTimeTextField, CourseZoneField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -72,6 +73,12 @@ class DeadlineSerializer(serializers.Serializer):
     )
     can_apply = serializers.BooleanField()
     can_cancel = serializers.BooleanField()
+    assignment_title = serializers.CharField(source="assignment.title")
+    timezone = CourseZoneField()
+    base_text = CourseTimeTextField(source="base", help_text="`base` as the page writes it.")
+    effective_text = CourseTimeTextField(
+        source="effective", help_text="`effective` in course time, as the page writes it."
+    )
     relief = serializers.CharField(
         source="stack.text", help_text="The deadline's relief in words (slack, extensions, …)."
     )
@@ -156,7 +163,9 @@ class MySlackView(APIView):
             {
                 "balance": balance,
                 "allowance": allowance,
-                "deadlines": DeadlineSerializer(deadlines, many=True).data,
+                "deadlines": DeadlineSerializer(
+                    deadlines, many=True, context={"course": course}
+                ).data,
                 "ledger": LedgerEntrySerializer(
                     compiled_query("slack.me.ledger", ledger_of, course.pk, user.pk), many=True
                 ).data,
