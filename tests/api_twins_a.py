@@ -126,3 +126,43 @@ def checkoff_sets(body: Any, role: str) -> list[Item]:
 def checkoff_outcomes(body: Any, role: str) -> list[Item]:
     """checkoffs/sets/ as the outcomes board's "Per sign-up": groups booked, and passed."""
     return [(s["title"], [str(s["booked"]), str(s["passed"])]) for s in body]
+
+
+def peer_pairs(body: Any, role: str) -> list[Item]:
+    """peer-review/rounds/<id>/assignments/ as staff's completion board: whom each group
+    reviews, its review's status in the page's words, late, and when it was last saved."""
+    out = []
+    for p in body:
+        facts = [p["reviewee_name"], p["status_label"]]
+        if p["late"]:
+            facts.append("late")
+        if p["saved_text"]:
+            facts.append(p["saved_text"])
+        out.append((p["reviewer_name"], facts))
+    return out
+
+
+def state_a(world: Any) -> None:
+    """What the pages compared here need beyond the shared state: a peer review saved as a
+    draft (so the completion board has a status and a time to compare)."""
+    from apps.peerreview.models import PeerAssignment, PeerReview
+
+    pair = PeerAssignment.objects.filter(round_id=world.ids["round_id"]).first()
+    PeerReview.objects.create(assignment=pair, clarity=4, updated_by=world.people["student_a"])
+
+
+def calendar_list(body: Any, role: str) -> list[Item]:
+    """calendar/ as the calendar's list view: when (in course time; a day for an all-day
+    event) and what (due, kind, title, a milestone's status, description, place). Office hours
+    are the page's side panel, not its list."""
+    out = []
+    for e in body:
+        if e["kind"] == "office-hours":
+            continue
+        start = e["start_text"]
+        if not e["all_day"]:
+            start = when(start, e["start"], e["timezone"])
+        what = ("due " if e["is_deadline"] else "") + f"{e['kind']} {e['title']}"
+        what += (f" {e['status']}" if e["status"] else "") + e["description"] + e["location"]
+        out.append((f"{start} | {what}", []))
+    return out
