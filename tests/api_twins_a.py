@@ -166,3 +166,22 @@ def calendar_list(body: Any, role: str) -> list[Item]:
         what += (f" {e['status']}" if e["status"] else "") + e["description"] + e["location"]
         out.append((f"{start} | {what}", []))
     return out
+
+
+def labs(body: Any, role: str) -> list[Item]:
+    """labs/ as the labs page lists them: the window in course time (or always open), and a
+    student's progress or staff's counts."""
+    out = []
+    for lab in body:
+        facts = [lab["opens_text"], lab["closes_text"]] if lab["opens_text"] else ["always"]
+        n = lab["steps"]
+        if role == "ta":
+            facts.append(f"{lab['started']} started · {lab['completed']} completed · {n} steps")
+        elif lab["completed_text"]:
+            facts.append(f"Completed {lab['completed_text']}")
+        elif lab["steps_done"]:
+            facts.append(f"{lab['steps_done']} of {n} steps done")
+        else:
+            facts.append(f"{n} steps")
+        out.append((lab["title"] + lab["summary"], facts))
+    return out
