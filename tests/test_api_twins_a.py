@@ -34,9 +34,11 @@ def test_the_list_apis_give_a_students_times_in_course_time_naming_the_zone(
     assert all(d["effective_text"].endswith(ZONE) for d in slack)
     assert moved[0]["effective_text"] != moved[0]["base_text"]
 
-    cells = [c for g in _get_all(api, a + "milestones/") for c in g["milestones"]]
+    groups = _get_all(api, a + "milestones/")
+    assert all(g["timezone"] == tz for g in groups)
+    cells = [c for g in groups for c in g["milestones"]]
     assert cells
-    assert all(c["due_text"].endswith(ZONE) and c["timezone"] == tz for c in cells)
+    assert all(c["due_text"].endswith(ZONE) for c in cells)
     assert any(c["status_label"] == "overdue" for c in cells)
     assert any(c["submitted_text"] and c["submitted_by_name"] for c in cells)
 

@@ -55,29 +55,36 @@ class CellSerializer(serializers.Serializer):
         allow_null=True, help_text="External code or AI assistants used (null: not declared)."
     )
     ai_description = serializers.CharField(allow_blank=True)
-    notes = serializers.CharField(allow_blank=True, help_text="The milestone's description.")
+    notes = serializers.CharField(
+        allow_null=True, help_text="The milestone's description (students; staff: null)."
+    )
     status_label = serializers.CharField(
         help_text="The status in the page's words ('overdue' first)."
     )
-    timezone = serializers.CharField(help_text="The course's zone, which every `*_text` uses.")
     due_text = serializers.CharField(help_text="`due_at` in course time, as the page writes it.")
     submitted_text = serializers.CharField(
-        allow_null=True, help_text="`submitted_at` in course time, as the page writes it."
+        allow_null=True,
+        help_text="`submitted_at` in course time, as the page writes it (students; staff: null).",
     )
     submitted_by_name = serializers.CharField(
-        allow_blank=True, help_text="Who recorded it, as the page names them."
+        allow_null=True, help_text="Who recorded it, as the page names them (staff: null)."
     )
 
 
 class GroupRowSerializer(serializers.Serializer):
     group = serializers.IntegerField()
     group_name = serializers.CharField()
+    timezone = serializers.CharField(help_text="The course's zone, which every `*_text` uses.")
     milestones = CellSerializer(many=True)
 
 
-def _cell(c: Cell, zone: str) -> dict[str, Any]:
+def _cell(c: Cell, zone: str, *, staff: bool) -> dict[str, Any]:
+    """One milestone of a group. The student page's own facts (description, who recorded it
+    and when, in words) are null for staff, whose board shows only the status: 40 groups'
+    worth stays one small page."""
     r = c.record
     by = r.submitted_by if r else None
+    mine = not staff
     return {
         "milestone": c.milestone.pk,
         "key": c.milestone.key,
@@ -91,12 +98,13 @@ def _cell(c: Cell, zone: str) -> dict[str, Any]:
         "submitted_by": (r.submitted_by.email if r and r.submitted_by else ""),
         "ai_used": r.ai_used if r else None,
         "ai_description": r.ai_description if r else "",
-        "notes": c.milestone.notes,
+        "notes": c.milestone.notes if mine else None,
         "status_label": c.label,
-        "timezone": zone,
         "due_text": format_instant(c.due, zone),
-        "submitted_text": format_instant(r.submitted_at, zone) if r and r.submitted_at else None,
-        "submitted_by_name": (by.get_full_name() or by.email) if by else "",
+        "submitted_text": (
+            format_instant(r.submitted_at, zone) if mine and r and r.submitted_at else None
+        ),
+        "submitted_by_name": ((by.get_full_name() or by.email) if by else "") if mine else None,
     }
 
 
@@ -121,7 +129,8 @@ class MilestoneBoardView(APIView):
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         milestones = tracked_milestones(course=course)
-        if is_staff(user, course):
+        staff = is_staff(user, course)
+        if staff:
             groups: Any = board_groups(
                 course=course,
                 q=request.query_params.get("q", "").strip(),
@@ -137,7 +146,8 @@ class MilestoneBoardView(APIView):
                 {
                     "group": g.pk,
                     "group_name": g.name,
-                    "milestones": [_cell(c, course.timezone) for c in cells[g.pk]],
+                    "timezone": course.timezone,
+                    "milestones": [_cell(c, course.timezone, staff=staff) for c in cells[g.pk]],
                 }
                 for g in page
             ]
