@@ -19,9 +19,9 @@ from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
     error_responses,
-    page_response,
     paginated,
 )
+from apps.core.api.pagination import StandardPagination
 from apps.core.integrity import DeclarationSerializerMixin
 from apps.core.permissions import is_staff
 from apps.core.timefmt import format_instant
@@ -112,7 +112,8 @@ class MilestoneBoardView(APIView):
     @extend_schema(
         tags=TAGS,
         summary=(
-            "Each group's milestones (staff: every group, late ones first; students: their own)"
+            "Each group's milestones (staff: every group, late ones first, 20 groups a page by "
+            "default; students: their own)"
         ),
         parameters=[
             *PAGE_PARAMETERS,
@@ -152,7 +153,16 @@ class MilestoneBoardView(APIView):
                 for g in page
             ]
 
-        return page_response(request, groups, render)
+        paginator = _GroupPages()
+        page = paginator.paginate_queryset(groups, request)
+        return paginator.get_paginated_response(render(list(page or [])))
+
+
+class _GroupPages(StandardPagination):
+    """20 groups a page by default: each row carries every milestone, and 50 groups of them
+    passed 100 KB."""
+
+    page_size = 20
 
 
 class SubmitSerializer(DeclarationSerializerMixin):
