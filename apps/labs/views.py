@@ -25,47 +25,14 @@ from apps.core.views_helpers import course_action, course_for, errors_as_message
 from apps.labs import charts, services
 from apps.labs.labfile import Lab
 from apps.labs.models import CourseLab, LabRecord, StepRecord
+from apps.labs.selectors import lab_rows
 
 
 @login_required
 @require_GET
 def labs_page(request: AuthedRequest, code: str) -> HttpResponseBase:
     course = course_for(request, code)
-    runs = services.course_labs(course)
-    labs = [lab for lab, _ in runs]
-    windows = {lab.key: w for lab, w in runs}
-    rows: list[dict[str, Any]]
-    if is_staff(request.user, course):
-        done = Counter(
-            LabRecord.objects.filter(course=course, completed_at__isnull=False).values_list(
-                "lab_key", flat=True
-            )
-        )
-        started = Counter(LabRecord.objects.filter(course=course).values_list("lab_key", flat=True))
-        rows = [
-            {"lab": lab, "done": done[lab.key], "started": started[lab.key], "w": windows[lab.key]}
-            for lab in labs
-        ]
-    else:
-        mine = {
-            r.lab_key: r
-            for r in LabRecord.objects.filter(course=course, student=request.user).prefetch_related(
-                "steps"
-            )
-        }
-        rows = [
-            {
-                "lab": lab,
-                "w": windows[lab.key],
-                "record": mine.get(lab.key),
-                "submitted": sum(
-                    1
-                    for s in (mine[lab.key].steps.all() if lab.key in mine else [])
-                    if s.submitted_at
-                ),
-            }
-            for lab in labs
-        ]
+    rows = lab_rows(course=course, user=request.user)
     return render(
         request,
         "labs/list.html",

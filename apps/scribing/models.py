@@ -3,6 +3,8 @@ published assignment, each duty's notes and review, and swaps between students."
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -137,6 +139,11 @@ class ScribeDuty(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student} · L{self.lecture.number}"
+
+    def late_at(self, now: dt.datetime) -> bool:
+        """Still owed (assigned, or sent back for revision) and past its due time: the page's
+        "· late" and the API's `late`."""
+        return self.status in (self.Status.ASSIGNED, self.Status.REVISION) and now > self.due_at
 
 
 class ScribeSwap(models.Model):

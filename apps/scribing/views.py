@@ -44,7 +44,7 @@ def _back(course: Course) -> HttpResponseBase:
 
 
 def late(d: ScribeDuty, now: dt.datetime) -> bool:
-    return d.status in (ScribeDuty.Status.ASSIGNED, ScribeDuty.Status.REVISION) and now > d.due_at
+    return d.late_at(now)
 
 
 @login_required

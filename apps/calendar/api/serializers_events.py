@@ -27,6 +27,10 @@ class EventSerializer(serializers.Serializer):
     status = serializers.CharField(
         allow_blank=True, help_text="A milestone's status for your group."
     )
+    timezone = serializers.CharField(help_text="The course's zone, which `start_text` is in.")
+    start_text = serializers.CharField(
+        help_text="`start` in course time as the calendar's list writes it (a day if all-day)."
+    )
 
 
 class FeedSerializer(serializers.Serializer):

@@ -26,14 +26,19 @@ from apps.calendar.registry import Event
 from apps.calendar.selectors import calendar_settings_get, event_list
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.models import Course
+from apps.core.timefmt import format_date, format_instant
 
 E = error_responses()
 TAGS = ["calendar"]
 
 
-def event_json(e: Event) -> dict[str, Any]:
+def event_json(e: Event, zone: str) -> dict[str, Any]:
+    """An event as the feed has it, with its start as the calendar's list writes it: in course
+    time naming the zone (a day alone for an all-day event)."""
     data = asdict(e)
     data["is_deadline"] = e.is_deadline
+    data["timezone"] = zone
+    data["start_text"] = format_date(e.start, zone) if e.all_day else format_instant(e.start, zone)
     return data
 
 
@@ -75,7 +80,7 @@ class CalendarView(APIView):
         if start and end and end <= start:
             raise ValidationError({"to": ["Must be after 'from'."]})
         events = event_list(course=course, user=user, start=start, end=end, for_feed=True)
-        return Response([event_json(e) for e in events])
+        return Response([event_json(e, course.timezone) for e in events])
 
 
 def _feed_json(request: Request, course: Course, row: CalendarSettings | None) -> dict[str, Any]:

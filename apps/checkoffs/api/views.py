@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.checkoffs import rules, selectors, services
-from apps.checkoffs.models import Booking, CheckoffSet, CheckoffSlot
+from apps.checkoffs.models import HOLDS, HOLDS_FROM_SET, Booking, CheckoffSet, CheckoffSlot
 from apps.core.api.fields import CourseDateField, CourseDateTimeField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
@@ -26,7 +26,11 @@ from apps.core.api.helpers import (
     paginated,
 )
 from apps.core.errors import DomainError, NotFound
-from apps.core.models import Course
+from apps.core.models import Course, User
+from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant, to_course_tz
+from apps.groups.models import Group
+from apps.groups.selectors import group_for_student
 
 E = error_responses(
     e409="Full, past the cut-off (the message gives it in course time), already booked, or a clash."
@@ -37,7 +41,7 @@ TAGS = ["checkoffs"]
 class CheckoffSetSerializer(serializers.ModelSerializer):
     class Meta:
         model = CheckoffSet
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "kind",
             "title",
@@ -77,17 +81,138 @@ class CheckoffSetCreateSerializer(serializers.Serializer):
     )
 
 
+class GroupBookingSerializer(serializers.Serializer):
+    starts_at = serializers.DateTimeField(help_text="ISO 8601 in the course's zone.")
+    starts_text = serializers.CharField(help_text="`starts_at` as the page writes it.")
+    location = serializers.CharField()
+    staff = serializers.CharField(allow_blank=True, help_text="Who holds the slot, by name.")
+    attendance = serializers.CharField(allow_blank=True)
+    attendance_label = serializers.CharField(allow_blank=True)
+    outcome = serializers.CharField(allow_blank=True)
+    outcome_label = serializers.CharField(allow_blank=True)
+    notes = serializers.CharField(allow_blank=True)
+
+
+class SetRowSerializer(CheckoffSetSerializer):
+    """A sign-up as the checkoff pages list it (the fields above, then the page's facts)."""
+
+    kind_label = serializers.CharField(help_text="The kind in the page's words.")
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    book_by_text = serializers.CharField(
+        allow_null=True, help_text="`book_by` in course time, as the page writes it."
+    )
+    slots = serializers.IntegerField(
+        allow_null=True, help_text="Staff: its slots (students: null)."
+    )
+    booked = serializers.IntegerField(
+        allow_null=True, help_text="Staff: groups holding a booking in it (students: null)."
+    )
+    passed = serializers.IntegerField(
+        allow_null=True, help_text="Staff: bookings whose outcome is passed (students: null)."
+    )
+    groups = serializers.IntegerField(
+        allow_null=True, help_text="Staff: the course's live groups, what `booked` is out of."
+    )
+    booking = GroupBookingSerializer(
+        allow_null=True,
+        help_text="Students: their group's booking that holds (null: not booked); staff: null.",
+    )
+
+    class Meta(CheckoffSetSerializer.Meta):
+        fields = (
+            *CheckoffSetSerializer.Meta.fields,
+            "kind_label",
+            "timezone",
+            "book_by_text",
+            "slots",
+            "booked",
+            "passed",
+            "groups",
+            "booking",
+        )
+
+
+def _booking(b: Booking | None, zone: str) -> dict[str, Any] | None:
+    if b is None:
+        return None
+    staff = b.slot.staff
+    return {
+        "starts_at": to_course_tz(b.slot.starts_at, zone).isoformat(),
+        "starts_text": format_instant(b.slot.starts_at, zone),
+        "location": b.slot.location,
+        "staff": staff.get_full_name() if staff else "",
+        "attendance": b.attendance,
+        "attendance_label": b.get_attendance_display() if b.attendance else "",
+        "outcome": b.outcome,
+        "outcome_label": b.get_outcome_display() if b.outcome else "",
+        "notes": b.notes,
+    }
+
+
+def set_rows(*, user: User, course: Course) -> list[dict[str, Any]]:
+    """The sign-ups as the pages list them. Staff: with its slots, the groups booked (of the
+    live groups) and passed, as the sign-ups page and the outcomes board count them. Students:
+    with their group's booking. A fixed number of queries however many sets."""
+    zone, staff = course.timezone, is_staff(user, course)
+    sets = selectors.set_list(user=user, course=course)
+    mine: dict[int, Booking] = {}
+    live = None
+    if staff:
+        sets = sets.annotate(
+            n_slots=Count("slots", distinct=True),
+            n_booked=Count("bookings", filter=HOLDS_FROM_SET, distinct=True),
+            n_passed=Count(
+                "bookings",
+                filter=Q(bookings__outcome="passed", bookings__cancelled_at__isnull=True),
+                distinct=True,
+            ),
+        )
+        live = (
+            Group.objects.filter(
+                course=course, dissolved_at__isnull=True, memberships__left_at__isnull=True
+            )
+            .distinct()
+            .count()
+        )
+    else:
+        group = group_for_student(course=course, user=user)
+        if group is not None:
+            mine = {
+                b.set_id: b
+                for b in Booking.objects.filter(
+                    HOLDS, set__course=course, group=group
+                ).select_related("slot", "slot__staff")
+            }
+    rows = []
+    for s in sets:
+        row = dict(CheckoffSetSerializer(s).data)
+        row.update(
+            kind_label=s.get_kind_display(),
+            timezone=zone,
+            book_by_text=format_instant(s.book_by, zone) if s.book_by else None,
+            slots=s.n_slots if staff else None,  # type: ignore[attr-defined]
+            booked=s.n_booked if staff else None,  # type: ignore[attr-defined]
+            passed=s.n_passed if staff else None,  # type: ignore[attr-defined]
+            groups=live,
+            booking=None if staff else _booking(mine.get(s.pk), zone),
+        )
+        rows.append(row)
+    return rows
+
+
 class SetsView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="Sign-ups (students: published ones)",
-        responses={200: CheckoffSetSerializer(many=True), **E},
+        summary="Sign-ups, as the checkoff pages list them (students: published ones)",
+        description="Staff: each with its slots, groups booked of the live groups, and passed "
+        "(the outcomes board's counts). Students: each with their group's booking (its time in "
+        "course time, place, staff, attendance and outcome). Times are ISO 8601 in the course's "
+        "zone, with a `*_text` as the page writes them.",
+        responses={200: SetRowSerializer(many=True), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
-        return Response(
-            CheckoffSetSerializer(selectors.set_list(user=user, course=course), many=True).data
-        )
+        return Response(set_rows(user=user, course=course))
 
     @extend_schema(
         tags=TAGS,

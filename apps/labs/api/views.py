@@ -4,6 +4,7 @@ lock), submit the reflection (409 before the instrument ran)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from typing import Any
 
@@ -15,9 +16,11 @@ from rest_framework.views import APIView
 
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant, to_course_tz
 from apps.labs import services
 from apps.labs.labfile import Lab
 from apps.labs.models import LabRecord, StepRecord
+from apps.labs.selectors import lab_rows
 
 E = error_responses(
     e409="Already locked, the instrument before the lock, or the reflection before the run."
@@ -84,21 +87,76 @@ class LabListItemSerializer(serializers.Serializer):
     key = serializers.SlugField()
     title = serializers.CharField()
     steps = serializers.IntegerField(help_text="How many steps the lab has.")
+    summary = serializers.CharField()
+    timezone = serializers.CharField(help_text="The course's zone, which every time is given in.")
+    opens_at = serializers.DateTimeField(
+        allow_null=True, help_text="Its window's start, ISO 8601 in course time (null: always)."
+    )
+    closes_at = serializers.DateTimeField(allow_null=True, help_text="Its window's end.")
+    opens_text = serializers.CharField(allow_null=True, help_text="`opens_at` as the page says.")
+    closes_text = serializers.CharField(allow_null=True, help_text="`closes_at` as the page says.")
+    steps_done = serializers.IntegerField(
+        allow_null=True, help_text="A student's submitted steps (staff: null)."
+    )
+    completed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the student completed it (staff: null)."
+    )
+    completed_text = serializers.CharField(allow_null=True, help_text="`completed_at`, as shown.")
+    started = serializers.IntegerField(
+        allow_null=True, help_text="Staff: students who started it (students: null)."
+    )
+    completed = serializers.IntegerField(
+        allow_null=True, help_text="Staff: students who completed it (students: null)."
+    )
+
+
+def _when(value: dt.datetime | None, zone: str) -> tuple[str | None, str | None]:
+    if value is None:
+        return None, None
+    return to_course_tz(value, zone).isoformat(), format_instant(value, zone)
+
+
+def lab_item(row: dict[str, Any], zone: str, *, staff: bool) -> dict[str, Any]:
+    """One lab of the list, from the same row the page renders."""
+    lab, w, record = row["lab"], row["w"], row.get("record")
+    opens, opens_text = _when(w.opens_at if w else None, zone)
+    closes, closes_text = _when(w.closes_at if w else None, zone)
+    completed, completed_text = _when(record.completed_at if record else None, zone)
+    return {
+        "key": lab.key,
+        "title": lab.title,
+        "steps": len(lab.steps),
+        "summary": lab.summary,
+        "timezone": zone,
+        "opens_at": opens,
+        "closes_at": closes,
+        "opens_text": opens_text,
+        "closes_text": closes_text,
+        "steps_done": None if staff else row["submitted"],
+        "completed_at": completed,
+        "completed_text": completed_text,
+        "started": row["started"] if staff else None,
+        "completed": row["done"] if staff else None,
+    }
 
 
 class LabsView(APIView):
     @extend_schema(
         tags=TAGS,
-        summary="The course's labs",
+        summary="The course's labs, as the list page shows them",
+        description="Each lab with its window (ISO 8601 in the course's zone, and as the page "
+        "writes it); a student's steps done and completion; staff: how many started and "
+        "completed it.",
         operation_id="courses_labs_list",
         responses={200: LabListItemSerializer(many=True), **E},
     )
     def get(self, request: Request, code: str) -> Response:
-        _, course = api_course(request, code)
+        user, course = api_course(request, code)
+        staff = is_staff(user, course)
         return Response(
             [
-                {"key": lab.key, "title": lab.title, "steps": len(lab.steps)}
-                for lab, _ in services.course_labs(course)
+                lab_item(row, course.timezone, staff=staff)
+                for row in lab_rows(course=course, user=user)
             ]
         )
 

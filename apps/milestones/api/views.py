@@ -19,11 +19,12 @@ from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
     error_responses,
-    page_response,
     paginated,
 )
+from apps.core.api.pagination import StandardPagination
 from apps.core.integrity import DeclarationSerializerMixin
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant
 from apps.groups.models import Group
 from apps.milestones import services
 from apps.milestones.models import GroupMilestone
@@ -60,16 +61,36 @@ class CellSerializer(serializers.Serializer):
     sources = serializers.CharField(
         allow_blank=True, help_text="The group's statement: what was used, and where."
     )
+    notes = serializers.CharField(
+        allow_null=True, help_text="The milestone's description (students; staff: null)."
+    )
+    status_label = serializers.CharField(
+        help_text="The status in the page's words ('overdue' first)."
+    )
+    due_text = serializers.CharField(help_text="`due_at` in course time, as the page writes it.")
+    submitted_text = serializers.CharField(
+        allow_null=True,
+        help_text="`submitted_at` in course time, as the page writes it (students; staff: null).",
+    )
+    submitted_by_name = serializers.CharField(
+        allow_null=True, help_text="Who recorded it, as the page names them (staff: null)."
+    )
 
 
 class GroupRowSerializer(serializers.Serializer):
     group = serializers.IntegerField()
     group_name = serializers.CharField()
+    timezone = serializers.CharField(help_text="The course's zone, which every `*_text` uses.")
     milestones = CellSerializer(many=True)
 
 
-def _cell(c: Cell) -> dict[str, Any]:
+def _cell(c: Cell, zone: str, *, staff: bool) -> dict[str, Any]:
+    """One milestone of a group. The student page's own facts (description, who recorded it
+    and when, in words) are null for staff, whose board shows only the status: 40 groups'
+    worth stays one small page."""
     r = c.record
+    by = r.submitted_by if r else None
+    mine = not staff
     return {
         "milestone": c.milestone.pk,
         "key": c.milestone.key,
@@ -85,6 +106,13 @@ def _cell(c: Cell) -> dict[str, Any]:
         "ai_description": r.ai_description if r else "",
         "sources_required": c.milestone.sources_required,
         "sources": r.sources if r else "",
+        "notes": c.milestone.notes if mine else None,
+        "status_label": c.label,
+        "due_text": format_instant(c.due, zone),
+        "submitted_text": (
+            format_instant(r.submitted_at, zone) if mine and r and r.submitted_at else None
+        ),
+        "submitted_by_name": ((by.get_full_name() or by.email) if by else "") if mine else None,
     }
 
 
@@ -92,7 +120,8 @@ class MilestoneBoardView(APIView):
     @extend_schema(
         tags=TAGS,
         summary=(
-            "Each group's milestones (staff: every group, late ones first; students: their own)"
+            "Each group's milestones (staff: every group, late ones first, 20 groups a page by "
+            "default; students: their own)"
         ),
         parameters=[
             *PAGE_PARAMETERS,
@@ -109,7 +138,8 @@ class MilestoneBoardView(APIView):
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)
         milestones = tracked_milestones(course=course)
-        if is_staff(user, course):
+        staff = is_staff(user, course)
+        if staff:
             groups: Any = board_groups(
                 course=course,
                 q=request.query_params.get("q", "").strip(),
@@ -122,11 +152,25 @@ class MilestoneBoardView(APIView):
         def render(page: list[Group]) -> list[dict[str, Any]]:
             cells = cells_for_groups(course=course, groups=page, milestones=milestones)
             return [
-                {"group": g.pk, "group_name": g.name, "milestones": [_cell(c) for c in cells[g.pk]]}
+                {
+                    "group": g.pk,
+                    "group_name": g.name,
+                    "timezone": course.timezone,
+                    "milestones": [_cell(c, course.timezone, staff=staff) for c in cells[g.pk]],
+                }
                 for g in page
             ]
 
-        return page_response(request, groups, render)
+        paginator = _GroupPages()
+        page = paginator.paginate_queryset(groups, request)
+        return paginator.get_paginated_response(render(list(page or [])))
+
+
+class _GroupPages(StandardPagination):
+    """20 groups a page by default: each row carries every milestone, and 50 groups of them
+    passed 100 KB."""
+
+    page_size = 20
 
 
 class SubmitSerializer(DeclarationSerializerMixin):

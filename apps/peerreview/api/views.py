@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core import integrity
-from apps.core.api.fields import CourseDateTimeField
+from apps.core.api.fields import CourseDateTimeField, CourseZoneField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -24,6 +24,7 @@ from apps.core.api.helpers import (
 )
 from apps.core.errors import DomainError, NotFound
 from apps.core.permissions import is_staff
+from apps.core.timefmt import format_instant, to_course_tz
 from apps.milestones.models import GroupMilestone
 from apps.peerreview import pairing, services
 from apps.peerreview.models import CRITERIA, RECOMMENDATIONS, PeerAssignment, PeerReview, PeerRound
@@ -175,13 +176,66 @@ class PairingView(APIView):
         return Response(_pairing(services.round_get(course, round_id), result))
 
 
+def _review(a: PeerAssignment) -> PeerReview | None:
+    try:
+        return a.review
+    except PeerReview.DoesNotExist:
+        return None
+
+
 class PeerAssignmentSerializer(serializers.ModelSerializer):
+    """A pair as staff's completion board shows it: its review's status and when it was last
+    saved, in course time (the course in the context)."""
+
     reviewer_name = serializers.CharField(source="reviewer.name", read_only=True)
     reviewee_name = serializers.CharField(source="reviewee.name", read_only=True)
+    status = serializers.SerializerMethodField(help_text="draft, submitted, or '' (not started).")
+    status_label = serializers.SerializerMethodField(help_text="The status in the page's words.")
+    late = serializers.SerializerMethodField(help_text="Past the round's due time, not submitted.")
+    timezone = CourseZoneField()
+    saved_at = serializers.SerializerMethodField(
+        help_text="When the review was last saved: ISO 8601 in the course's zone (null: never)."
+    )
+    saved_text = serializers.SerializerMethodField(help_text="`saved_at` as the page writes it.")
 
     class Meta:
         model = PeerAssignment
-        fields = ("id", "round", "reviewer", "reviewer_name", "reviewee", "reviewee_name")
+        fields = (
+            "id",
+            "round",
+            "reviewer",
+            "reviewer_name",
+            "reviewee",
+            "reviewee_name",
+            "status",
+            "status_label",
+            "late",
+            "timezone",
+            "saved_at",
+            "saved_text",
+        )
+
+    def get_status(self, a: PeerAssignment) -> str:
+        rv = _review(a)
+        return rv.status if rv else ""
+
+    def get_status_label(self, a: PeerAssignment) -> str:
+        rv = _review(a)
+        return rv.get_status_display() if rv else "not started"
+
+    def get_late(self, a: PeerAssignment) -> bool:
+        rv = _review(a)
+        submitted = rv is not None and rv.status == PeerReview.Status.SUBMITTED
+        return timezone.now() > a.round.due_at and not submitted
+
+    def get_saved_at(self, a: PeerAssignment) -> str | None:
+        rv = _review(a)
+        zone = self.context["course"].timezone
+        return to_course_tz(rv.updated_at, zone).isoformat() if rv else None
+
+    def get_saved_text(self, a: PeerAssignment) -> str | None:
+        rv = _review(a)
+        return format_instant(rv.updated_at, self.context["course"].timezone) if rv else None
 
 
 class AssignmentsView(APIView):
@@ -196,14 +250,16 @@ class AssignmentsView(APIView):
         r = services.round_get(course, round_id)
         qs = (
             PeerAssignment.objects.filter(round=r)
-            .select_related("reviewer", "reviewee")
+            .select_related("reviewer", "reviewee", "round", "review")
             .order_by("reviewer__name", "pk")
         )
         if not is_staff(user, course):
             group = services.group_of(course, user)
             qs = qs.filter(reviewer=group) if group and r.published_at else qs.none()
         return page_response(
-            request, qs, lambda page: PeerAssignmentSerializer(page, many=True).data
+            request,
+            qs,
+            lambda page: PeerAssignmentSerializer(page, many=True, context={"course": course}).data,
         )
 
 

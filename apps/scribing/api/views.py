@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.fields import CourseTimeField, CourseTimeTextField, CourseZoneField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -205,8 +207,24 @@ class PublishView(APIView):
 
 
 class ScribeDutySerializer(serializers.ModelSerializer):
+    """A duty as the scribing page lists it; the `*_text` times need the course in the
+    context."""
+
     lecture_number = serializers.IntegerField(source="lecture.number", read_only=True)
     student_email = serializers.CharField(source="student.email", read_only=True)
+    lecture_title = serializers.CharField(source="lecture.title", read_only=True)
+    lecture_starts_at = CourseTimeField(source="lecture.starts_at")
+    lecture_starts_text = CourseTimeTextField(
+        source="lecture.starts_at", help_text="The lecture's start, as the page writes it."
+    )
+    timezone = CourseZoneField()
+    due_text = CourseTimeTextField(
+        source="due_at", help_text="When the notes are due, in course time as the page says."
+    )
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    late = serializers.SerializerMethodField(
+        help_text="Still owed and past its due time (the page's '· late')."
+    )
 
     class Meta:
         model = ScribeDuty
@@ -223,7 +241,17 @@ class ScribeDutySerializer(serializers.ModelSerializer):
             "submitted_at",
             "feedback",
             "reviewed_at",
+            "lecture_title",
+            "lecture_starts_at",
+            "lecture_starts_text",
+            "timezone",
+            "due_text",
+            "status_label",
+            "late",
         )
+
+    def get_late(self, duty: ScribeDuty) -> bool:
+        return duty.late_at(timezone.now())
 
 
 class DutiesView(APIView):
@@ -242,7 +270,11 @@ class DutiesView(APIView):
         )
         if not is_staff(user, course):
             qs = qs.filter(student=user)
-        return page_response(request, qs, lambda page: ScribeDutySerializer(page, many=True).data)
+        return page_response(
+            request,
+            qs,
+            lambda page: ScribeDutySerializer(page, many=True, context={"course": course}).data,
+        )
 
 
 class ScribeSubmitSerializer(serializers.Serializer):
@@ -270,7 +302,7 @@ class SubmitView(APIView):
         duty = services.duty_submit(
             student=user, course=course, duty_id=duty_id, **data.validated_data
         )
-        return Response(ScribeDutySerializer(duty).data)
+        return Response(ScribeDutySerializer(duty, context={"course": course}).data)
 
 
 class ScribeReviewSerializer(serializers.Serializer):
@@ -292,7 +324,7 @@ class ReviewView(APIView):
         duty = services.duty_review(
             actor=user, course=course, duty_id=duty_id, **data.validated_data
         )
-        return Response(ScribeDutySerializer(duty).data)
+        return Response(ScribeDutySerializer(duty, context={"course": course}).data)
 
 
 class ScribeSwapSerializer(serializers.ModelSerializer):

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.api.fields import CourseTimeTextField, CourseZoneField
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -21,12 +22,10 @@ from apps.core.api.helpers import (
 )
 from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError, NotFound
-from apps.core.timefmt import format_instant
 from apps.slackdays import services
 from apps.slackdays.lateness import lateness_run, lateness_upload
 from apps.slackdays.models import DeadlineException, LatenessImport, LedgerEntry
 from apps.slackdays.selectors import (
-    StudentDeadline,
     balance_page,
     balance_rows,
     exception_list,
@@ -75,6 +74,12 @@ class DeadlineSerializer(serializers.Serializer):
     )
     can_apply = serializers.BooleanField()
     can_cancel = serializers.BooleanField()
+    assignment_title = serializers.CharField(source="assignment.title")
+    timezone = CourseZoneField()
+    base_text = CourseTimeTextField(source="base", help_text="`base` as the page writes it.")
+    effective_text = CourseTimeTextField(
+        source="effective", help_text="`effective` in course time, as the page writes it."
+    )
     relief = serializers.CharField(
         source="stack.text", help_text="The deadline's relief in words (slack, extensions, …)."
     )
@@ -88,12 +93,6 @@ class DeadlineSerializer(serializers.Serializer):
     over_cap_hours = serializers.IntegerField(
         source="stack.over_hours", help_text="Relief past the cap, held at it."
     )
-    effective_text = serializers.SerializerMethodField(
-        help_text="The deadline that counts in words, the course's zone named (as the page)."
-    )
-
-    def get_effective_text(self, d: StudentDeadline) -> str:
-        return format_instant(d.effective, str(self.context["timezone"]))
 
 
 class MySlackSerializer(serializers.Serializer):
