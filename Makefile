@@ -20,7 +20,7 @@ DEPLOY_CHECK_ENV := DJANGO_SETTINGS_MODULE=courseops.settings.production \
 	SECRET_KEY=deploy-check-$(shell date +%s)-not-a-real-key-0123456789abcdefghijklmnop \
 	ALLOWED_HOSTS=courseops.example.edu SITE_URL=https://courseops.example.edu
 
-.PHONY: run test lint fmt worker bench lock migrate demo check-python clean docs screenshots
+.PHONY: run test lint fmt worker bench lock migrate demo check-python clean docs screenshots cluster-test
 
 $(STAMP): requirements.lock requirements-dev.lock
 	@$(MAKE) --no-print-directory check-python
@@ -81,6 +81,11 @@ worker: $(STAMP)
 
 worker-only: $(STAMP)
 	$(BIN)/celery -A courseops worker --loglevel=INFO
+
+## make cluster-test: only the many-hosts test (root; part of make test): seven network namespaces,
+## links cut under a grading pass and reminder e-mails (deploy/cluster/cluster.sh)
+cluster-test: $(STAMP)
+	$(BIN)/pytest -p no:cacheprovider -q -s tests/cluster/test_cluster.py
 
 # Each bench BENCH_REPEAT times under one BENCH_RUN id; figures and floors go to bench/results.json
 # and the summary (min / median / max of each figure and its ratio to the floor) is printed last.

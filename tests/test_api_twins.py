@@ -20,9 +20,9 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from apps.core.numbers import sig
+from tests import api_twins_a as a
 from tests import api_twins_b as b
 from tests.api_twins_b import state_b, twin_ids
-from tests import api_twins_a as a
 from tests.world import World, build_world
 
 pytestmark = pytest.mark.django_db

@@ -399,6 +399,22 @@ if os.environ.get("LTI_ROSTER_SYNC_EVERY_S"):
         "task": "lti.sync_rosters",
         "schedule": float(os.environ["LTI_ROSTER_SYNC_EVERY_S"]),
     }
+# More than one `celery beat` may run (one per host, for failover): exactly one schedules. RedBeat
+# keeps the schedule (each entry's last run) in Redis and lets only the holder of a lock there
+# tick; the others wait for it. The holder renews the lock at every tick (at most
+# CELERY_BEAT_MAX_LOOP_INTERVAL apart) and a dead or cut-off holder's lock lapses after
+# BEAT_LOCK_TIMEOUT_S, so another beat takes over within that plus one loop (35 s) and, reading
+# the same last runs, fires nothing twice. A holder that cannot reach Redis for 5 s
+# (socket_timeout) exits rather than waiting, so it never resumes from a stale view: run beat
+# under a supervisor that restarts it (systemd Restart=always); it comes back as a standby.
+# Without REDIS_URL (tasks run eagerly, no broker) beat has nothing to send to: Celery's default.
+if REDIS_URL:
+    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+CELERY_BEAT_MAX_LOOP_INTERVAL = 5
+CELERY_REDBEAT_REDIS_URL = REDIS_URL
+CELERY_REDBEAT_KEY_PREFIX = "courseops:beat:"
+CELERY_REDBEAT_LOCK_TIMEOUT = int(os.environ.get("BEAT_LOCK_TIMEOUT_S", "30"))
+CELERY_REDBEAT_REDIS_OPTIONS = {"socket_timeout": 5, "socket_connect_timeout": 5}
 # A grading chunk takes about a second; its time limit bounds a stuck one and its lease
 # (time limit + a margin) is how long a dead worker's chunk waits before another worker takes it.
 AUTOGRADER_CHUNK_TIME_LIMIT_S = int(os.environ.get("AUTOGRADER_CHUNK_TIME_LIMIT_S", "60"))

@@ -349,6 +349,14 @@ VARS: tuple[Var, ...] = (
         "workers",
     ),
     Var(
+        "BEAT_LOCK_TIMEOUT_S",
+        "30",
+        "int",
+        "Seconds a `celery beat` holds the scheduling lock in Redis without renewing it; a beat "
+        "that died or was cut off is replaced by a standby beat within this plus 5 s.",
+        "workers",
+    ),
+    Var(
         "FORMATION_EVERY_S",
         "300",
         "float",

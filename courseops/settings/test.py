@@ -41,6 +41,9 @@ if _XDIST_WORKER.startswith("gw"):
     TEST_REDIS_URL = f"{_base}/{int(_db or 0) - int(_XDIST_WORKER[2:])}"
 CELERY_BROKER_URL = TEST_REDIS_URL
 CELERY_RESULT_BACKEND = TEST_REDIS_URL
+# A beat started by a test elects itself by a lock in the test Redis, never a developer's.
+CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+CELERY_REDBEAT_REDIS_URL = TEST_REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
