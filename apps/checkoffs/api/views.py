@@ -93,7 +93,7 @@ class GroupBookingSerializer(serializers.Serializer):
     notes = serializers.CharField(allow_blank=True)
 
 
-class SetRowSerializer(CheckoffSetSerializer):
+class CheckoffSetRowSerializer(CheckoffSetSerializer):
     """A sign-up as the checkoff pages list it (the fields above, then the page's facts)."""
 
     kind_label = serializers.CharField(help_text="The kind in the page's words.")
@@ -208,7 +208,7 @@ class SetsView(APIView):
         "(the outcomes board's counts). Students: each with their group's booking (its time in "
         "course time, place, staff, attendance and outcome). Times are ISO 8601 in the course's "
         "zone, with a `*_text` as the page writes them.",
-        responses={200: SetRowSerializer(many=True), **E},
+        responses={200: CheckoffSetRowSerializer(many=True), **E},
     )
     def get(self, request: Request, code: str) -> Response:
         user, course = api_course(request, code)

@@ -145,6 +145,7 @@ class CheckListView(APIView):
 class PairListView(APIView):
     @extend_schema(
         tags=TAGS,
+        operation_id="courses_similarity_pairs_list",
         summary="A similarity check's group pairs, highest share first (staff)",
         parameters=[
             *PAGE_PARAMETERS,
