@@ -3,7 +3,8 @@ every step (`apps.core.invariants`, the checks `check_course` runs).
 
 A Hypothesis state machine on PostgreSQL creates, moves, merges and dissolves groups; drops
 students; allocates and releases nodes; requests, approves and cancels sharing windows; books
-and cancels checkoffs; spends and cancels slack days; grades, re-grades, releases and hides an
+and cancels checkoffs; spends and cancels slack days; runs similarity checks over the live
+groups' code (a copied pair among them) and then changes those groups; grades, re-grades, releases and hides an
 assignment's question set; scores groups (impact, a staff-entered component). A refusal (a
 DomainError) is a legal outcome of a step; an invariant violation is not. Each example builds
 its own course, so the examples do not see each other's rows.
@@ -43,13 +44,17 @@ from apps.gradebook.selectors import gradebook_rows
 from apps.groups import services as groups
 from apps.groups.models import Group, GroupMembership
 from apps.impact.services import group_score
+from apps.integrity import services as integrity
+from apps.integrity.models import SimilarityPair
 from apps.slackdays import services as slack
 from tests.autograder.test_grading import quiz_csv
 from tests.factories import AssignmentFactory, CourseFactory, compute_inventory, member
+from tests.integrity import planted
+from tests.integrity.test_similarity import zip_of
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 SERIAL = itertools.count()
-RAN = {"steps": 0}  # random steps actually run (Hypothesis ends some examples early)
+RAN = {"steps": 0, "paired_changed": 0}  # random steps run; paired groups merged or dissolved
 STEPS = settings(
     max_examples=20,
     stateful_step_count=25,  # at most 20 × 25 = 500 steps; at least 250 are asserted
@@ -118,6 +123,9 @@ class Term(RuleBasedStateMachine):
             self.create_group()
             for i in range(4 * n, 4 * n + 4):
                 self.move_student(i, n)
+        # A similarity check over them (the planted copy), so every example has pairs whose
+        # groups the group steps then move, merge and dissolve.
+        self.similarity_check(0, True)
 
     # ------------------------------------------------------------------ helpers
 
@@ -284,6 +292,73 @@ class Term(RuleBasedStateMachine):
                 )
             )
 
+    # ------------------------------------------------------------------ similarity
+
+    @rule(first=st.integers(0, 5), copied=st.booleans())
+    def similarity_check(self, first: int, copied: bool) -> None:
+        """Staff upload one folder per live group (up to four, from the `first`-th), the first
+        two holding the planted copy when `copied`; the worker's part runs here. A pair then
+        names groups that the group steps go on to move, merge and dissolve: the pairs stay
+        with the groups as they were (apps/integrity/invariants.py), and `check_course` says so
+        after every step."""
+        live = self._live()
+        picked = [live[(first + k) % len(live)] for k in range(min(4, len(live)))]
+        texts = [
+            planted.ORIGINAL,
+            planted.RENAMED_COPY if copied else planted.INDEPENDENT_SKLEARN,
+            planted.INDEPENDENT_TORCH,
+            planted.STARTER,
+        ]
+        files = {f"{g.name}/train.py": t for g, t in zip(picked, texts, strict=False)}
+        with contextlib.suppress(DomainError):
+            made = integrity.similarity_upload(
+                actor=self.staff,
+                course=self.course,
+                title=f"A3 code {next(self.names)}",
+                data=zip_of(files),
+                starter=zip_of({"starter/train.py": planted.STARTER}),
+            )
+            if not made.reused:
+                assert integrity.similarity_run(made.check.pk) == "done"
+            made.check.refresh_from_db()
+            assert made.check.status == "done", made.check.note
+            if copied:  # the copy is found, between the two groups it was planted in
+                top = SimilarityPair.objects.filter(check_run=made.check).first()
+                assert top is not None
+                assert {top.group_a_id, top.group_b_id} == {picked[0].pk, picked[1].pk}
+
+    @rule(a=st.integers(0, 9), merge=st.booleans(), into=st.integers(0, 5))
+    def change_a_paired_group(self, a: int, merge: bool, into: int) -> None:
+        """Take a group that some pair names, if it is still live, and merge it into another
+        (dissolve it if the merge is refused, e.g. too large) or dissolve it: the step the
+        similarity pairs must survive."""
+        named = sorted(
+            set(
+                SimilarityPair.objects.filter(
+                    check_run__course=self.course, group_a__dissolved_at__isnull=True
+                ).values_list("group_a_id", flat=True)
+            )
+        )
+        if not named:
+            return
+        gid = named[a % len(named)]
+        pairs_before = SimilarityPair.objects.filter(check_run__course=self.course).count()
+        live = [g for g in self._live() if g.pk != gid]
+        if merge and live:
+            self._try(
+                groups.group_merge,
+                actor=self.staff,
+                course=self.course,
+                source_id=gid,
+                target_id=live[into % len(live)].pk,
+            )
+        if Group.objects.filter(pk=gid, dissolved_at__isnull=True).exists():  # or merge refused
+            self._try(groups.group_dissolve, actor=self.staff, course=self.course, group_id=gid)
+        # the pairs are history: none lost, none moved to the group the members went to
+        if Group.objects.filter(pk=gid, dissolved_at__isnull=False).exists():
+            RAN["paired_changed"] += 1
+        assert SimilarityPair.objects.filter(check_run__course=self.course).count() == pairs_before
+
     # ------------------------------------------------------------------ grades
 
     @rule(then_release=st.booleans())
@@ -436,9 +511,12 @@ def test_a_random_term_keeps_every_invariant(monkeypatch) -> None:  # type: igno
     if os.environ.get("STATEFUL_SWITCH_OFF") == "compute":
         _switch_off_compute(monkeypatch)
     RAN["steps"] = -STEPS.max_examples  # the check before each example's first step
+    RAN["paired_changed"] = 0
     run_state_machine_as_test(Term, settings=STEPS)
     assert RAN["steps"] >= 250, RAN
-    print(f"\nstateful term: {RAN['steps']} random steps")  # noqa: T201 - the closing note's number
+    assert RAN["paired_changed"] >= 3, RAN  # similarity pairs outlived their groups' changes
+    note = f"{RAN['steps']} random steps, {RAN['paired_changed']} paired groups changed"
+    print(f"\nstateful term: {note}")  # noqa: T201 - the closing note's numbers
 
 
 def _switch_off_compute(monkeypatch) -> None:  # type: ignore[no-untyped-def]

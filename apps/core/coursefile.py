@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError
 
 
 class CourseFileError(Exception):
@@ -239,13 +239,17 @@ class AssignmentEntry(Strict):
 
 class MilestoneEntry(Strict):
     """A deadline of the project: due at one instant. `tracked`: each group records a
-    submission (link) for it; an untracked one (group formation) is only a date."""
+    submission (link) for it; an untracked one (group formation) is only a date.
+    `sources_required`: groups must say which sources and AI assistants they used, and where,
+    when they record it (tracked milestones only); left out, the setting made on the milestone
+    board is kept (a new milestone does not ask)."""
 
     key: Slug
     name: Text
     due: When
     notes: str = ""
     tracked: bool = True
+    sources_required: StrictBool | None = None
 
 
 EVENT_KINDS = ("release", "session", "meeting", "office-hours", "other")
@@ -563,6 +567,12 @@ def _cross_checks(cf: CourseFile) -> list[str]:
         f"milestones[{i}].key: {m.key} is used by more than one milestone"
         for i, m in enumerate(cf.milestones)
         if m.key in dup
+    ]
+    problems += [
+        f"milestones[{i}].sources_required: {m.key} is not tracked (groups record nothing for "
+        "it), so it cannot ask for a sources statement"
+        for i, m in enumerate(cf.milestones)
+        if m.sources_required and not m.tracked
     ]
 
     dup = _duplicates([e.key for e in cf.events])

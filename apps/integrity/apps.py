@@ -15,7 +15,7 @@ class IntegrityConfig(AppConfig):
         register_jobs("integrity", jobs.listed)
         register_check(
             "A similarity pair joins two different groups of the check's course, each with "
-            "files in the check",
+            "files in the check, both live when the check was made (they may change later)",
             invariants.pairs_across_groups,
         )
         register_nav(

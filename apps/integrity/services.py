@@ -4,8 +4,10 @@
 in which group) and stores nothing unless all of it is accepted; then, in one transaction, the
 check, its files and the audit row, and the worker's task queued on commit. The same inputs a
 second time (same files, starter code and engine) give back the check already made: nothing
-is computed again. `similarity_run` is the worker's part, reporting progress per block of pairs
-and ending done, or failed with the reason.
+is computed again. The threshold is not part of that identity: the same inputs with another
+threshold flag the earlier check's stored pairs again at the new one (audited, and the page
+says the old and new thresholds), without comparing anything. `similarity_run` is the worker's
+part, reporting progress per block of pairs and ending done, or failed with the reason.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from apps.core.models import Course, User
 from apps.core.permissions import is_staff
 from apps.core.queue import enqueue_on_commit, task_named
 from apps.core.services import audit_record
+from apps.core.transactions import in_callers_transaction
 from apps.groups.models import Group, GroupMembership
 from apps.integrity import compare, intake
 from apps.integrity.archive import ArchiveRefused, read_zip
@@ -36,6 +39,32 @@ from apps.integrity.models import SimilarityCheck, SimilarityPair, SubmittedFile
 class Made:
     check: SimilarityCheck
     reused: bool  # the same inputs were checked before: that check, nothing recomputed
+    was_threshold: float | None = None  # reused with another threshold: the one it had
+
+
+@in_callers_transaction
+def _reflag(actor: User, check: SimilarityCheck, threshold: float) -> Made:
+    """The same inputs checked before: flag its stored pairs at `threshold` if it differs."""
+    check = SimilarityCheck.objects.select_for_update().get(pk=check.pk)
+    was = check.threshold
+    if abs(was - threshold) < 1e-9:
+        return Made(check, reused=True)
+    check.threshold = threshold
+    fields = ["threshold", "updated_at"]
+    if check.status == SimilarityCheck.Status.DONE:
+        flagged = SimilarityPair.objects.filter(check_run=check, percent__gte=threshold).count()
+        check.stats = {**check.stats, "flagged": flagged}
+        fields.append("stats")
+    check.save(update_fields=fields)
+    audit_record(
+        actor=actor,
+        action="integrity.similarity_reflagged",
+        course=check.course,
+        obj=check,
+        before={"threshold": was},
+        after={"threshold": threshold, "flagged": check.stats.get("flagged")},
+    )
+    return Made(check, reused=True, was_threshold=was)
 
 
 def _groups_of_people(course: Course, people: list[dict[str, str]]) -> set[int]:
@@ -149,7 +178,7 @@ def similarity_upload(
         )
         earlier = same.first()
         if earlier is not None:
-            return Made(earlier, reused=True)
+            return _reflag(actor, earlier, threshold)
         try:
             with transaction.atomic():
                 check = SimilarityCheck.objects.create(
@@ -168,7 +197,7 @@ def similarity_upload(
                     created_by=actor,
                 )
         except IntegrityError:  # the same upload a moment ago, from another request
-            return Made(same.get(), reused=True)
+            return _reflag(actor, same.get(), threshold)
         SubmittedFile.objects.bulk_create(
             [
                 SubmittedFile(
@@ -256,7 +285,8 @@ def similarity_run(check_id: int) -> str:
         live = SimilarityCheck.objects.select_for_update().filter(
             pk=check_id, status=SimilarityCheck.Status.RUNNING
         )
-        if not live.exists():  # ended by the sweeper meanwhile
+        threshold = live.values_list("threshold", flat=True).first()
+        if threshold is None:  # ended by the sweeper meanwhile
             return "ended elsewhere"
         pairs = []
         for gp in found:
@@ -286,7 +316,7 @@ def similarity_run(check_id: int) -> str:
                 )
             )
         SimilarityPair.objects.bulk_create(pairs)
-        flagged = sum(1 for p in pairs if p.percent >= check.threshold)
+        flagged = sum(1 for p in pairs if p.percent >= threshold)  # as set now, maybe re-set
         stats = {**check.stats, "pairs": len(pairs), "flagged": flagged}
         live.update(
             status=SimilarityCheck.Status.DONE,

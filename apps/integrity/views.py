@@ -79,11 +79,18 @@ def upload(request: AuthedRequest, course: Course) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, exc.message, extra_tags="refused-upload")
         return redirect("integrity:checks", code=course.code)
-    if made.reused:
+    if made.reused and made.was_threshold is not None:
         messages.info(
             request,
-            f"These inputs were checked before ({made.check.title}): its results are shown; "
+            f"These inputs were checked before ({made.check.title}): its pairs are now flagged "
+            f"at {round(made.check.threshold * 100)} % (was {round(made.was_threshold * 100)} %); "
             "nothing was compared again.",
+        )
+    elif made.reused:
+        messages.info(
+            request,
+            f"These inputs were checked before ({made.check.title}): its results are shown, "
+            f"flagged at {round(made.check.threshold * 100)} %; nothing was compared again.",
         )
     else:
         messages.success(request, f"{made.check.title}: queued for a worker.")

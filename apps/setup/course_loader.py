@@ -203,6 +203,12 @@ def course_load(*, cf: CourseFile, actor: User | None = None) -> LoadReport:
                     "due_at": at(cf.instant(ms.due)),
                     "notes": ms.notes,
                     "tracked": ms.tracked,
+                    # left out of the file: the board's setting stays as it is
+                    **(
+                        {}
+                        if ms.sources_required is None
+                        else {"sources_required": ms.sources_required}
+                    ),
                 },
             )
             report.tally("milestones", o)

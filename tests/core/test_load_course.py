@@ -145,3 +145,44 @@ def test_a_milestone_that_became_an_event_is_removed_unless_a_group_used_it(
     assert "in the database but not in the file (kept): old-used" in out
     assert not Milestone.objects.filter(key="poster-session").exists()
     assert CourseEvent.objects.filter(key="poster-session").exists()
+
+
+def test_a_milestone_asks_for_sources_from_the_course_file(
+    tmp_path: Path, course_file_text: str
+) -> None:
+    """`sources_required: true` makes the milestone ask for a sources and AI-use statement;
+    left out, the board's setting is kept; an untracked milestone or a non-boolean is refused
+    with its key path and nothing written."""
+    path = tmp_path / "course.yaml"
+    line = "  - {key: hypothesis-v1, name: Hypothesis statement v1, due: 2026-02-12"
+    assert line in course_file_text
+    asking = course_file_text.replace(line, line + ", sources_required: true", 1)
+    path.write_text(asking)
+    run(path)
+    assert Milestone.objects.get(key="hypothesis-v1").sources_required is True
+    assert Milestone.objects.get(key="proposal-v2").sources_required is False
+    # left out: what staff set on the board stays
+    Milestone.objects.filter(key="proposal-v2").update(sources_required=True)
+    path.write_text(course_file_text)
+    run(path)
+    assert Milestone.objects.get(key="hypothesis-v1").sources_required is True
+    assert Milestone.objects.get(key="proposal-v2").sources_required is True
+    path.write_text(course_file_text.replace(line, line + ", sources_required: false", 1))
+    run(path)
+    assert Milestone.objects.get(key="hypothesis-v1").sources_required is False
+
+    for bad, said in (
+        (line + ", sources_required: sometimes", "milestones[1].sources_required: not true/false"),
+        (
+            "tracked: false, sources_required: true",
+            "milestones[0].sources_required: group-formation is not tracked",
+        ),
+    ):
+        was = line if "sometimes" in bad else "tracked: false"
+        path.write_text(course_file_text.replace(was, bad, 1))
+        err = StringIO()
+        with pytest.raises(CommandError, match="problem"):
+            call_command("load_course", str(path), stdout=StringIO(), stderr=err)
+        assert said in err.getvalue()
+        assert Milestone.objects.get(key="hypothesis-v1").sources_required is False
+        assert Milestone.objects.get(key="group-formation").sources_required is False

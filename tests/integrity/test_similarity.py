@@ -342,3 +342,41 @@ def test_a_lost_worker_is_swept_to_failed_and_listed_meanwhile(course_groups) ->
     check.refresh_from_db()
     assert check.status == "failed"
     assert "upload again" in check.note
+
+
+def test_the_same_inputs_with_another_threshold_flag_the_stored_pairs_again(
+    course_groups, celery_eager, django_capture_on_commit_callbacks, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The second upload asks for 5 %: the earlier check is shown flagged at 5 %, not at its
+    old 50 %, its pairs flagged again from the stored percentages, nothing compared again."""
+    from apps.core.models import AuditEvent
+    from tests.test_api_twins import page_rows
+
+    course = course_groups["course"]
+    client = _client(course_groups["ta"])
+    first = _run(client, course.code, folders_zip(), django_capture_on_commit_callbacks)
+    check = SimilarityCheck.objects.get()
+    assert check.stats["flagged"] == 1
+    low = SimilarityPair.objects.filter(check_run=check, percent__gte=0.05, percent__lt=0.5)
+    assert low.exists()  # independent solutions share a little beyond the starter code
+    monkeypatch.setattr(compare, "compare", lambda *_a, **_k: pytest.fail("compared again"))
+    again = _run(
+        client, course.code, folders_zip(), django_capture_on_commit_callbacks, threshold=5
+    )
+    assert again["Location"] == first["Location"]
+    assert SimilarityCheck.objects.count() == 1
+    page = client.get(again["Location"]).content.decode()
+    assert "flagged at 5 %" in page
+    assert "now flagged at 5 % (was 50 %)" in page
+    want = SimilarityPair.objects.filter(check_run=check, percent__gte=0.05).count()
+    rows = page_rows(page, "Group pairs")
+    assert sum("flagged" in r[2] for r in rows) == want > 1
+    check.refresh_from_db()
+    assert (check.threshold, check.stats["flagged"]) == (0.05, want)
+    event = AuditEvent.objects.get(action="integrity.similarity_reflagged")
+    assert (event.before, event.after) == ({"threshold": 0.5}, {"threshold": 0.05, "flagged": want})
+    # the API says the same
+    api = APIClient()
+    api.force_authenticate(course_groups["ta"])
+    body = api.get(f"/api/v1/courses/{course.code}/similarity/{check.pk}/pairs/").json()
+    assert sum(r["flagged"] for r in body["results"]) == want
