@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 from apps.core.numbers import sig
 from tests import api_twins_a as a
 from tests import api_twins_b as b
+from tests import api_twins_c as c
 from tests.api_twins_b import state_b, twin_ids
 from tests.world import World, build_world
 
@@ -465,6 +466,40 @@ TWINS = [
         column=(0, 1),
     ),
     Twin(C + "labs/", A + "labs/", "Labs", ("student", "ta"), a.labs),
+    # h68c: pages of cards and sections (extractors in tests/api_twins_c.py)
+    Twin(
+        C + "labs/lab09-perf-engr/",
+        A + "labs/lab09-perf-engr/",
+        "lab-step",  # a class: the lab's steps are sections
+        ("student",),
+        c.lab_steps,
+        rows=b.blocks_of,
+    ),
+    Twin(
+        C + "group/",
+        A + "groups/{group_a}/",
+        "Members",
+        ("student",),
+        c.my_group,
+        rows=c.own_text_of,
+    ),
+    Twin(C + "groups/", A + "groups/", "group-card", ("ta",), c.group_board, rows=b.blocks_of),
+    Twin(
+        C + "incidents/",
+        A + "incidents/",
+        "incident-",  # an id prefix: each report is a <details> card
+        ("student", "ta"),
+        c.incidents,
+        rows=rows_by_id,
+    ),
+    Twin(
+        C + "checkoffs/schedule/?date={slot_day}",
+        A + "checkoffs/bookings/?date={slot_day}",
+        "record-form",  # a class: each booking is a form under its slot
+        ("ta",),
+        c.schedule,
+        rows=c.records_of,
+    ),
 ]
 
 
@@ -524,6 +559,7 @@ def test_each_list_page_and_its_api_show_the_same_items_and_facts(
             "code": world.course.code,
             "check": world.ids["check_id"],
             **twin_ids(world),
+            **c.twin_ids(world),
         }
         url = twin.page.format_map(ids)
         response = page.get(url)
@@ -578,10 +614,6 @@ def test_the_question_set_api_gives_a_students_own_deadline_in_course_time(
 LATER = "API twin exists; not compared yet (#68 follow-up): "
 NO_TWIN = {
     "c/<slug:code>/": "Today: every app's dated items for 7 days; each app's own list is the API",
-    "c/<slug:code>/labs/<slug:lab>/": LATER + "api/v1/courses/<code>/labs/<lab>/; one lab's "
-    "steps as sections, not a table",
-    "c/<slug:code>/group/": LATER + "api/v1/courses/<code>/groups/; one group's card, no table",
-    "c/<slug:code>/groups/": LATER + "api/v1/courses/<code>/groups/; groups are cards, not a table",
     "c/<slug:code>/node/": "one group's node and files: api/v1/courses/<code>/my-node/files/",
     "c/<slug:code>/compute/budget/": "no API: the budget is a staff page and a CSV export",
     "c/<slug:code>/compute/usage/": "no API yet: staff's quotas, shutdown opt-outs and silent "
@@ -590,10 +622,6 @@ NO_TWIN = {
     "page only (#69's usage rooms)",
     "c/<slug:code>/compute/cloud/": "no API: the cloud provider's jobs are operated from the page",
     "c/<slug:code>/slack/import/": "a file upload's form: api/…/slack/lateness/ is its POST",
-    "c/<slug:code>/incidents/": LATER + "api/v1/courses/<code>/incidents/; cards, and "
-    "apps/compute is being split (#69) so its API waits",
-    "c/<slug:code>/checkoffs/schedule/": LATER + "api/v1/courses/<code>/checkoffs/bookings/"
-    "?date=; a day's slots by room, no table",
     "c/<slug:code>/gradebook/import/": "a file upload's form: api/…/gradebook/imports/ is its POST",
     "c/<slug:code>/jobs/": "no API: background jobs are an operator's page",
     "c/<slug:code>/lms/": "no API: the LMS link is set up and synced from the page",

@@ -17,7 +17,12 @@ from rest_framework.views import APIView
 
 from apps.checkoffs import rules, selectors, services
 from apps.checkoffs.models import HOLDS, HOLDS_FROM_SET, Booking, CheckoffSet, CheckoffSlot
-from apps.core.api.fields import CourseDateField, CourseDateTimeField
+from apps.core.api.fields import (
+    CourseDateField,
+    CourseDateTimeField,
+    CourseTimeTextField,
+    CourseZoneField,
+)
 from apps.core.api.helpers import (
     PAGE_PARAMETERS,
     api_course,
@@ -502,6 +507,13 @@ class BookingSerializer(serializers.ModelSerializer):
     holds = serializers.BooleanField(
         read_only=True, help_text="Holds the group's place in the set (not cancelled, not a redo)."
     )
+    # what the day's schedule writes beside each booking (#68): the start in course time with
+    # the zone named, the slot's staff member, and the recorded state in the page's words
+    starts_text = CourseTimeTextField(source="slot.starts_at")
+    timezone = CourseZoneField()
+    staff = serializers.SerializerMethodField(help_text="The slot's staff member; null: nobody.")
+    attendance_label = serializers.CharField(source="get_attendance_display", read_only=True)
+    outcome_label = serializers.CharField(source="get_outcome_display", read_only=True)
 
     class Meta:
         model = Booking
@@ -511,18 +523,26 @@ class BookingSerializer(serializers.ModelSerializer):
             "set_title",
             "slot",
             "starts_at",
+            "starts_text",
+            "timezone",
             "ends_at",
             "location",
+            "staff",
             "group",
             "group_name",
             "created_at",
             "cancelled_at",
             "holds",
             "attendance",
+            "attendance_label",
             "outcome",
+            "outcome_label",
             "notes",
             "recorded_at",
         )
+
+    def get_staff(self, b: Booking) -> str | None:
+        return b.slot.staff.get_full_name() if b.slot.staff else None
 
 
 class BookSerializer(serializers.Serializer):
@@ -545,7 +565,7 @@ class BookView(APIView):
         b = services.book(
             actor=user, course=course, slot_id=slot_id, move=data.validated_data["move"]
         )
-        return Response(BookingSerializer(b).data, status=201)
+        return Response(BookingSerializer(b, context={"course": course}).data, status=201)
 
 
 class CancelView(APIView):
@@ -558,7 +578,10 @@ class CancelView(APIView):
     def post(self, request: Request, code: str, slot_id: int) -> Response:
         user, course = api_course(request, code, student=True)
         return Response(
-            BookingSerializer(services.cancel(actor=user, course=course, slot_id=slot_id)).data
+            BookingSerializer(
+                services.cancel(actor=user, course=course, slot_id=slot_id),
+                context={"course": course},
+            ).data
         )
 
 
@@ -601,7 +624,11 @@ class BookingsView(APIView):
             if p["outcome"] not in ("passed", "redo", "none"):
                 raise DomainError("outcome is passed, redo or none.", field="outcome")
             qs = qs.filter(outcome="" if p["outcome"] == "none" else p["outcome"])
-        return page_response(request, qs, lambda page: BookingSerializer(page, many=True).data)
+        return page_response(
+            request,
+            qs,
+            lambda page: BookingSerializer(page, many=True, context={"course": course}).data,
+        )
 
 
 class OutcomeSerializer(serializers.Serializer):
@@ -643,7 +670,7 @@ class OutcomeView(APIView):
             outcome=v["outcome"],
             notes=v["notes"],
         )
-        return Response(BookingSerializer(b).data)
+        return Response(BookingSerializer(b, context={"course": course}).data)
 
 
 class UnbookedGroupSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ from apps.compute.models import (
     StaticIP,
     WindowNode,
 )
-from apps.core.api.fields import CourseDateTimeField
+from apps.core.api.fields import CourseDateTimeField, CourseTimeTextField, CourseZoneField
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -121,6 +121,12 @@ class NoteSerializer(serializers.Serializer):
 class IncidentSerializer(serializers.ModelSerializer):
     node = serializers.CharField(source="node.name")
     group = serializers.CharField(source="group.name", allow_null=True, default=None)
+    # what the incidents page writes beside each report (#68): who reported it, when it
+    # happened in course time with the zone named, and the state as the page names it
+    reported_by = serializers.CharField(source="reported_by.__str__", read_only=True)
+    occurred_text = CourseTimeTextField(source="occurred_at")
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    timezone = CourseZoneField()
 
     class Meta:
         model = Incident
@@ -128,7 +134,11 @@ class IncidentSerializer(serializers.ModelSerializer):
             "id",
             "node",
             "group",
+            "reported_by",
             "occurred_at",
+            "occurred_text",
+            "timezone",
+            "status_label",
             "summary",
             "job_ids",
             "logs",

@@ -317,7 +317,9 @@ class IncidentListView(APIView):
     def get(self, request: Request, code: str) -> Response:
         user, course = _ctx(request, code)
         qs = incident_list(user=user, course=course).order_by("-occurred_at", "-id")
-        return page_response(request, qs, lambda p: IncidentSerializer(p, many=True).data)
+        return page_response(
+            request, qs, lambda p: IncidentSerializer(p, many=True, context={"course": course}).data
+        )
 
     @extend_schema(
         tags=TAGS,
@@ -340,7 +342,7 @@ class IncidentListView(APIView):
             logs=v.get("logs", ""),
             repro=v.get("repro", ""),
         )
-        return Response(IncidentSerializer(i).data, status=201)
+        return Response(IncidentSerializer(i, context={"course": course}).data, status=201)
 
 
 class IncidentStatusView(APIView):
@@ -362,7 +364,7 @@ class IncidentStatusView(APIView):
             note=data.validated_data.get("note", ""),
             course_wide=data.validated_data.get("course_wide"),
         )
-        return Response(IncidentSerializer(i).data)
+        return Response(IncidentSerializer(i, context={"course": course}).data)
 
 
 class CourseWideIncidentListView(APIView):

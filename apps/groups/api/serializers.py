@@ -2,12 +2,17 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.core.api.fields import CourseTimeTextField
+
 
 class MemberSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="user.id")
     name = serializers.CharField(source="user.full_name")
     email = serializers.EmailField(source="user.email")
     joined_at = serializers.DateTimeField()
+    joined_text = CourseTimeTextField(
+        source="joined_at", help_text="When they joined, in course time with the zone named."
+    )
 
 
 class GroupBriefSerializer(serializers.Serializer):

@@ -52,7 +52,7 @@ _ctx = api_course
 def _render(user: User, course: Course, group: Group) -> dict[str, Any]:
     mine = any(m.user_id == user.pk for m in getattr(group, "current_members", []))
     if is_staff(user, course) or mine:
-        return {**GroupFullSerializer(group).data, "full": True}
+        return {**GroupFullSerializer(group, context={"course": course}).data, "full": True}
     return {**GroupBriefSerializer(group).data, "full": False}
 
 
