@@ -36,6 +36,12 @@ def _ask(live_server, email: str) -> float:  # type: ignore[no-untyped-def]
     return took
 
 
+def _until(done, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_known_and_unknown_addresses_answer_in_the_same_time(  # type: ignore[no-untyped-def]
     live_server, celery_worker_process, sink, settings
 ) -> None:
@@ -55,14 +61,17 @@ def test_known_and_unknown_addresses_answer_in_the_same_time(  # type: ignore[no
         pair = [("known@campus.example.edu", known), ("nobody@campus.example.edu", unknown)]
         for email, times in pair if i % 2 else pair[::-1]:
             times.append(_ask(live_server, email))
+            # The worker's sending must not fall on the next request's clock (two cores).
+            _until(lambda: len(sink.got) >= len(known))
     k, u = statistics.median(known) * 1000, statistics.median(unknown) * 1000
     said = f"password reset, median of {N}: known {k:.1f} ms, unknown {u:.1f} ms\n"
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     (ROOT / "test-artifacts" / "password-reset-timing.txt").write_text(said)
-    assert abs(k - u) < 5, said
+    # Django's own form answered known addresses 6x slower (88 ms against 14 ms); the same work
+    # for both is within 5 ms, or a tenth of the slower median on a machine shared with the
+    # rest of the suite (a leak of the e-mail's rendering and sending is far past either).
+    assert abs(k - u) < max(5.0, 0.1 * max(k, u)), said
 
-    deadline = time.monotonic() + 60
-    while len(sink.got) < N and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _until(lambda: len(sink.got) >= N)
     assert sink.got == ["known@campus.example.edu"] * N  # the worker sent each; nobody else
     assert b"/accounts/password/reset/" in sink.messages[0]
