@@ -92,6 +92,8 @@ def split_save(
         n = len(students)
         if n == 0:
             raise DomainError("Nobody has answered this question yet: nothing to split.")
+        # Each step's refusal names its own field ("Answer 7 is in two ranges; use the overlap
+        # …" is about the ranges, though it says "overlap").
         try:
             if ranges:
                 if len(ranges) != len(graders):
@@ -101,10 +103,12 @@ def split_save(
                 spans = splitting.parse_ranges(ranges, n)
             else:
                 spans = splitting.split_even(n, len(graders))
+        except ValueError as exc:
+            raise DomainError(str(exc), field="ranges") from None
+        try:
             picks = splitting.overlap_picks(n, overlap)
         except ValueError as exc:
-            field_ = "overlap" if "overlap" in str(exc) else "ranges"
-            raise DomainError(str(exc), field=field_) from None
+            raise DomainError(str(exc), field="overlap") from None
         owner = {}
         for g, (a, b) in zip(graders, spans, strict=True):
             for i in range(a, b + 1):

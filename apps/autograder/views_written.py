@@ -96,6 +96,14 @@ def _ids(values: list[str]) -> list[int]:
     return out
 
 
+def _unknown_answers(unknown: list[str]) -> str:
+    shown = ", ".join(unknown[:3]) + (" …" if len(unknown) > 3 else "")
+    return (
+        f"Nothing was changed: {len(unknown)} of the ticked answers ({shown}) are not answers "
+        "to this question; reload the page and tick them again."
+    )
+
+
 @course_action(staff=True)
 def marks_apply(request: AuthedRequest, course: Course, key: str, qkey: str) -> HttpResponse:
     """Staff apply or take off rubric items on the chosen answers (whole groups at once)."""
@@ -103,11 +111,16 @@ def marks_apply(request: AuthedRequest, course: Course, key: str, qkey: str) -> 
     apply = (
         fairgrading.second_marks_apply if request.POST.get("second") == "1" else written.marks_apply
     )
+    keys = [k for v in request.POST.getlist("students") for k in v.split(",")]
+    student_ids, unknown = written.students_of_keys(q, keys)
+    if unknown:
+        messages.error(request, _unknown_answers(unknown))
+        return _back(request, course, q)
     try:
         n = apply(
             actor=request.user,
             question=q,
-            student_ids=_ids(request.POST.getlist("students")),
+            student_ids=student_ids,
             add=_ids(request.POST.getlist("add")),
             remove=_ids(request.POST.getlist("remove")),
         )

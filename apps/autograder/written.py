@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.utils.crypto import salted_hmac
 from django.db.models import Count, Q
 
 from apps.autograder.models import (
@@ -288,6 +289,7 @@ class AnswerGroup:
     names: list[str] = field(default_factory=list)
     item_ids: set[int] = field(default_factory=set)
     partly: set[int] = field(default_factory=set)  # items some but not all of them have
+    keys: list[str] = field(default_factory=list)  # what the page and API name each answer by
 
     @property
     def size(self) -> int:
@@ -331,19 +333,60 @@ def answer_groups(
     for item_id, student_id in source.values_list("item_id", "student_id"):
         marks[student_id].add(item_id)
     groups: dict[str, AnswerGroup] = {}
-    for a in answers.select_related("student").order_by("student__full_name", "student__email"):
+    # Hidden names: nothing the page or the API gives out leads back to a person, neither the
+    # order (by name) nor the account id (the roster names it).
+    order = ("pk",) if hide_names else ("student__full_name", "student__email")
+    for a in answers.select_related("student").order_by(*order):
         if ungraded and marks.get(a.student_id):
             continue
         text = a.text or a.raw
         g = groups.setdefault(normalise(text), AnswerGroup(text=text))
         g.student_ids.append(a.student_id)
-        if not hide_names:
+        if hide_names:
+            g.keys.append(anonymous_key(question.question_set_id, a.student_id))
+        else:
+            g.keys.append(str(a.student_id))
             g.names.append(a.student.get_full_name() or a.student.email)
     for g in groups.values():
         sets = [marks.get(s, set()) for s in g.student_ids]
         g.item_ids = set.intersection(*sets) if sets else set()
         g.partly = set.union(*sets) - g.item_ids if sets else set()
     return sorted(groups.values(), key=lambda g: (-g.size, g.text.lower()))
+
+
+ANONYMOUS_PREFIX = "a-"
+
+
+def anonymous_key(question_set_id: int, student_id: int) -> str:
+    """The name of a student's answer while a set's names are hidden: the same for every
+    question of the set (so a grader can follow one answer), unguessable without the server's
+    secret, and different in every set (so two sets' keys cannot be joined)."""
+    mac = salted_hmac("courseops.grading.anonymous", f"{question_set_id}:{student_id}")
+    return ANONYMOUS_PREFIX + mac.hexdigest()[:20]
+
+
+def students_of_keys(question: Question, keys: Iterable[str]) -> tuple[list[int], list[str]]:
+    """The students named by `keys` (account ids, or anonymous keys of this question's set),
+    and the keys that name nobody who answered it."""
+    wanted = [k.strip() for k in keys if k.strip()]
+    anonymous = {k for k in wanted if k.startswith(ANONYMOUS_PREFIX)}
+    by_key: dict[str, int] = {}
+    if anonymous:
+        answered = Answer.objects.filter(question=question, part=0).values_list(
+            "student_id", flat=True
+        )
+        set_id = question.question_set_id
+        by_key = {anonymous_key(set_id, sid): sid for sid in answered}
+    ids: list[int] = []
+    unknown: list[str] = []
+    for k in wanted:
+        if k in by_key:
+            ids.append(by_key[k])
+        elif k.isdigit() and not k.startswith(ANONYMOUS_PREFIX):
+            ids.append(int(k))
+        else:
+            unknown.append(k)
+    return ids, unknown
 
 
 def names_hidden_set(*, actor: User, question_set: QuestionSet, hidden: bool) -> None:

@@ -140,7 +140,7 @@ def test_a_question_split_between_two_tas_with_agreement_on_ten_double_graded(tw
     }
     assert api_as(ta1).get(f"{base}written/").json()["splits"][0]["agreement"] is None
     theirs = api_as(ta2).get(f"{base}written/{q.key}/?share=second").json()
-    assert sorted(s for g in theirs["results"] for s in g["students"]) == overlap_ta2
+    assert sorted(int(s) for g in theirs["results"] for s in g["students"]) == overlap_ta2
 
     # A TA cannot second-grade an answer not given to them.
     not_theirs = sorted(first[ta1.pk] - second[ta2.pk])[0]
@@ -167,6 +167,11 @@ def test_a_split_by_ranges_over_the_api_and_refusals(twenty) -> None:  # type: i
     gap = api_as(ta1).post(url, {"graders": [ta1.pk, ta2.pk], "ranges": ["1-5", "9-20"]}, "json")
     assert gap.status_code == 400
     assert "Answers 6–8 are given to nobody" in gap.json()["detail"]
+    twice = api_as(ta1).post(url, {"graders": [ta1.pk, ta2.pk], "ranges": ["1-5", "5-20"]}, "json")
+    # It mentions the overlap, but the fault is in the ranges, and the error names that field.
+    assert (twice.json()["field"], twice.status_code) == ("ranges", 400)
+    many = api_as(ta1).post(url, {"graders": [ta1.pk, ta2.pk], "overlap": 21}, "json")
+    assert (many.json()["field"], many.status_code) == ("overlap", 400)
     alone = api_as(ta1).post(url, {"graders": [ta1.pk], "overlap": 3}, "json")
     assert "at least two graders" in alone.json()["detail"]
     student = api_as(students[0]).post(url, {"graders": [ta1.pk]}, "json")

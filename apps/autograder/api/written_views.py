@@ -30,7 +30,12 @@ class RubricItemOutSerializer(serializers.Serializer):
 
 class AnswerGroupSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="The answer (one of the group's, as written).")
-    students = serializers.ListField(child=serializers.IntegerField(), source="student_ids")
+    students = serializers.ListField(
+        child=serializers.CharField(),
+        source="keys",
+        help_text="The answers' keys, to send back to marks/: account ids, or, while the set "
+        "grades without names, keys that name nobody (the same for every question of the set).",
+    )
     items = serializers.ListField(
         child=serializers.IntegerField(), source="item_ids", help_text="Items every one has."
     )
@@ -45,7 +50,12 @@ class WrittenPageSerializer(serializers.Serializer):
 
 
 class MarksSerializer(serializers.Serializer):
-    students = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+    students = serializers.ListField(
+        child=serializers.CharField(max_length=40),
+        min_length=1,
+        help_text="The answers' keys as the answer groups give them (account ids, or anonymous "
+        "keys while names are hidden).",
+    )
     add = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
     remove = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
     second = serializers.BooleanField(
@@ -93,6 +103,7 @@ class WrittenView(APIView):
         groups = written.answer_groups(
             q,
             q=request.query_params.get("q", ""),
+            hide_names=q.question_set.hide_names,
             only=first if share == "mine" else second if share == "second" else None,
             without=second if share != "second" else None,
             second_grader=user.pk if share == "second" else None,  # type: ignore[attr-defined]
@@ -115,13 +126,18 @@ class MarksView(APIView):
         user, q = _question(request, code, key, qkey)
         data = MarksSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        student_ids, unknown = written.students_of_keys(q, data.validated_data["students"])
+        if unknown:
+            raise serializers.ValidationError(
+                {"students": [f"Not an answer to this question: {k}" for k in unknown[:10]]}
+            )
         apply = (
             fairgrading.second_marks_apply if data.validated_data["second"] else written.marks_apply
         )
         n = apply(
             actor=user,  # type: ignore[arg-type]
             question=q,
-            student_ids=data.validated_data["students"],
+            student_ids=student_ids,
             add=data.validated_data["add"],
             remove=data.validated_data["remove"],
         )
