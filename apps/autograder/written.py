@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.utils.crypto import salted_hmac
 from django.db.models import Count, Q
+from django.utils.crypto import salted_hmac
 
 from apps.autograder.models import (
     Answer,

@@ -58,7 +58,7 @@ def test_marks_sent_by_key_reach_the_student_who_wrote_the_answer(hidden) -> Non
     r = api.post(url + "marks/", {"students": groups[0]["students"], "add": [item.pk]}, "json")
     assert r.status_code == 200, r.content
     assert set(RubricMark.objects.values_list("student_id", flat=True)) == {alice.pk}
-    other = [g for g in api.get(url).json()["results"] if "loader" in g["text"]][0]
+    other = next(g for g in api.get(url).json()["results"] if "loader" in g["text"])
     web.post(
         f"/c/{course.code}/questions/{qs.key}/written/{q.key}/marks/",
         {"students": ",".join(other["students"]), "add": [str(item.pk)]},

@@ -316,6 +316,13 @@ def test_api_book_cancel_and_refusals(signup: Signup) -> None:
     assert [x["id"] for x in slots["results"]] == [s.slots[1].pk, s.slots[2].pk]
     assert all("group" not in x for x in slots["results"])
     booking = mine["results"][0]["id"]
+    noted = ta.post(  # a note before the slot, no outcome yet: staff see it, the group not yet
+        f"{base}bookings/{booking}/outcome/", {"attendance": "", "notes": "bring logs"}, "json"
+    )
+    assert noted.json()["notes"] == "bring logs"
+    assert ta.get(f"{base}bookings/").json()["results"][0]["notes"] == "bring logs"
+    assert a.get(f"{base}bookings/").json()["results"][0]["notes"] == ""
+    assert [x["booking"]["notes"] for x in a.get(f"{base}sets/").json()] == [""]
     assert (
         b.post(
             f"{base}bookings/{booking}/outcome/", {"attendance": "present"}, format="json"

@@ -150,7 +150,8 @@ def _booking(b: Booking | None, zone: str) -> dict[str, Any] | None:
         "attendance_label": b.get_attendance_display() if b.attendance else "",
         "outcome": b.outcome,
         "outcome_label": b.get_outcome_display() if b.outcome else "",
-        "notes": b.notes,
+        # The student page shows a TA's notes with the outcome, never before it is decided.
+        "notes": b.notes if b.outcome else "",
     }
 
 
@@ -514,6 +515,10 @@ class BookingSerializer(serializers.ModelSerializer):
     staff = serializers.SerializerMethodField(help_text="The slot's staff member; null: nobody.")
     attendance_label = serializers.CharField(source="get_attendance_display", read_only=True)
     outcome_label = serializers.CharField(source="get_outcome_display", read_only=True)
+    notes = serializers.SerializerMethodField(
+        help_text="The staff member's notes; a student sees them with the outcome, as on the "
+        "page, never before it is decided."
+    )
 
     class Meta:
         model = Booking
@@ -543,6 +548,9 @@ class BookingSerializer(serializers.ModelSerializer):
 
     def get_staff(self, b: Booking) -> str | None:
         return b.slot.staff.get_full_name() if b.slot.staff else None
+
+    def get_notes(self, b: Booking) -> str:
+        return b.notes if b.outcome or self.context.get("staff") else ""
 
 
 class BookSerializer(serializers.Serializer):
@@ -627,7 +635,11 @@ class BookingsView(APIView):
         return page_response(
             request,
             qs,
-            lambda page: BookingSerializer(page, many=True, context={"course": course}).data,
+            lambda page: (
+                BookingSerializer(
+                    page, many=True, context={"course": course, "staff": is_staff(user, course)}
+                ).data
+            ),
         )
 
 
@@ -670,7 +682,7 @@ class OutcomeView(APIView):
             outcome=v["outcome"],
             notes=v["notes"],
         )
-        return Response(BookingSerializer(b, context={"course": course}).data)
+        return Response(BookingSerializer(b, context={"course": course, "staff": True}).data)
 
 
 class UnbookedGroupSerializer(serializers.Serializer):
