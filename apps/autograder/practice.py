@@ -97,7 +97,11 @@ def check(*, actor: User, question: Question, answers: dict[int, str]) -> Practi
             if v.solution_shown_at is not None:
                 raise Conflict(
                     f"{question.key}: the solution of these numbers is shown; "
-                    + ("take new numbers to try again." if _drawn(question) else "well done.")
+                    + (
+                        "take new numbers to try again."
+                        if _drawn(question)
+                        else "press Try again to answer it once more."
+                    )
                 )
             number = v.number
         else:
@@ -151,14 +155,19 @@ def check(*, actor: User, question: Question, answers: dict[int, str]) -> Practi
 
 
 def new_variant(*, actor: User, question: Question) -> int:
-    """Fresh numbers for the student's next try (the number of the new variant)."""
+    """Fresh numbers for the student's next try (the number of the new variant). A question
+    with fixed numbers (or options) gets a fresh try of the same numbers once its solution has
+    been shown, so it is never locked for good: its wrong checks count again from zero."""
     _require(actor, question)
-    if not _drawn(question):
-        raise Conflict(f"{question.key} has fixed numbers: there is no other variant.")
     with transaction.atomic():
         v, _ = PracticeVariant.objects.select_for_update().get_or_create(
             question=question, student=actor
         )
+        if not _drawn(question) and v.solution_shown_at is None:
+            raise Conflict(
+                f"{question.key} has fixed numbers: keep answering it; once its solution is "
+                "shown you may try it again."
+            )
         v.number += 1
         v.solution_shown_at = None
         v.save(update_fields=["number", "solution_shown_at"])

@@ -167,3 +167,25 @@ def test_the_gradebook_never_reads_practice(drill) -> None:  # type: ignore[no-u
     spec["grading"][0]["source"] = "practice"
     with pytest.raises(CourseFileError):
         parse_course_file(yaml.safe_dump(spec))
+
+
+def test_a_question_that_never_changes_is_not_locked_once_its_solution_shows(drill) -> None:  # type: ignore[no-untyped-def]
+    course, ada, _ta, _prof, qs, _q = drill
+    api = f"/api/v1/courses/{course.code}/question-sets/{qs.key}/practice/bound-practice/"
+    student = as_user(ada)
+    early = student.post(f"{api}variant/", content_type="application/json")
+    assert early.status_code == 409  # nothing to renew before the solution is shown
+    assert "keep answering it" in early.json()["detail"]
+    student.post(f"{api}solution/", content_type="application/json")
+    refused = student.post(f"{api}check/", {"answers": ["a"]}, content_type="application/json")
+    assert refused.status_code == 409
+    assert "Try again" in refused.json()["detail"]
+    assert "well done" not in refused.json()["detail"]
+    page = text(student.get(f"/c/{course.code}/questions/{qs.key}/"))
+    assert ">Try again</button>" in _card(page, "bound-practice")
+    student.post(f"/c/{course.code}/questions/{qs.key}/practice/bound-practice/variant/")
+    again = student.post(f"{api}check/", {"answers": ["a"]}, content_type="application/json")
+    assert again.status_code == 200, again.content
+    assert again.json()["right"] is True
+    page = text(student.get(f"/c/{course.code}/questions/{qs.key}/"))
+    assert ">Try again</button>" not in _card(page, "bound-practice")  # a fresh try, no solution

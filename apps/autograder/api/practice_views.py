@@ -15,7 +15,10 @@ from apps.autograder.reveal import policy_of
 from apps.core.api.helpers import api_course, error_responses
 from apps.core.errors import NotFound
 
-E = error_responses(e409="The set is not a practice set, or the question has fixed numbers.")
+E = error_responses(
+    e409="The set is not a practice set, or the question has fixed numbers and its solution "
+    "is not shown yet."
+)
 TAGS = ["autograder"]
 
 
