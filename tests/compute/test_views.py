@@ -80,6 +80,30 @@ def test_window_files_only_for_participants_after_approval(world) -> None:  # ty
     )
 
 
+def test_a_windows_ssh_config_names_each_node_by_its_own_login(world) -> None:  # type: ignore[no-untyped-def]
+    """OS Login on one of a window's nodes only: that node's block has the Google identity's
+    POSIX name, the other the course's login name (one name for all would fail on one)."""
+    from apps.compute.board.logins import os_login_name, unix_names
+    from apps.compute.models import Node
+
+    course, staff, alloc, students = world
+    w = window_request(
+        actor=students["G0"],
+        course=course,
+        node_ids=[alloc["G1"].node_id],
+        starts_at=timezone.now() + dt.timedelta(hours=2),
+        ends_at=timezone.now() + dt.timedelta(hours=8),
+    )
+    window_approve(actor=staff, course=course, window_id=w.pk, confirm=True)
+    Node.objects.filter(pk=alloc["G1"].node_id).update(os_login=True)
+    me = students["G0"]
+    body = as_user(me).get(f"/c/{course.code}/windows/{w.pk}/files/ssh/").content.decode()
+    blocks = {b.split()[1]: b for b in body.split("\n\n")[1:]}
+    own, lent = alloc["G0"].node.name, alloc["G1"].node.name
+    assert f"User {unix_names(course.pk, [me.pk])[me.pk]}\n" in blocks[own]
+    assert f"User {os_login_name(me.email)}\n" in blocks[lent]
+
+
 def test_requesting_a_window_in_course_time_and_errors_on_fields(world) -> None:  # type: ignore[no-untyped-def]
     course, _staff, alloc, students = world
     client = as_user(students["G0"])

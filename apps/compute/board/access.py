@@ -55,12 +55,19 @@ def hosts_block(b: Bundle) -> str:
 
 
 def ssh_config(
-    b: Bundle, *, user: str = "YOUR_USERNAME", identity: str = "~/.ssh/id_ed25519"
+    b: Bundle,
+    *,
+    user: str = "YOUR_USERNAME",
+    identity: str = "~/.ssh/id_ed25519",
+    users: dict[str, str] | None = None,
 ) -> str:
+    """An SSH config with a block per node; `users` (node → login name) where the name differs
+    by node (OS Login on some of a window's nodes only), `user` for the rest."""
+    users = users or {}
     blocks = [f"# courseops {b.title}{_span(b)}"]
     blocks += [
-        f"Host {p.node}\n    HostName {p.external_ip}\n    User {user}\n    IdentityFile "
-        f"{identity}\n    ServerAliveInterval 60"
+        f"Host {p.node}\n    HostName {p.external_ip}\n    User {users.get(p.node, user)}\n"
+        f"    IdentityFile {identity}\n    ServerAliveInterval 60"
         for p in b.participants
     ]
     return "\n\n".join(blocks) + "\n"

@@ -49,11 +49,16 @@ FILES = {
 }
 
 
-def _download(bundle: access.Bundle, kind: str, login: str = "") -> HttpResponse:
+def _download(
+    bundle: access.Bundle, kind: str, login: str = "", logins: dict[str, str] | None = None
+) -> HttpResponse:
     if kind not in FILES:
         raise Http404("No such file.")
     name, mime, render_file = FILES[kind]
-    text = access.ssh_config(bundle, user=login) if kind == "ssh" and login else render_file(bundle)
+    if kind == "ssh" and (login or logins):
+        text = access.ssh_config(bundle, user=login or "YOUR_USERNAME", users=logins)
+    else:
+        text = render_file(bundle)
     response = HttpResponse(text, content_type=f"{mime}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{bundle.slug}-{name}"'
     return response
@@ -189,14 +194,17 @@ def window_file(request: AuthedRequest, code: str, window_id: int, kind: str) ->
             f"window #{window.pk} (code version, config, seed), then download its files.",
         )
         return redirect(f"{reverse('compute:runs', kwargs={'code': code})}?window={window.pk}")
-    # Each person's own login name in the SSH config: under OS Login (on any of the window's
-    # nodes) the name of their Google identity, which is the same on every node.
-    login = ""
+    # Each person's own login name in the SSH config, node by node: the name of their Google
+    # identity on a node with OS Login on, the course's login name on the others.
+    logins: dict[str, str] = {}
     if not is_staff(request.user, course):
-        os_login = window.nodes.filter(node__os_login=True).exists()
-        names = login_names(course.pk, [request.user.pk], os_login=os_login)
-        login = names.get(request.user.pk, "")
-    return _download(window_bundle(window=window), kind, login)
+        me = request.user.pk
+        by_kind = {
+            on: login_names(course.pk, [me], os_login=on).get(me, "") for on in (True, False)
+        }
+        for name, on in window.nodes.values_list("node__name", "node__os_login"):
+            logins[name] = by_kind[bool(on)]
+    return _download(window_bundle(window=window), kind, logins=logins)
 
 
 def _after_window(request: AuthedRequest, course: Course) -> HttpResponse:
