@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 log = logging.getLogger(__name__)
+READ_ONLY_TRANSACTION = "25006"
 
 API_PREFIX = "/api/"
 
@@ -39,6 +40,10 @@ UNAVAILABLE = (
 def _is_connection_error(exc: BaseException) -> bool:
     """A lost database connection or an unreachable broker, as opposed to a bug."""
     if isinstance(exc, (OperationalError, InterfaceError)):
+        return True
+    # A write on a connection to a server that is (now) a read-only standby: a failover under
+    # way, not a bug (SQLSTATE 25006, which psycopg files under InternalError).
+    if getattr(exc.__cause__, "sqlstate", None) == READ_ONLY_TRANSACTION:
         return True
     if isinstance(exc, DatabaseError) and "connection" in str(exc).lower():
         return True

@@ -12,8 +12,7 @@ import datetime as dt
 import os
 from pathlib import Path
 
-import dj_database_url
-
+from .database import parse_database_url
 from .env import env_bool, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -114,9 +113,12 @@ TEMPLATES = [
     },
 ]
 
+# A host list (`h1:p1,h2:p2`, libpq's multi-host form) is how the app follows a failover
+# (courseops/settings/database.py). Health checks: a persistent connection is tested before a
+# request reuses it, so one left dead by a failover is dropped and the next query reconnects.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    "default": parse_database_url(
+        os.environ.get("DATABASE_URL", "") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
         conn_health_checks=True,
     )

@@ -126,7 +126,10 @@ VARS: tuple[Var, ...] = (
         "DATABASE_URL",
         "",
         "url",
-        "e.g. `postgres://postgres@127.0.0.1:5432/courseops`.",
+        "e.g. `postgres://postgres@127.0.0.1:5432/courseops`. For a PostgreSQL that fails "
+        "over (a promoted replica), every host, libpq's way: "
+        "`postgres://u@db1:5432,db2:5432/courseops?target_session_attrs=read-write"
+        "&connect_timeout=5` — the app connects to whichever host takes writes.",
         "database",
         unset_means="SQLite file db.sqlite3",
     ),

@@ -9,6 +9,7 @@ import socket
 
 import dj_database_url
 
+from .database import parse_database_url
 from .dev import *  # noqa: F403
 
 
@@ -21,7 +22,7 @@ def _port_answers(host: str, port: int) -> bool:
 
 
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
+    DATABASES = {"default": parse_database_url(os.environ["DATABASE_URL"])}
 elif _port_answers("127.0.0.1", 5432):
     DATABASES = {"default": dj_database_url.parse("postgres://postgres@127.0.0.1:5432/courseops")}
 else:

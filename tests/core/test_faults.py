@@ -65,3 +65,27 @@ def test_a_page_whose_database_connection_drops_says_so_in_html(cut_connection_a
     assert response.status_code == 503
     assert "Briefly unavailable" in response.content.decode()
     assert not Group.objects.filter(name="Ring Buffer").exists()
+
+
+def test_a_write_on_a_server_turned_read_only_is_a_503_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """After a failover a connection can reach a server that only reads (a primary demoted to a
+    standby): PostgreSQL refuses the write with SQLSTATE 25006, which psycopg files under
+    InternalError. That is the database being briefly unavailable, not a bug: 503, not 500
+    (tests/cluster/test_db_failover.py runs the failover itself)."""
+    original = group_services.audit_record
+
+    def read_only_then_audit(**kwargs):  # type: ignore[no-untyped-def]
+        with connection.cursor() as cursor:
+            cursor.execute("SET transaction_read_only = on")
+        return original(**kwargs)
+
+    monkeypatch.setattr(group_services, "audit_record", read_only_then_audit)
+    course = CourseFactory()
+    api = APIClient()
+    api.force_authenticate(member(course, Role.TA))
+    response = api.post(
+        f"/api/v1/courses/{course.code}/groups/", {"name": "Ring Buffer"}, format="json"
+    )
+    assert response.status_code == 503, response.content[:300]
+    assert response.json()["code"] == "unavailable"
+    assert not Group.objects.filter(name="Ring Buffer").exists()
