@@ -1,0 +1,71 @@
+"""Version stamps for cached reads: a cache entry's key names the version of what it was built
+from, and a write that changes that data drops the version, so every entry built from the old
+data stops being read at once (and expires on its own).
+
+A version is a random token kept in the shared cache under `ver:<name>`. Dropping it is a cache
+delete, done when the change is made and again when its transaction commits (a reader between
+the two cannot keep the old data under the new token), and, when Redis does not answer, owed
+and done first when it answers again (`apps.core.cache`). A missing version is never restarted
+from a number an old entry could still carry: the next reader makes a new random token. With
+`COURSE_CACHE_SECONDS = 0` (the tests, unless a test turns it on) or Redis down, `version_of`
+returns None and callers read through to the database.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+
+T = TypeVar("T")
+
+
+def _key(name: str) -> str:
+    return f"ver:{name}"
+
+
+def version_of(name: str) -> str | None:
+    """The current token of `name`, made when there is none; None when caching is off or the
+    cache does not answer (then nothing may be cached under it)."""
+    if settings.COURSE_CACHE_SECONDS <= 0:
+        return None
+    token: str | None = cache.get(_key(name))
+    if token is not None:
+        return token
+    made = secrets.token_hex(6)
+    if cache.add(_key(name), made, None):
+        return made
+    return cache.get(_key(name))  # another process made it first (or the cache is down: None)
+
+
+def version_drop(name: str) -> None:
+    """The data behind `name` changed: entries built from it are not read again."""
+    cache.delete(_key(name))
+    transaction.on_commit(lambda: cache.delete(_key(name)))
+
+
+def _in_transaction() -> bool:
+    """Inside an atomic block of the code (not a test case's own): what it reads may be its
+    own uncommitted writes, which a rollback would take back without dropping any version."""
+    return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
+
+
+def cached(name: str, part: str, build: Callable[[], T]) -> T:
+    """`build()`, kept in the cache under the current version of `name` for
+    `COURSE_CACHE_SECONDS`; built afresh when there is no version (see above) and not stored
+    when read inside a transaction. `part` tells entries under one version apart (a group, a
+    person): it must name whose data it is whenever the data is one person's or one group's."""
+    token = version_of(name)
+    if token is None or _in_transaction():
+        return build()
+    key = f"v:{name}:{token}:{part}"
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0]
+    value = build()
+    cache.set(key, (value,), settings.COURSE_CACHE_SECONDS)
+    return value
