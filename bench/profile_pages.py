@@ -85,7 +85,7 @@ for label, url in PAGES:
         client.get(url)
     if os.environ.get("PROFILE_SQL"):
         for q in ctx.captured_queries:
-            print("   ", q["sql"][:160])
+            print("   ", q["sql"][: int(os.environ.get("PROFILE_SQL_WIDTH", "160"))])
     queries = len(ctx.captured_queries)
     rounds = []  # timed without the profiler (its overhead is not the page's), in 5 rounds:
     for _ in range(5):  # the best round, as timeit does, since a shared VM's neighbours only add

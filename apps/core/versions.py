@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.db.models import Model
+from django.db.models.signals import post_delete, post_save
 
 T = TypeVar("T")
 
@@ -69,3 +71,29 @@ def cached(name: str, part: str, build: Callable[[], T]) -> T:
     value = build()
     cache.set(key, (value,), settings.COURSE_CACHE_SECONDS)
     return value
+
+
+def course_version(course_id: int) -> str:
+    """The version of a course's slow-changing rows the Today page reads for everyone alike
+    (the calendar, lab windows, question sets): dropped by each app that writes them."""
+    return f"course:{course_id}"
+
+
+def course_changed(course_id: int) -> None:
+    version_drop(course_version(course_id))
+
+
+def drop_course_version_on_write(
+    model: type[Model], course_of: Callable[[Any], int | None] | None = None
+) -> None:
+    """Every save and delete of the model's rows drops their course's version; `course_of`
+    finds the course of a row without a `course_id` of its own (None: nothing to drop)."""
+
+    def dropped(sender: Any, instance: Any, **kwargs: Any) -> None:
+        course_id = course_of(instance) if course_of else instance.course_id
+        if course_id is not None:
+            course_changed(course_id)
+
+    uid = f"course-version-{model._meta.label}"
+    post_save.connect(dropped, sender=model, dispatch_uid=uid, weak=False)
+    post_delete.connect(dropped, sender=model, dispatch_uid=f"{uid}-del", weak=False)
