@@ -41,6 +41,7 @@ def _unreleased_sets(course: Course) -> list[Any]:
             .select_related("assignment")
             .order_by("assignment__due_at", "pk")
         ),
+        course,
     )
 
 

@@ -30,22 +30,35 @@ def _key(name: str) -> str:
     return f"ver:{name}"
 
 
-def version_of(name: str) -> str | None:
+_generation = [0]  # bumped by every drop in this process: a memo of older tokens is not used
+
+
+def version_of(name: str, memo: Any = None) -> str | None:
     """The current token of `name`, made when there is none; None when caching is off or the
-    cache does not answer (then nothing may be cached under it)."""
+    cache does not answer (then nothing may be cached under it). With `memo` (an object of
+    one request, such as its course), read once per request unless this process drops a
+    version meanwhile."""
     if settings.COURSE_CACHE_SECONDS <= 0:
         return None
+    seen: dict[str, tuple[int, str]] | None = None
+    if memo is not None:
+        seen = memo.__dict__.setdefault("_versions", {})
+        hit = seen.get(name)
+        if hit is not None and hit[0] == _generation[0]:
+            return hit[1]
     token: str | None = cache.get(_key(name))
-    if token is not None:
-        return token
-    made = secrets.token_hex(6)
-    if cache.add(_key(name), made, None):
-        return made
-    return cache.get(_key(name))  # another process made it first (or the cache is down: None)
+    if token is None:
+        made = secrets.token_hex(6)
+        # (another process may make it first; the cache down: None)
+        token = made if cache.add(_key(name), made, None) else cache.get(_key(name))
+    if seen is not None and token is not None:
+        seen[name] = (_generation[0], token)
+    return token
 
 
 def version_drop(name: str) -> None:
     """The data behind `name` changed: entries built from it are not read again."""
+    _generation[0] += 1
     cache.delete(_key(name))
     transaction.on_commit(lambda: cache.delete(_key(name)))
 
@@ -56,12 +69,13 @@ def _in_transaction() -> bool:
     return any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
 
 
-def cached(name: str, part: str, build: Callable[[], T]) -> T:
+def cached(name: str, part: str, build: Callable[[], T], memo: Any = None) -> T:
     """`build()`, kept in the cache under the current version of `name` for
     `COURSE_CACHE_SECONDS`; built afresh when there is no version (see above) and not stored
     when read inside a transaction. `part` tells entries under one version apart (a group, a
-    person): it must name whose data it is whenever the data is one person's or one group's."""
-    token = version_of(name)
+    person): it must name whose data it is whenever the data is one person's or one group's.
+    `memo`: see `version_of`."""
+    token = version_of(name, memo)
     if token is None or _in_transaction():
         return build()
     key = f"v:{name}:{token}:{part}"

@@ -24,6 +24,7 @@ def _windows(course: Course) -> list[CourseLab]:
         course_version(course.pk),
         "lab-windows",
         lambda: list(CourseLab.objects.filter(course=course).order_by("opens_at", "lab_key")),
+        course,
     )
 
 

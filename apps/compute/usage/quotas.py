@@ -188,6 +188,7 @@ def standing_of(course: Course, group_id: int, now: dt.datetime | None = None) -
         quota_version(course.pk),
         f"group-{group_id}",
         lambda: _inputs(course, [group_id], None, None),
+        course,
     )
     found = _standings_of(course, got, now)
     return found[0] if found else None
