@@ -476,21 +476,13 @@ SPIKE_BUDGETS = {C: 18, C + "node/": 7}
 
 @pytest.mark.redis
 def test_the_read_spikes_pages_keep_their_query_budget_with_the_cache_on(
-    settings, celery_eager
+    redis_cache, celery_eager
 ) -> None:  # type: ignore[no-untyped-def]
-    from django.core.cache import cache
-
-    settings.CACHES = {
-        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
-    }
-    settings.COURSE_CACHE_SECONDS = 300
-    cache.clear()
     seen = {}
     for n, tag in ((20, "small"), (200, "big")):
         course, people = _course(n, tag)
         for url in SPIKE_BUDGETS:
             seen[url, n] = _measure(people["student"], url.format(code=course.code))[0]
-    cache.clear()
     over = [
         f"{url} at {n} students: {q} > {SPIKE_BUDGETS[url]}"
         for (url, n), q in seen.items()

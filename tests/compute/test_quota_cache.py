@@ -25,19 +25,6 @@ LA = zoneinfo.ZoneInfo("America/Los_Angeles")
 MONDAY = dt.datetime(2026, 2, 2, 8, 0, tzinfo=LA)
 
 
-@pytest.fixture
-def redis_cache(settings):  # type: ignore[no-untyped-def]
-    from django.core.cache import cache
-
-    settings.CACHES = {
-        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
-    }
-    settings.COURSE_CACHE_SECONDS = 300
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def _login(user) -> Client:  # type: ignore[no-untyped-def]
     c = Client()
     c.force_login(user)

@@ -26,19 +26,6 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 LAB = "lab09-perf-engr"
 
 
-@pytest.fixture
-def redis_cache(settings):  # type: ignore[no-untyped-def]
-    from django.core.cache import cache
-
-    settings.CACHES = {
-        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
-    }
-    settings.COURSE_CACHE_SECONDS = 300
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def _today(client: Client, course: Course) -> str:
     page = client.get(f"/c/{course.code}/").content.decode()
     return page[page.index('id="today"') : page.index('<div class="panels">')]
