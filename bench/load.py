@@ -42,9 +42,10 @@ sys.path.insert(0, str(ROOT))
 from bench.common import port_answers  # noqa: E402
 from bench.results import record  # noqa: E402
 
-DB = "courseops_bench_load"
+# LOAD_DB / LOAD_REDIS_URL: a database and Redis of its own when several people bench at once.
+DB = os.environ.get("LOAD_DB", "courseops_bench_load")
 DB_URL = f"postgres://postgres@127.0.0.1:5432/{DB}"
-REDIS_URL = "redis://127.0.0.1:6379/12"
+REDIS_URL = os.environ.get("LOAD_REDIS_URL", "redis://127.0.0.1:6379/12")
 PORT = int(os.environ.get("LOAD_PORT", "8765"))
 SECONDS = int(os.environ.get("LOAD_SECONDS", "30"))
 # Rounds of (anonymous floor, logged-in floor, mix), interleaved; the median round is reported.

@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import port_answers  # noqa: E402
 
-DB = "courseops_bench_profile"
+# PROFILE_DB / PROFILE_REDIS_URL: a database and Redis of its own when several people bench at once.
+DB = os.environ.get("PROFILE_DB", "courseops_bench_profile")
 if port_answers(5432):
     pg = ["-h", "127.0.0.1", "-U", "postgres"]
     subprocess.run(["dropdb", *pg, "--if-exists", DB], check=False, capture_output=True)
@@ -31,7 +32,7 @@ if port_answers(5432):
 else:
     os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
 if port_answers(6379):
-    os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/13"
+    os.environ["REDIS_URL"] = os.environ.get("PROFILE_REDIS_URL", "redis://127.0.0.1:6379/13")
 os.environ["DJANGO_SETTINGS_MODULE"] = "courseops.settings.dev"
 os.environ["DEBUG"] = "false"
 os.environ.setdefault("ALLOWED_HOSTS", "testserver")
@@ -84,7 +85,7 @@ for label, url in PAGES:
         client.get(url)
     if os.environ.get("PROFILE_SQL"):
         for q in ctx.captured_queries:
-            print("   ", q["sql"][:160])
+            print("   ", q["sql"][: int(os.environ.get("PROFILE_SQL_WIDTH", "160"))])
     queries = len(ctx.captured_queries)
     rounds = []  # timed without the profiler (its overhead is not the page's), in 5 rounds:
     for _ in range(5):  # the best round, as timeit does, since a shared VM's neighbours only add

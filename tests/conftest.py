@@ -71,6 +71,21 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
 
 
 @pytest.fixture
+def redis_cache(settings):  # type: ignore[no-untyped-def]
+    """The shared cache on Redis (the test one) with the per-course caches on, as production
+    runs them; emptied before and after."""
+    from django.core.cache import cache
+
+    settings.CACHES = {
+        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
+    }
+    settings.COURSE_CACHE_SECONDS = 300
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
 def celery_eager(settings):  # type: ignore[no-untyped-def]
     """Run tasks in-process for this test (the default in tests is: queue, don't run)."""
     from courseops.celery import app

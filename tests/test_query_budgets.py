@@ -467,6 +467,30 @@ def test_queries_do_not_grow_with_the_course_and_pages_stay_small(who: str, cele
     assert not heavy, "pages over 100 KB at 200 students:\n" + "\n".join(heavy)
 
 
+# The student pages of the read spike (#73, `bench/load.py`), with the shared cache on as in
+# production: at most this many queries for a student, the same at both sizes. Lower a budget
+# when a page needs fewer; never raise one. (On the 2,000-student course of
+# bench/profile_pages.py #73 took the dashboard from 25 queries to 17, the node page from 11 to 6.)
+SPIKE_BUDGETS = {C: 18, C + "node/": 7}
+
+
+@pytest.mark.redis
+def test_the_read_spikes_pages_keep_their_query_budget_with_the_cache_on(
+    redis_cache, celery_eager
+) -> None:  # type: ignore[no-untyped-def]
+    seen = {}
+    for n, tag in ((20, "small"), (200, "big")):
+        course, people = _course(n, tag)
+        for url in SPIKE_BUDGETS:
+            seen[url, n] = _measure(people["student"], url.format(code=course.code))[0]
+    over = [
+        f"{url} at {n} students: {q} > {SPIKE_BUDGETS[url]}"
+        for (url, n), q in seen.items()
+        if q > SPIKE_BUDGETS[url]
+    ]
+    assert not over, "over the read spike's query budget:\n" + "\n".join(over)
+
+
 # Pages and lists a student or TA can open that the budgets above do not measure, each with why:
 # they do not grow with the course (a person's own things, one object, a calculator), or what
 # bounds them is said. A new page or list is measured above or named here.

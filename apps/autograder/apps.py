@@ -7,6 +7,19 @@ class AutograderConfig(AppConfig):
     verbose_name = "Autograder"
 
     def ready(self) -> None:
+        from apps.autograder.models import Question, QuestionSet
+        from apps.core.versions import drop_course_version_on_write
+
+        # The unreleased sets and their question counts Today reads (`today._unreleased_sets`).
+        drop_course_version_on_write(QuestionSet)
+        drop_course_version_on_write(
+            Question,
+            lambda q: (
+                QuestionSet.objects.filter(pk=q.question_set_id)
+                .values_list("course_id", flat=True)
+                .first()
+            ),
+        )
         # The services queue this app's tasks by name (tasks import services, never the
         # reverse): importing the module registers the names in every process.
         from apps.autograder import (  # checks: registers the shipped banks' start-up check

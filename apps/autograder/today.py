@@ -15,6 +15,7 @@ from apps.autograder.setstate import answered_per_set
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
+from apps.core.versions import cached, course_version
 
 WEEK = dt.timedelta(days=7)
 
@@ -25,16 +26,22 @@ def _decided(course_id: int, user_id: int, since: dt.datetime) -> QuerySet[Any]:
     ).select_related("question__question_set")
 
 
-def _due_sets(course_id: int, after: dt.datetime, until: dt.datetime) -> QuerySet[Any]:
-    return (
-        QuestionSet.objects.filter(
-            course_id=course_id,
-            released_at__isnull=True,
-            assignment__due_at__gt=after,
-            assignment__due_at__lte=until,
-        )
-        .annotate(n=Count("questions"))
-        .select_related("assignment")
+def _unreleased_sets(course: Course) -> list[Any]:
+    """The course's unreleased question sets with an assignment, with their question counts
+    (`n`): cached under the course's version, which a save of a set, a question or a calendar
+    row (the assignment's deadline) drops."""
+    return cached(
+        course_version(course.pk),
+        "unreleased-question-sets",
+        lambda: list(
+            QuestionSet.objects.filter(
+                course=course, released_at__isnull=True, assignment__isnull=False
+            )
+            .annotate(n=Count("questions"))
+            .select_related("assignment")
+            .order_by("assignment__due_at", "pk")
+        ),
+        course,
     )
 
 
@@ -59,7 +66,7 @@ def for_student(
                 detail=r.comment[:200],
             )
         )
-    due = compiled_query("autograder.today.due_sets", _due_sets, course.pk, now, now + WEEK)
+    due = [qs for qs in _unreleased_sets(course) if now < qs.assignment.due_at <= now + WEEK]
     if not due:  # most weeks: no set is due, and what was answered does not matter
         return out
     answered = dict(

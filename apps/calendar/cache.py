@@ -19,6 +19,7 @@ from django.db.models.signals import post_delete, post_save
 
 from apps.calendar.models import Assignment, CourseEvent, Lecture, Milestone, RecessDay
 from apps.core.models import Course
+from apps.core.versions import course_changed
 
 MODELS = (Assignment, Milestone, Lecture, CourseEvent, RecessDay)
 
@@ -70,6 +71,7 @@ _generation = [0]
 
 def forget(course_id: int) -> None:
     _generation[0] += 1
+    course_changed(course_id)  # what Today's per-course sources built from the calendar
     cache.delete(_key(course_id))
     transaction.on_commit(lambda: cache.delete(_key(course_id)))
 

@@ -147,4 +147,7 @@ class ComputeConfig(AppConfig):
         )
         # A group over its GPU-hour quota may not start its node; its node page shows the quota.
         register_start_guard(quotas.start_refusal)
+        from apps.compute.usage import quota_cache
+
+        quota_cache.connect()
         register_node_page(views.node_page_context)

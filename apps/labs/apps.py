@@ -8,6 +8,10 @@ class LabsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.registry import NavItem, register_nav
+        from apps.core.versions import drop_course_version_on_write
+        from apps.labs.models import CourseLab
+
+        drop_course_version_on_write(CourseLab)  # the lab windows Today reads
 
         register_nav(
             NavItem("Labs", "labs:list", order=31, section="coursework", staff_section="grading")

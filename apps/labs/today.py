@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count
 from django.http import HttpRequest
 from django.urls import reverse
 
-from apps.core.compiled import compiled_query
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
+from apps.core.versions import cached, course_version
 from apps.labs.labfile import shipped
 from apps.labs.models import CourseLab, StepRecord
 
 WEEK = dt.timedelta(days=7)
 
 
-def _closing(
-    course_id: int, opened_by: dt.datetime, after: dt.datetime, until: dt.datetime
-) -> QuerySet[CourseLab]:
-    """Lab windows opened by `opened_by` that close in (`after`, `until`]: now is given twice,
-    since a compiled query's argument reaches the SQL once."""
-    return CourseLab.objects.filter(
-        course_id=course_id, opens_at__lte=opened_by, closes_at__gt=after, closes_at__lte=until
+def _windows(course: Course) -> list[CourseLab]:
+    """The course's lab windows, from the course file: cached under the course's version,
+    which every save of a window (and the term moved) drops."""
+    return cached(
+        course_version(course.pk),
+        "lab-windows",
+        lambda: list(CourseLab.objects.filter(course=course).order_by("opens_at", "lab_key")),
+        course,
     )
 
 
@@ -33,8 +34,8 @@ def open_labs(
     labs = shipped()
     windows = [
         w
-        for w in compiled_query("labs.today.windows", _closing, course.pk, now, now, now + WEEK)
-        if w.lab_key in labs
+        for w in _windows(course)
+        if w.lab_key in labs and w.opens_at <= now < w.closes_at <= now + WEEK
     ]
     if not windows:
         return []

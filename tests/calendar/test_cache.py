@@ -17,19 +17,6 @@ from tests.factories import AssignmentFactory, CourseFactory, LectureFactory, me
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
 
-@pytest.fixture
-def redis_cache(settings):  # type: ignore[no-untyped-def]
-    from django.core.cache import cache
-
-    settings.CACHES = {
-        "default": {"BACKEND": "apps.core.cache.RedisCache", "LOCATION": settings.TEST_REDIS_URL}
-    }
-    settings.COURSE_CACHE_SECONDS = 300
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def fresh(course: Course) -> Course:
     """A new object for the same course, as the next request would have."""
     return Course.objects.get(pk=course.pk)

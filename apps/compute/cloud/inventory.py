@@ -19,6 +19,7 @@ from django.utils import timezone
 from apps.compute.cloud.providers.base import Address, Instance
 from apps.compute.cloud.sync import _project, provider, record_status
 from apps.compute.models import Allocation, Node, StaticIP
+from apps.compute.quota_version import quota_changed
 from apps.core.errors import Conflict
 from apps.core.models import Course, User
 from apps.core.services import audit_record
@@ -143,6 +144,7 @@ def apply(*, actor: User, course: Course, digest: str) -> Plan:
                 )
             elif c.what == "node" and c.action == "changed":
                 Node.objects.filter(course=course, name=c.name).update(**c.fields)
+                quota_changed(course.pk)  # (a bulk update sends no signal; GPU counts count)
             elif c.what == "node" and c.action == "gone":
                 node = Node.objects.get(course=course, name=c.name)
                 held = Allocation.objects.filter(node=node, ended_at__isnull=True).first()

@@ -28,14 +28,31 @@ Interval = tuple[dt.datetime, dt.datetime]
 THRESHOLDS = (50, 80, 100)
 
 
+StatusRow = tuple[int, str, dt.datetime]  # node id, cloud status, since when
+
+
+def status_rows(node_ids: list[int], until: dt.datetime | None = None) -> list[StatusRow]:
+    """The nodes' status changes (up to `until`), in node and time order: one query."""
+    rows = NodeStatusChange.objects.filter(node_id__in=node_ids)
+    if until is not None:
+        rows = rows.filter(at__lte=until)
+    return list(rows.order_by("node_id", "at").values_list("node_id", "status", "at"))
+
+
 def running_intervals(node_ids: list[int], until: dt.datetime) -> dict[int, list[Interval]]:
+    return intervals_of(status_rows(node_ids, until), node_ids, until)
+
+
+def intervals_of(
+    rows: list[StatusRow], node_ids: list[int], until: dt.datetime
+) -> dict[int, list[Interval]]:
+    """Each node's RUNNING intervals up to `until` from its status changes (`status_rows`, in
+    node and time order; changes after `until` are left out), the last one open to `until`."""
     out: dict[int, list[Interval]] = {n: [] for n in node_ids}
-    rows = NodeStatusChange.objects.filter(node_id__in=node_ids, at__lte=until).order_by(
-        "node_id", "at"
-    )
     last: dict[int, tuple[str, dt.datetime]] = {}
-    for r in rows.values_list("node_id", "status", "at"):
-        node_id, status, at = r
+    for node_id, status, at in rows:
+        if at > until or node_id not in out:
+            continue
         prev = last.get(node_id)
         if prev is not None and prev[0] == "RUNNING" and at > prev[1]:
             out[node_id].append((prev[1], at))

@@ -20,15 +20,17 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.compute.models import Allocation, Node
+from apps.compute.quota_version import quota_version
 from apps.compute.recipients import member_emails, staff_emails
 from apps.compute.usage import autostop
 from apps.compute.usage import rules as usage_rules
-from apps.compute.usage.metering import _overlap, running_intervals
+from apps.compute.usage.metering import StatusRow, _overlap, intervals_of, status_rows
 from apps.compute.usage_models import GroupQuota, QuotaNotice, UsagePolicy
 from apps.core.errors import DomainError, NotFound
 from apps.core.models import Course, User
 from apps.core.services import audit_record
 from apps.core.timefmt import format_instant
+from apps.core.versions import cached
 from apps.groups.models import Group
 
 
@@ -37,25 +39,43 @@ def policy_of(course: Course) -> UsagePolicy:
     return UsagePolicy.objects.filter(course=course).first() or UsagePolicy(course=course)
 
 
-def gpu_hours_used(
-    course: Course, since: dt.datetime, until: dt.datetime, group_ids: list[int] | None = None
+AllocRow = tuple[int, int, int, dt.datetime, dt.datetime | None]  # group, node, GPUs, from, to
+
+
+def _hours_of(
+    rows: list[AllocRow], changes: list[StatusRow], since: dt.datetime, until: dt.datetime
 ) -> dict[int, float]:
-    """GPU-hours each group's held nodes ran in [since, until): two queries, whatever the size."""
-    allocs = Allocation.objects.filter(course=course, started_at__lt=until).exclude(
-        ended_at__lte=since
-    )
-    if group_ids is not None:
-        allocs = allocs.filter(group_id__in=group_ids)
-    rows = list(
-        allocs.values_list("group_id", "node_id", "node__gpu_count", "started_at", "ended_at")
-    )
-    runs = running_intervals(sorted({r[1] for r in rows}), until)
+    """GPU-hours each group's held nodes ran in [since, until), from its allocations and the
+    nodes' status changes (rows outside the span are left out here)."""
+    rows = [r for r in rows if r[3] < until and (r[4] is None or r[4] > since)]
+    runs = intervals_of(changes, sorted({r[1] for r in rows}), until)
     out: dict[int, float] = {}
     for group_id, node_id, gpus, started, ended in rows:
         span = (max(started, since), min(ended or until, until))
         secs = sum(_overlap(span, iv) for iv in runs.get(node_id, []))
         out[group_id] = out.get(group_id, 0.0) + secs / 3600 * gpus
     return out
+
+
+def _alloc_rows(
+    course: Course, group_ids: list[int] | None, since: dt.datetime | None = None
+) -> list[AllocRow]:
+    allocs = Allocation.objects.filter(course=course)
+    if since is not None:
+        allocs = allocs.exclude(ended_at__lte=since)
+    if group_ids is not None:
+        allocs = allocs.filter(group_id__in=group_ids)
+    return list(
+        allocs.values_list("group_id", "node_id", "node__gpu_count", "started_at", "ended_at")
+    )
+
+
+def gpu_hours_used(
+    course: Course, since: dt.datetime, until: dt.datetime, group_ids: list[int] | None = None
+) -> dict[int, float]:
+    """GPU-hours each group's held nodes ran in [since, until): two queries, whatever the size."""
+    rows = [r for r in _alloc_rows(course, group_ids, since) if r[3] < until]
+    return _hours_of(rows, status_rows(sorted({r[1] for r in rows}), until), since, until)
 
 
 @dataclass(frozen=True)
@@ -80,32 +100,51 @@ class Standing:
         return max(self.quota - self.used, 0.0)
 
 
-def standings(
-    course: Course, now: dt.datetime | None = None, group_ids: list[int] | None = None
-) -> list[Standing]:
-    """Every live group's (or those of `group_ids`) GPU-hours this period against its quota,
-    in name order; a fixed number of queries."""
-    now = now or timezone.now()
+@dataclass(frozen=True)
+class _Inputs:
+    """What the standings are computed from, all but the clock: the policy, the groups, their
+    own quotas, their allocations, their nodes' status changes and the node each holds now."""
+
+    policy: UsagePolicy
+    groups: list[tuple[int, str]]
+    own: dict[int, int]
+    allocs: list[AllocRow]
+    changes: list[StatusRow]
+    nodes: dict[int, Node]
+
+
+def _inputs(
+    course: Course,
+    group_ids: list[int] | None,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+) -> _Inputs:
     policy = policy_of(course)
-    tz = course.tz
-    start = usage_rules.period_start(now, policy.period, tz)
-    end = usage_rules.period_end(start, policy.period, tz)
     groups = Group.objects.filter(course=course, dissolved_at__isnull=True).order_by("name")
     if group_ids is not None:
         groups = groups.filter(pk__in=group_ids)
     pairs = list(groups.values_list("pk", "name"))
     ids = [pk for pk, _ in pairs]
     own = dict(GroupQuota.objects.filter(group_id__in=ids).values_list("group_id", "gpu_hours"))
-    used = gpu_hours_used(course, start, now, ids)
+    allocs = [r for r in _alloc_rows(course, ids, since) if until is None or r[3] < until]
     nodes = {
         a.group_id: a.node
         for a in Allocation.objects.filter(group_id__in=ids, ended_at__isnull=True).select_related(
             "node"
         )
     }
+    changes = status_rows(sorted({r[1] for r in allocs}), until)
+    return _Inputs(policy, pairs, own, allocs, changes, nodes)
+
+
+def _standings_of(course: Course, got: _Inputs, now: dt.datetime) -> list[Standing]:
+    policy = got.policy
+    start = usage_rules.period_start(now, policy.period, course.tz)
+    end = usage_rules.period_end(start, policy.period, course.tz)
+    used = _hours_of(got.allocs, got.changes, start, now)
     out = []
-    for pk, name in pairs:
-        quota = own.get(pk, policy.gpu_hours)
+    for pk, name in got.groups:
+        quota = got.own.get(pk, policy.gpu_hours)
         hours = round(used.get(pk, 0.0), 1)
         out.append(
             Standing(
@@ -114,26 +153,55 @@ def standings(
                 used=hours,
                 quota=quota,
                 standing=usage_rules.quota_standing(hours, quota, policy.warn_pct),
-                own_quota=pk in own,
+                own_quota=pk in got.own,
                 period_start=start,
                 resets_at=end,
-                node=nodes.get(pk),
+                node=got.nodes.get(pk),
                 period=policy.period,
             )
         )
     return out
 
 
+def standings(
+    course: Course, now: dt.datetime | None = None, group_ids: list[int] | None = None
+) -> list[Standing]:
+    """Every live group's (or those of `group_ids`) GPU-hours this period against its quota,
+    in name order, read now from the database (the staff's usage page and the enforcer): a
+    fixed number of queries."""
+    now = now or timezone.now()
+    policy = policy_of(course)
+    start = usage_rules.period_start(now, policy.period, course.tz)
+    return _standings_of(course, _inputs(course, group_ids, start, now), now)
+
+
 def standing_of(course: Course, group_id: int, now: dt.datetime | None = None) -> Standing | None:
-    found = standings(course, now, [group_id])
+    """One group's standing, as `standings` computes it, for the pages a student reads (Today,
+    the node page, my usage). Its inputs — the policy, the group, its own quota, its allocations
+    and their nodes' status changes — are cached per group under the course's quota version,
+    which every write to those rows drops (`quota_cache`); the hours are then computed at `now`
+    from them, so a node still running counts up to the second and a new period starts on
+    time without any write. `node` is the node the group held when the entry was built; read
+    its cloud fields from the database where they matter."""
+    now = now or timezone.now()
+    got = cached(
+        quota_version(course.pk),
+        f"group-{group_id}",
+        lambda: _inputs(course, [group_id], None, None),
+        course,
+    )
+    found = _standings_of(course, got, now)
     return found[0] if found else None
 
 
 def start_refusal(course: Course, group_id: int | None, now: dt.datetime | None = None) -> str:
-    """Why the group may not start its node now (its quota is used), or ""."""
+    """Why the group may not start its node now (its quota is used), or "". Read fresh from
+    the database, never from the cache: this guards a cloud start, and a start refused or let
+    through on a cached standing would be a wrong action rather than a stale number."""
     if group_id is None:
         return ""
-    s = standing_of(course, group_id, now)
+    found = standings(course, now, [group_id])
+    s = found[0] if found else None
     if s is None or s.standing != "over":
         return ""
     when = (

@@ -8,16 +8,17 @@ import datetime as dt
 from django.http import HttpRequest
 from django.urls import reverse
 
-from apps.compute.board.selectors import group_id_of
 from apps.compute.usage.quotas import standing_of
 from apps.compute.usage_models import ShutdownOptOut
 from apps.core.models import Course, Role
 from apps.core.registry import TodayItem
+from apps.groups.selectors import current_group_id
 
 
 def quota(request: HttpRequest, course: Course, role: Role, now: dt.datetime) -> list[TodayItem]:
     """The group has passed its warning threshold (or used its quota) this period."""
-    group_id = group_id_of(user=request.user, course=course)  # type: ignore[arg-type]
+    memo = request.__dict__.setdefault("_memo", {})  # the group id the other sources read
+    group_id = current_group_id(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     if group_id is None:
         return []
     s = standing_of(course, group_id, now)

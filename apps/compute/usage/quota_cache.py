@@ -1,0 +1,44 @@
+"""Drop a course's cached quota standings (`quotas.standing_of`) whenever a row they are
+computed from is written: an allocation (start, end, move), a node's status change (a running
+interval opening or closing), a node (its GPU count), a group (renamed, dissolved), a group's
+own quota, the course's usage policy. Signals, so the admin, `load_course` and every service
+invalidate alike; the one bulk update of these rows (`cloud.inventory`, a node's fields) drops
+the version itself. The period rolling over needs no write: the hours are computed at the
+request's clock from the cached rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import post_delete, post_save
+
+from apps.compute.models import Allocation, Node, NodeStatusChange
+from apps.compute.quota_version import quota_changed
+from apps.compute.usage_models import GroupQuota, UsagePolicy
+from apps.groups.models import Group
+
+
+def _course_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
+    quota_changed(instance.course_id)
+
+
+def _status_changed(sender: Any, instance: NodeStatusChange, **kwargs: Any) -> None:
+    if NodeStatusChange._meta.get_field("node").is_cached(instance):
+        course_id: int | None = instance.node.course_id
+    else:  # (deleted with its node: the node's own signal drops the version)
+        course_id = (
+            Node.objects.filter(pk=instance.node_id).values_list("course_id", flat=True).first()
+        )
+    if course_id is not None:
+        quota_changed(course_id)
+
+
+def connect() -> None:
+    for model in (Allocation, Node, Group, GroupQuota, UsagePolicy):
+        uid = f"quota-cache-{model.__name__}"
+        post_save.connect(_course_changed, sender=model, dispatch_uid=uid)
+        post_delete.connect(_course_changed, sender=model, dispatch_uid=f"{uid}-del")
+    post_save.connect(_status_changed, sender=NodeStatusChange, dispatch_uid="quota-cache-status")
+    post_delete.connect(
+        _status_changed, sender=NodeStatusChange, dispatch_uid="quota-cache-status-del"
+    )
