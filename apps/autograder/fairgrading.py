@@ -27,8 +27,8 @@ from apps.autograder.models import (
     RubricMark,
     SecondMark,
 )
-from apps.autograder.written import score_of
-from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.autograder.written import marks_audited, marks_checked, score_of
+from apps.core.errors import DomainError, NotAllowed
 from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -167,16 +167,7 @@ def second_marks_apply(
     """A second grader marks overlap answers given to them: their own `SecondMark` rows, which
     never change a grade (the first grader's marks count). Refused for any answer that is not
     theirs to grade second. Audited. Returns how many answers were touched."""
-    course = question.question_set.course
-    if not is_staff(actor, course):
-        raise NotAllowed("Only the course's instructors and TAs grade written answers.")
-    if not student_ids:
-        raise DomainError("Choose at least one answer.", field="students")
-    if not add and not remove:
-        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
-    items = {i.pk: i for i in question.rubric_items.all()}
-    if any(i not in items for i in [*add, *remove]):
-        raise NotFound("No such rubric item on this question.", field="items")
+    items = marks_checked(actor, question, student_ids, add, remove)
     wanted = set(student_ids)
     with transaction.atomic():
         mine = set(
@@ -196,17 +187,7 @@ def second_marks_apply(
             SecondMark.objects.filter(
                 item_id__in=remove, student_id__in=mine, grader=actor
             ).delete()
-        audit_record(
-            actor=actor,
-            action="written.second_marked",
-            course=course,
-            obj=question,
-            after={
-                "students": len(mine),
-                "added": [items[i].key for i in add],
-                "removed": [items[i].key for i in remove],
-            },
-        )
+        marks_audited(actor, "written.second_marked", question, len(mine), items, add, remove)
     return len(mine)
 
 

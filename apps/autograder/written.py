@@ -176,15 +176,7 @@ def marks_apply(
 ) -> int:
     """Apply (`add`) and take off (`remove`) rubric items on many students' answers at once;
     their scores change in the same transaction. Returns how many students were touched."""
-    _written(actor, question)
-    if not student_ids:
-        raise DomainError("Choose at least one answer.", field="students")
-    if not add and not remove:
-        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
-    items = {i.pk: i for i in question.rubric_items.all()}
-    unknown = [i for i in [*add, *remove] if i not in items]
-    if unknown:
-        raise NotFound("No such rubric item on this question.", field="items")
+    items = marks_checked(actor, question, student_ids, add, remove)
     course = question.question_set.course
     students = set(
         Membership.objects.filter(
@@ -202,18 +194,47 @@ def marks_apply(
         if remove:
             RubricMark.objects.filter(item_id__in=remove, student_id__in=students).delete()
         rescore(question, students)
-        audit_record(
-            actor=actor,
-            action="written.marked",
-            course=course,
-            obj=question,
-            after={
-                "students": len(students),
-                "added": [items[i].key for i in add],
-                "removed": [items[i].key for i in remove],
-            },
-        )
+        marks_audited(actor, "written.marked", question, len(students), items, add, remove)
     return len(students)
+
+
+def marks_checked(
+    actor: User, question: Question, student_ids: list[int], add: list[int], remove: list[int]
+) -> dict[int, RubricItem]:
+    """The checks every change of rubric marks makes first (staff, a written question, some
+    answers, some items, items of this question); returns the question's items by id."""
+    _written(actor, question)
+    if not student_ids:
+        raise DomainError("Choose at least one answer.", field="students")
+    if not add and not remove:
+        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
+    items = {i.pk: i for i in question.rubric_items.all()}
+    if any(i not in items for i in [*add, *remove]):
+        raise NotFound("No such rubric item on this question.", field="items")
+    return items
+
+
+def marks_audited(
+    actor: User,
+    action: str,
+    question: Question,
+    students: int,
+    items: dict[int, RubricItem],
+    add: list[int],
+    remove: list[int],
+) -> None:
+    """The audit row of a change of rubric marks: how many answers, which items on and off."""
+    audit_record(
+        actor=actor,
+        action=action,
+        course=question.question_set.course,
+        obj=question,
+        after={
+            "students": students,
+            "added": [items[i].key for i in add],
+            "removed": [items[i].key for i in remove],
+        },
+    )
 
 
 def item_save(
