@@ -27,7 +27,13 @@ from apps.autograder.models import (
     RubricMark,
     SecondMark,
 )
-from apps.autograder.written import marks_audited, marks_checked, score_of
+from apps.autograder.written import (
+    lock_written,
+    marks_audited,
+    marks_checked,
+    score_of,
+    still_staff,
+)
 from apps.core.errors import DomainError, NotAllowed
 from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
 from apps.core.permissions import is_staff
@@ -170,6 +176,8 @@ def second_marks_apply(
     items = marks_checked(actor, question, student_ids, add, remove)
     wanted = set(student_ids)
     with transaction.atomic():
+        lock_written(question.question_set)
+        still_staff(actor, question.question_set.course)
         mine = set(
             AnswerGrader.objects.filter(
                 question=question, grader=actor, second=True, student_id__in=wanted

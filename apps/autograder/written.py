@@ -187,6 +187,7 @@ def marks_apply(
         raise NotFound("Some of those answers are not from students of this course.")
     with transaction.atomic():
         lock_written(question.question_set)
+        still_staff(actor, course)
         RubricMark.objects.bulk_create(
             [RubricMark(item_id=i, student_id=s, applied_by=actor) for i in add for s in students],
             ignore_conflicts=True,
@@ -196,6 +197,17 @@ def marks_apply(
         rescore(question, students)
         marks_audited(actor, "written.marked", question, len(students), items, add, remove)
     return len(students)
+
+
+def still_staff(actor: User, course: Any) -> None:
+    """Read again under the written-grading lock (not from the request's cache): a grader taken
+    off the staff while saving marks is refused, so their handed-back answers stay handed back."""
+    if actor.is_superuser:
+        return
+    if not Membership.objects.filter(
+        user=actor, course=course, role__in=STAFF_ROLES, is_active=True
+    ).exists():
+        raise NotAllowed("You are no longer on this course's staff; no mark was saved.")
 
 
 def marks_checked(

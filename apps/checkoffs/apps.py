@@ -14,8 +14,20 @@ class CheckoffsConfig(AppConfig):
             tasks,  # noqa: F401  (queued by name: register it in every process)
         )
         from apps.core.invariants import register_check
-        from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
+        from apps.core.lifecycle import (
+            GroupDissolved,
+            GroupMerged,
+            StaffRemoved,
+            describe,
+            subscribe,
+        )
 
+        subscribe(StaffRemoved, lifecycle.on_staff_removed)
+        describe(StaffRemoved, lifecycle.staff_removed_preview)
+        register_check(
+            "no checkoff slot to come is run by someone off the staff",
+            lifecycle.slots_run_by_non_staff,
+        )
         subscribe(GroupDissolved, lifecycle.on_group_dissolved)
         subscribe(GroupMerged, lifecycle.on_group_merged)
         describe(GroupDissolved, lifecycle.dissolve_preview)

@@ -1,0 +1,186 @@
+"""A TA taken off the course staff (the roster import makes them a student, or the admin ends
+their membership) hands back the written grading they have not done: their ungraded share goes
+to the other grader, their pending second gradings are released, what they graded stays with
+their name, and `check_course` finds nothing held by someone off staff (`StaffRemoved`,
+apps/autograder/handback.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http import HttpResponse
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.models import AnswerGrader, RubricMark, SecondMark
+from apps.autograder.services import answer_submit
+from apps.checkoffs.models import CheckoffSet, CheckoffSlot
+from apps.core.invariants import run_checks
+from apps.core.models import AuditEvent, Membership, Role, User
+from tests.factories import CourseFactory, UserFactory, member
+
+pytestmark = pytest.mark.django_db
+
+
+def text(response: HttpResponse) -> str:
+    return html.unescape(response.content.decode())
+
+
+def as_user(u: User) -> Client:
+    c = Client()
+    c.force_login(u)
+    return c
+
+
+@pytest.fixture
+def split():  # type: ignore[no-untyped-def]
+    """20 answers split between Tess (1–10) and Theo (11–20), 10 graded twice (answers 1, 3 …
+    19: Theo second-grades Tess's odd ones, Tess Theo's). Before she leaves, Tess grades her
+    answers 1–4 and second-grades 11 and 13; Theo grades 11–13 and second-grades answer 5."""
+    course = CourseFactory()
+    prof = member(course, Role.INSTRUCTOR, email="prof@uni.edu", full_name="Pat Professor")
+    ta1 = member(course, Role.TA, email="ta1@uni.edu", full_name="Tess One")
+    ta2 = member(course, Role.TA, email="ta2@uni.edu", full_name="Theo Two")
+    students = [member(course, email=f"s{i:02d}@uni.edu") for i in range(20)]
+    qs = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
+    q = qs.questions.get(key="why-8pct")
+    for n, s in enumerate(students):
+        answer_submit(actor=s, question=q, answers={0: f"Answer number {n}: Amdahl caps it."})
+    page_url = f"/c/{course.code}/questions/{qs.key}/written/{q.key}/"
+    p = f"split-{q.key}"
+    as_user(prof).post(
+        f"{page_url}split/",
+        {f"{p}-graders": [str(ta1.pk), str(ta2.pk)], f"{p}-ranges": "", f"{p}-overlap": "10"},
+    )
+    items = {i.key: i for i in q.rubric_items.all()}
+    full = [str(items["small-share"].pk), str(items["profile-first"].pk)]
+
+    def mark(ta: User, answer: int, second: bool = False) -> None:
+        form = {"students": str(students[answer - 1].pk), "add": full}
+        r = as_user(ta).post(f"{page_url}marks/", {**form, **({"second": "1"} if second else {})})
+        assert r.status_code == 302
+
+    for answer in (1, 2, 3, 4):
+        mark(ta1, answer)
+    for answer in (11, 13):
+        mark(ta1, answer, second=True)
+    for answer in (11, 12, 13):
+        mark(ta2, answer)
+    mark(ta2, 5, second=True)
+    return course, prof, ta1, ta2, students, qs, q, page_url
+
+
+def _roster(students: list[User], ta1: User) -> bytes:
+    lines = ["name,email,sid,role"]
+    lines += [f"Student {i},{s.email},,student" for i, s in enumerate(students)]
+    lines.append(f"Tess One,{ta1.email},,student")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_ta_made_a_student_hands_back_their_share_over_http(split) -> None:  # type: ignore[no-untyped-def]
+    course, prof, ta1, ta2, students, qs, q, page_url = split
+    set_url = f"/c/{course.code}/questions/{qs.key}/"
+    before = text(as_user(prof).get(set_url + "?all=1"))
+    assert "Tess One: 4 of 10 graded; second grading 2 of 5" in before
+    assert "Theo Two: 3 of 10 graded; second grading 1 of 5" in before
+    slot_set = CheckoffSet.objects.create(
+        course=course, kind=CheckoffSet.Kind.CHECKIN, title="Midterm check-in"
+    )
+    soon = timezone.now() + dt.timedelta(days=2)
+    slot = CheckoffSlot.objects.create(
+        set=slot_set,
+        starts_at=soon,
+        ends_at=soon + dt.timedelta(minutes=15),
+        location="521 Cory",
+        staff=ta1,
+    )
+
+    # The roster preview says what will happen before anything does.
+    upload = SimpleUploadedFile("roster.csv", _roster(students, ta1), content_type="text/csv")
+    r = as_user(prof).post(f"/c/{course.code}/roster/", {"file": upload})
+    assert r.status_code == 302, text(r)
+    preview = re.sub(r"<[^>]+>", "", text(as_user(prof).get(r["Location"])))
+    assert "Leaving the course staff" in preview
+    assert "Tess One becomes a student." in preview
+    assert (
+        f"{qs.key} / {q.key}: 6 ungraded answers go to the other graders; 4 they graded keep "
+        "their marks; 3 second grading(s) they have not done are released." in preview
+    )
+    assert "1 checkoff slot(s) to come they run name nobody instead." in preview
+    assert AnswerGrader.objects.filter(grader=ta1, second=False).count() == 10  # not yet
+
+    done = as_user(prof).post(r["Location"], follow=True)
+    assert "1 updated" in text(done)
+    assert Membership.objects.get(user=ta1, course=course).role == Role.STUDENT
+
+    # Theo now holds Tess's six ungraded answers (5–10) besides his own ten; answer 5, which
+    # he had already second-graded, counts his marks now.
+    mine = text(as_user(ta2).get(page_url))
+    assert "your 16 answers" in mine
+    assert mine.count("answer-group") == 16
+    assert RubricMark.objects.filter(student=students[4], applied_by=ta2).count() == 2
+    assert not SecondMark.objects.filter(student=students[4]).exists()
+
+    # Progress per grader adds up to the 20 answers; Tess's graded four keep her name.
+    after = text(as_user(prof).get(set_url + "?all=1"))
+    assert "Tess One: 4 of 4 graded; second grading 2 of 2" in after
+    assert "Theo Two: 4 of 16 graded; second grading 0 of 2" in after
+    assert "given to nobody" not in after
+    assert RubricMark.objects.filter(applied_by=ta1).count() == 4 * 2
+    api = APIClient()
+    api.force_authenticate(prof)
+    [row] = api.get(f"/api/v1/courses/{course.code}/question-sets/{qs.key}/written/").json()[
+        "splits"
+    ]
+    assert sum(g["share"] for g in row["graders"]) + row["unassigned"] == 20
+    # Her pending second gradings (15, 17, 19: Theo grades those first) were released.
+    assert AnswerGrader.objects.filter(grader=ta1, second=True).count() == 2
+
+    # Tess herself can no longer grade; the slot she was to run names nobody.
+    assert as_user(ta1).get(page_url).status_code in (403, 404)
+    slot.refresh_from_db()
+    assert slot.staff is None
+    audit = AuditEvent.objects.filter(course=course, action="grading.handed_back").get()
+    assert audit.after["event"] == "StaffRemoved"
+    assert audit.after["handed"] == {"ta2@uni.edu": 3}
+    assert audit.after["promoted"] == 3
+    assert audit.after["second_released"] == 3
+    assert run_checks(course.pk) == []
+
+
+def test_the_admin_ending_a_ta_membership_hands_back_too(split) -> None:  # type: ignore[no-untyped-def]
+    course, _prof, ta1, ta2, _students, _qs, q, _page_url = split
+    root = UserFactory(email="root@uni.edu", is_staff=True, is_superuser=True)
+    m = Membership.objects.get(user=ta1, course=course)
+    r = as_user(root).post(
+        f"/admin/core/membership/{m.pk}/change/",
+        {"user": str(ta1.pk), "course": str(course.pk), "role": "ta", "is_active": ""},
+    )
+    assert r.status_code == 302, text(r)
+    assert AnswerGrader.objects.filter(question=q, grader=ta2, second=False).count() == 16
+    audit = AuditEvent.objects.get(course=course, action="grading.handed_back")
+    assert audit.after["now"] == ""  # she left the course, not just the staff
+    assert run_checks(course.pk) == []
+
+
+def test_the_only_grader_leaving_gives_the_answers_to_nobody(split) -> None:  # type: ignore[no-untyped-def]
+    course, prof, ta1, ta2, _students, qs, q, _page_url = split
+    root = UserFactory(email="root@uni.edu", is_staff=True, is_superuser=True)
+    for ta in (ta1, ta2):
+        m = Membership.objects.get(user=ta, course=course)
+        r = as_user(root).post(f"/admin/core/membership/{m.pk}/delete/", {"post": "yes"})
+        assert r.status_code == 302
+    assert (
+        not AnswerGrader.objects.filter(question=q, grader=ta2, second=False)
+        .exclude(student_id__in=RubricMark.objects.filter(item__question=q).values("student_id"))
+        .exists()
+    )
+    page = text(as_user(prof).get(f"/c/{course.code}/questions/{qs.key}/?all=1"))
+    assert "given to nobody (split again)" in page
+    assert run_checks(course.pk) == []
