@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 
 from apps.autograder.models import (
@@ -119,7 +119,17 @@ def with_regrades(question_set: QuestionSet, rows: list[dict[str, Any]]) -> list
 
 def lock_written(question_set: QuestionSet) -> None:
     """Taken by a grading chunk before it reads marks, and by every mark or item change: the
-    two serialise on the set's written questions."""
+    two serialise on the set's written questions. The course row is share-locked first (FOR KEY
+    SHARE: it waits only for a change that locks the course, such as a roster import), so a
+    roster import that takes a grader off the staff (the course, then these questions, to hand
+    their answers back) and a mark being saved (these questions, then an audit row that refers
+    to the course) take the two in the same order and never deadlock."""
+    if connection.vendor == "postgresql":  # SQLite locks the whole file: nothing to order
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM core_course WHERE id = %s FOR KEY SHARE",
+                [question_set.course_id],
+            )
     list(
         Question.objects.select_for_update()
         .filter(question_set=question_set, kind=Question.Kind.WRITTEN)

@@ -18,12 +18,17 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.autograder.bank import BANKS, bank_load
+from apps.autograder.fairgrading import second_marks_apply, share_of, split_save
 from apps.autograder.models import AnswerGrader, RubricMark, SecondMark
 from apps.autograder.services import answer_submit
+from apps.autograder.written import marks_apply
 from apps.checkoffs.models import CheckoffSet, CheckoffSlot
+from apps.core.errors import NotAllowed
 from apps.core.invariants import run_checks
 from apps.core.models import AuditEvent, Membership, Role, User
+from apps.roster.services import roster_commit, roster_upload
 from tests.factories import CourseFactory, UserFactory, member
+from tests.threads import run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -184,3 +189,48 @@ def test_the_only_grader_leaving_gives_the_answers_to_nobody(split) -> None:  # 
     page = text(as_user(prof).get(f"/c/{course.code}/questions/{qs.key}/?all=1"))
     assert "given to nobody (split again)" in page
     assert run_checks(course.pk) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_ta_grading_while_taken_off_staff_is_either_kept_or_refused_never_half() -> None:
+    """Real threads: Tess saves marks on her ungraded answers and on her pending second gradings
+    while the roster import makes her a student. Whichever goes first, each answer is either
+    graded by her (and stays hers) or handed to Theo unmarked; nothing is held by her ungraded."""
+    course = CourseFactory()
+    prof = member(course, Role.INSTRUCTOR, email="prof@uni.edu")
+    ta1 = member(course, Role.TA, email="ta1@uni.edu", full_name="Tess One")
+    ta2 = member(course, Role.TA, email="ta2@uni.edu", full_name="Theo Two")
+    students = [member(course, email=f"s{i:02d}@uni.edu") for i in range(20)]
+    qs = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
+    q = qs.questions.get(key="why-8pct")
+    for n, s in enumerate(students):
+        answer_submit(actor=s, question=q, answers={0: f"Answer number {n}: Amdahl caps it."})
+    split_save(actor=prof, question=q, grader_ids=[ta1.pk, ta2.pk], overlap=10)
+    full = [i.pk for i in q.rubric_items.filter(key__in=["small-share", "profile-first"])]
+    first, second = share_of(q, ta1)
+    record, _ = roster_upload(
+        actor=prof, course=course, filename="roster.csv", data=_roster(students, ta1)
+    )
+    results = run_at_once(
+        [
+            lambda: marks_apply(actor=ta1, question=q, student_ids=sorted(first), add=full),
+            lambda: second_marks_apply(actor=ta1, question=q, student_ids=sorted(second), add=full),
+            lambda: roster_commit(actor=prof, record=record),
+        ]
+    )
+    assert not isinstance(results[2], Exception), results[2]
+    for r in results[:2]:
+        assert isinstance(r, int | NotAllowed), r
+    marked = set(RubricMark.objects.filter(item__question=q).values_list("student_id", flat=True))
+    held = AnswerGrader.objects.filter(question=q, second=False)
+    assert held.count() == 20  # each answer has its one first grader
+    if isinstance(results[0], int):  # her marks went in first: all ten stay hers, graded
+        assert set(held.filter(grader=ta1).values_list("student_id", flat=True)) == first
+        assert first <= marked
+    else:  # refused: her ten went to Theo, with no mark of hers
+        assert not held.filter(grader=ta1).exists()
+        assert not RubricMark.objects.filter(applied_by=ta1).exists()
+    assert Membership.objects.get(user=ta1, course=course).role == Role.STUDENT
+    assert run_checks(course.pk) == []
+    assert ta2.pk in set(held.values_list("grader_id", flat=True))
