@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.db import transaction
 
@@ -210,6 +209,20 @@ class GraderProgress:
     second_graded: int = 0
 
 
+@dataclass(frozen=True)
+class Disagreement:
+    """An overlap answer its two graders scored differently: the first grader's score counts
+    until the instructor changes the marks on the written-answer page."""
+
+    question: Question
+    student_id: int
+    number: int  # the answer's number in the split (1…n, as the ranges count)
+    first: float
+    second: float
+    first_grader: User | None
+    second_grader: User
+
+
 @dataclass
 class SplitView:
     """A split question as the set's page and the API show it."""
@@ -218,7 +231,7 @@ class SplitView:
     graders: list[GraderProgress] = field(default_factory=list)
     unassigned: int = 0
     agreement: splitting.Agreement | None = None
-    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
 
 
 def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int, SplitView]:
@@ -249,12 +262,17 @@ def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int,
     ).values_list("item_id", "student_id", "grader_id"):
         second_items[(items[item_id].question_id, student_id, grader_id)].append(items[item_id])
     answered: dict[int, set[int]] = defaultdict(set)
+    number: dict[tuple[int, int], int] = {}  # (question, student) → the answer's number 1…n
     for qid, student_id in (
         Answer.objects.filter(question_id__in=qids, part=0)
         .exclude(text="", raw="")
+        .order_by("pk")
         .values_list("question_id", "student_id")
     ):
         answered[qid].add(student_id)
+        number[(qid, student_id)] = len(answered[qid])
+    users = {r.grader_id: r.grader for r in rows}
+    first_of = {(r.question_id, r.student_id): r.grader for r in rows if not r.second}
     out: dict[int, SplitView] = {}
     by_grader: dict[tuple[int, int], GraderProgress] = {}
     assigned: dict[int, set[int]] = defaultdict(set)
@@ -288,8 +306,17 @@ def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int,
             scored.append((a, b))
             if abs(a - b) > 1e-9:
                 view.disagreements.append(
-                    {"student_id": student_id, "first": a, "second": b, "second_grader": grader_id}
+                    Disagreement(
+                        question=q,
+                        student_id=student_id,
+                        number=number.get((qid, student_id), 0),
+                        first=a,
+                        second=b,
+                        first_grader=first_of.get((qid, student_id)),
+                        second_grader=users[grader_id],
+                    )
                 )
+        view.disagreements.sort(key=lambda d: d.number)
         step = splitting.rubric_step([i.points for i in items.values() if i.question_id == qid])
         view.agreement = splitting.agreement(scored, step)
     return out
