@@ -75,6 +75,17 @@ def on_staff_removed(event: StaffRemoved) -> None:
         )
 
 
+def _give(row: AnswerGrader, eligible: list[int], load: dict[int, int]) -> int | None:
+    """Give `row` to the eligible grader holding the fewest (`load`, counted on); None: nobody."""
+    if not eligible:
+        return None
+    g = min(eligible, key=lambda g: (load[g], g))
+    row.grader_id = g
+    row.save(update_fields=["grader"])
+    load[g] += 1
+    return g
+
+
 def _hand_back(q: Question, uid: int, staff: set[int], names: dict[int, str]) -> dict:
     rows = list(AnswerGrader.objects.select_for_update().filter(question=q).order_by("pk"))
     if not rows:
@@ -100,12 +111,8 @@ def _hand_back(q: Question, uid: int, staff: set[int], names: dict[int, str]) ->
             kept += 1
             continue
         twin = second.get(student_id)
-        eligible = [g for g in others if twin is None or g != twin.grader_id]
-        if eligible:
-            g = min(eligible, key=lambda g: (load[g], g))
-            r.grader_id = g
-            r.save(update_fields=["grader"])
-            load[g] += 1
+        g = _give(r, [g for g in others if twin is None or g != twin.grader_id], load)
+        if g is not None:
             handed[names.get(g, str(g))] += 1
         elif twin is not None and twin.grader_id in load:
             g = twin.grader_id
@@ -138,12 +145,7 @@ def _hand_back(q: Question, uid: int, staff: set[int], names: dict[int, str]) ->
         if r.grader_id != uid or (student_id, uid) in second_done:
             continue
         head = first.get(student_id)
-        eligible = [g for g in others if head is None or g != head.grader_id]
-        if eligible:
-            g = min(eligible, key=lambda g: (second_load[g], g))
-            r.grader_id = g
-            r.save(update_fields=["grader"])
-            second_load[g] += 1
+        if _give(r, [g for g in others if head is None or g != head.grader_id], second_load):
             seconds_moved += 1
         else:
             r.delete()

@@ -14,16 +14,11 @@ class CheckoffsConfig(AppConfig):
             tasks,  # noqa: F401  (queued by name: register it in every process)
         )
         from apps.core.invariants import register_check
-        from apps.core.lifecycle import (
-            GroupDissolved,
-            GroupMerged,
-            StaffRemoved,
-            describe,
-            subscribe,
-        )
+        from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
+        from apps.core.lifecycle import StaffRemoved as Left  # a staff member off the staff
 
-        subscribe(StaffRemoved, lifecycle.on_staff_removed)
-        describe(StaffRemoved, lifecycle.staff_removed_preview)
+        subscribe(Left, lifecycle.on_staff_removed)
+        describe(Left, lifecycle.staff_removed_preview)
         register_check(
             "no checkoff slot to come is run by someone off the staff",
             lifecycle.slots_run_by_non_staff,

@@ -102,25 +102,20 @@ def booking_invariants(course_id: int) -> list[str]:
     return found
 
 
+CLEARED = "checkoffs.slot_staff_cleared"  # a slot to come whose staff member left the staff
+
+
 @in_callers_transaction
 def on_staff_removed(event: StaffRemoved) -> None:
     """A staff member left: the slots still to come that they run name nobody (the sign-up page
     then shows no name, and staff pick who runs them); the slots they ran stay theirs."""
-    slots = list(
-        CheckoffSlot.objects.select_for_update()
-        .filter(set__course=event.course, staff_id=event.user_id, starts_at__gt=event.at)
-        .order_by("pk")
+    theirs = CheckoffSlot.objects.filter(
+        set__course=event.course, staff_id=event.user_id, starts_at__gt=event.at
     )
-    for slot in slots:
-        slot.staff = None
-        slot.save(update_fields=["staff"])
-        audit_record(
-            actor=event.actor,
-            action="checkoffs.slot_staff_cleared",
-            course=event.course,
-            obj=slot,
-            after=event.caused_by(),
-        )
+    for slot in theirs.select_for_update().order_by("pk"):
+        CheckoffSlot.objects.filter(pk=slot.pk).update(staff=None)
+        note = {**event.caused_by(), "staff": None}
+        audit_record(actor=event.actor, action=CLEARED, course=event.course, obj=slot, after=note)
 
 
 def staff_removed_preview(course: Course, user_id: int) -> list[str]:

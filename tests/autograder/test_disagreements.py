@@ -10,38 +10,23 @@ import re
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.fairgrading import second_marks_apply, share_of, split_save
-from apps.autograder.services import answer_submit
 from apps.autograder.written import marks_apply
-from apps.core.models import Role, User
-from tests.factories import CourseFactory, member
+from tests.autograder.splits import answered_by, signed_in
 
 pytestmark = pytest.mark.django_db
 
 
-def as_user(u: User) -> Client:
-    c = Client()
-    c.force_login(u)
-    return c
+as_user = signed_in
 
 
 def _split_with_disagreements(n: int, tag: str = ""):  # type: ignore[no-untyped-def]
     """n answers split between two TAs, n/2 graded twice, every second grading one item short
     of the first (so each overlap answer is a disagreement: 2 against 1)."""
-    course = CourseFactory()
-    prof = member(course, Role.INSTRUCTOR, email=f"{tag}prof@uni.edu", full_name="Pat Professor")
-    ta1 = member(course, Role.TA, email=f"{tag}ta1@uni.edu", full_name="Tess One")
-    ta2 = member(course, Role.TA, email=f"{tag}ta2@uni.edu", full_name="Theo Two")
-    students = [member(course, email=f"{tag}s{i:02d}@uni.edu") for i in range(n)]
-    qs = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
-    q = qs.questions.get(key="why-8pct")
-    for i, s in enumerate(students):
-        answer_submit(actor=s, question=q, answers={0: f"Answer number {i}: Amdahl caps it."})
+    course, prof, ta1, ta2, students, qs, q = answered_by(n, tag)
     split_save(actor=prof, question=q, grader_ids=[ta1.pk, ta2.pk], overlap=n // 2)
     items = {i.key: i.pk for i in q.rubric_items.all()}
     for ta in (ta1, ta2):

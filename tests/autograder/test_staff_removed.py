@@ -7,40 +7,29 @@ apps/autograder/handback.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import html
 import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.http import HttpResponse
-from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from apps.autograder.bank import BANKS, bank_load
 from apps.autograder.fairgrading import second_marks_apply, share_of, split_save
 from apps.autograder.models import AnswerGrader, RubricMark, SecondMark
-from apps.autograder.services import answer_submit
 from apps.autograder.written import marks_apply
 from apps.checkoffs.models import CheckoffSet, CheckoffSlot
 from apps.core.errors import NotAllowed
 from apps.core.invariants import run_checks
 from apps.core.models import AuditEvent, Membership, Role, User
 from apps.roster.services import roster_commit, roster_upload
-from tests.factories import CourseFactory, UserFactory, member
+from tests.autograder.splits import answered_by, page_text, signed_in
+from tests.factories import UserFactory
 from tests.threads import run_at_once
 
 pytestmark = pytest.mark.django_db
 
 
-def text(response: HttpResponse) -> str:
-    return html.unescape(response.content.decode())
-
-
-def as_user(u: User) -> Client:
-    c = Client()
-    c.force_login(u)
-    return c
+text, as_user = page_text, signed_in
 
 
 @pytest.fixture
@@ -48,15 +37,7 @@ def split():  # type: ignore[no-untyped-def]
     """20 answers split between Tess (1–10) and Theo (11–20), 10 graded twice (answers 1, 3 …
     19: Theo second-grades Tess's odd ones, Tess Theo's). Before she leaves, Tess grades her
     answers 1–4 and second-grades 11 and 13; Theo grades 11–13 and second-grades answer 5."""
-    course = CourseFactory()
-    prof = member(course, Role.INSTRUCTOR, email="prof@uni.edu", full_name="Pat Professor")
-    ta1 = member(course, Role.TA, email="ta1@uni.edu", full_name="Tess One")
-    ta2 = member(course, Role.TA, email="ta2@uni.edu", full_name="Theo Two")
-    students = [member(course, email=f"s{i:02d}@uni.edu") for i in range(20)]
-    qs = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
-    q = qs.questions.get(key="why-8pct")
-    for n, s in enumerate(students):
-        answer_submit(actor=s, question=q, answers={0: f"Answer number {n}: Amdahl caps it."})
+    course, prof, ta1, ta2, students, qs, q = answered_by(20)
     page_url = f"/c/{course.code}/questions/{qs.key}/written/{q.key}/"
     p = f"split-{q.key}"
     as_user(prof).post(
@@ -98,13 +79,8 @@ def test_a_ta_made_a_student_hands_back_their_share_over_http(split) -> None:  #
         course=course, kind=CheckoffSet.Kind.CHECKIN, title="Midterm check-in"
     )
     soon = timezone.now() + dt.timedelta(days=2)
-    slot = CheckoffSlot.objects.create(
-        set=slot_set,
-        starts_at=soon,
-        ends_at=soon + dt.timedelta(minutes=15),
-        location="521 Cory",
-        staff=ta1,
-    )
+    times = {"starts_at": soon, "ends_at": soon + dt.timedelta(minutes=15)}
+    slot = CheckoffSlot.objects.create(set=slot_set, location="521 Cory", staff=ta1, **times)
 
     # The roster preview says what will happen before anything does.
     upload = SimpleUploadedFile("roster.csv", _roster(students, ta1), content_type="text/csv")
@@ -197,15 +173,7 @@ def test_a_ta_grading_while_taken_off_staff_is_either_kept_or_refused_never_half
     """Real threads: Tess saves marks on her ungraded answers and on her pending second gradings
     while the roster import makes her a student. Whichever goes first, each answer is either
     graded by her (and stays hers) or handed to Theo unmarked; nothing is held by her ungraded."""
-    course = CourseFactory()
-    prof = member(course, Role.INSTRUCTOR, email="prof@uni.edu")
-    ta1 = member(course, Role.TA, email="ta1@uni.edu", full_name="Tess One")
-    ta2 = member(course, Role.TA, email="ta2@uni.edu", full_name="Theo Two")
-    students = [member(course, email=f"s{i:02d}@uni.edu") for i in range(20)]
-    qs = bank_load(course=course, path=BANKS / "lab09-numbers.yaml")
-    q = qs.questions.get(key="why-8pct")
-    for n, s in enumerate(students):
-        answer_submit(actor=s, question=q, answers={0: f"Answer number {n}: Amdahl caps it."})
+    course, prof, ta1, ta2, students, _qs, q = answered_by(20)
     split_save(actor=prof, question=q, grader_ids=[ta1.pk, ta2.pk], overlap=10)
     full = [i.pk for i in q.rubric_items.filter(key__in=["small-share", "profile-first"])]
     first, second = share_of(q, ta1)
