@@ -42,6 +42,7 @@ from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import STAFF_ROLES, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
+from apps.core.transactions import in_callers_transaction
 
 SCORING = ("positive", "negative")
 DEFAULT_MAX_CHARS = 2000
@@ -236,6 +237,7 @@ def marks_checked(
     return items
 
 
+@in_callers_transaction
 def marks_audited(
     actor: User,
     action: str,
