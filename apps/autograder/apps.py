@@ -31,11 +31,17 @@ class AutograderConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, register_nav
 
         register_sweeper("autograder", jobs.sweep)
-        from apps.autograder import lifecycle
+        from apps.autograder import handback, lifecycle
         from apps.core.invariants import register_check
-        from apps.core.lifecycle import StudentDropped, subscribe
+        from apps.core.lifecycle import StaffRemoved, StudentDropped, describe, subscribe
 
         subscribe(StudentDropped, lifecycle.on_student_dropped)
+        subscribe(StaffRemoved, handback.on_staff_removed)
+        describe(StaffRemoved, handback.preview)
+        register_check(
+            "no ungraded answer, second grading or written question is held by someone off staff",
+            handback.unfinished_work_of_non_staff,
+        )
         register_check(
             "no open regrade request belongs to a dropped student",
             lifecycle.open_requests_of_dropped_students,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.db import transaction
 
@@ -27,8 +26,14 @@ from apps.autograder.models import (
     RubricMark,
     SecondMark,
 )
-from apps.autograder.written import score_of
-from apps.core.errors import DomainError, NotAllowed, NotFound
+from apps.autograder.written import (
+    lock_written,
+    marks_audited,
+    marks_checked,
+    score_of,
+    still_staff,
+)
+from apps.core.errors import DomainError, NotAllowed
 from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
@@ -171,18 +176,11 @@ def second_marks_apply(
     """A second grader marks overlap answers given to them: their own `SecondMark` rows, which
     never change a grade (the first grader's marks count). Refused for any answer that is not
     theirs to grade second. Audited. Returns how many answers were touched."""
-    course = question.question_set.course
-    if not is_staff(actor, course):
-        raise NotAllowed("Only the course's instructors and TAs grade written answers.")
-    if not student_ids:
-        raise DomainError("Choose at least one answer.", field="students")
-    if not add and not remove:
-        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
-    items = {i.pk: i for i in question.rubric_items.all()}
-    if any(i not in items for i in [*add, *remove]):
-        raise NotFound("No such rubric item on this question.", field="items")
+    items = marks_checked(actor, question, student_ids, add, remove)
     wanted = set(student_ids)
     with transaction.atomic():
+        lock_written(question.question_set)
+        still_staff(actor, question.question_set.course)
         mine = set(
             AnswerGrader.objects.filter(
                 question=question, grader=actor, second=True, student_id__in=wanted
@@ -200,17 +198,7 @@ def second_marks_apply(
             SecondMark.objects.filter(
                 item_id__in=remove, student_id__in=mine, grader=actor
             ).delete()
-        audit_record(
-            actor=actor,
-            action="written.second_marked",
-            course=course,
-            obj=question,
-            after={
-                "students": len(mine),
-                "added": [items[i].key for i in add],
-                "removed": [items[i].key for i in remove],
-            },
-        )
+        marks_audited(actor, "written.second_marked", question, len(mine), items, add, remove)
     return len(mine)
 
 
@@ -225,6 +213,20 @@ class GraderProgress:
     second_graded: int = 0
 
 
+@dataclass(frozen=True)
+class Disagreement:
+    """An overlap answer its two graders scored differently: the first grader's score counts
+    until the instructor changes the marks on the written-answer page."""
+
+    question: Question
+    student_id: int
+    number: int  # the answer's number in the split (1…n, as the ranges count)
+    first: float
+    second: float
+    first_grader: User | None
+    second_grader: User
+
+
 @dataclass
 class SplitView:
     """A split question as the set's page and the API show it."""
@@ -233,7 +235,7 @@ class SplitView:
     graders: list[GraderProgress] = field(default_factory=list)
     unassigned: int = 0
     agreement: splitting.Agreement | None = None
-    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
 
 
 def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int, SplitView]:
@@ -264,12 +266,17 @@ def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int,
     ).values_list("item_id", "student_id", "grader_id"):
         second_items[(items[item_id].question_id, student_id, grader_id)].append(items[item_id])
     answered: dict[int, set[int]] = defaultdict(set)
+    number: dict[tuple[int, int], int] = {}  # (question, student) → the answer's number 1…n
     for qid, student_id in (
         Answer.objects.filter(question_id__in=qids, part=0)
         .exclude(text="", raw="")
+        .order_by("pk")
         .values_list("question_id", "student_id")
     ):
         answered[qid].add(student_id)
+        number[(qid, student_id)] = len(answered[qid])
+    users = {r.grader_id: r.grader for r in rows}
+    first_of = {(r.question_id, r.student_id): r.grader for r in rows if not r.second}
     out: dict[int, SplitView] = {}
     by_grader: dict[tuple[int, int], GraderProgress] = {}
     assigned: dict[int, set[int]] = defaultdict(set)
@@ -303,8 +310,17 @@ def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int,
             scored.append((a, b))
             if abs(a - b) > 1e-9:
                 view.disagreements.append(
-                    {"student_id": student_id, "first": a, "second": b, "second_grader": grader_id}
+                    Disagreement(
+                        question=q,
+                        student_id=student_id,
+                        number=number.get((qid, student_id), 0),
+                        first=a,
+                        second=b,
+                        first_grader=first_of.get((qid, student_id)),
+                        second_grader=users[grader_id],
+                    )
                 )
+        view.disagreements.sort(key=lambda d: d.number)
         step = splitting.rubric_step([i.points for i in items.values() if i.question_id == qid])
         view.agreement = splitting.agreement(scored, step)
     return out

@@ -244,6 +244,9 @@ def _staff_set(
     )
 
 
+DISAGREEMENTS_PER_PAGE = 20
+
+
 def _written_rows(
     request: AuthedRequest,
     course: Course,
@@ -270,6 +273,14 @@ def _written_rows(
         "reveals": reveal.name_reveals(qs) if hand else [],
         "split_forms": views_fair.split_forms(course, [r.q for r in rows]),
         "instructor": instructor,
+        # Instructors: every overlap answer scored differently, by question then answer number,
+        # 20 a page (the API gives them on each split).
+        "disagreements": Paginator(
+            [d for r in rows if r.q.pk in splits for d in splits[r.q.pk].disagreements],
+            DISAGREEMENTS_PER_PAGE,
+        ).get_page(request.GET.get("disagreements"))
+        if instructor
+        else None,
     }
 
 

@@ -55,13 +55,19 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
     share = request.GET.get("share") or ("mine" if first else "second" if second else "all")
     if share not in ("mine", "second", "all"):
         share = "all"
+    # ?answer=<student id>: one answer alone (the set page's "answers graded differently" link)
+    one = request.GET.get("answer", "")
+    only = first if share == "mine" else second if share == "second" else None
+    without = second if share != "second" else None
+    if one.isdigit():
+        share, only, without = "all", {int(one)}, None
     groups = written.answer_groups(
         q,
         q=search,
         ungraded=ungraded,
         hide_names=hide,
-        only=first if share == "mine" else second if share == "second" else None,
-        without=second if share != "second" else None,
+        only=only,
+        without=without,
         second_grader=request.user.pk if share == "second" else None,
     )
     page = Paginator(groups, PAGE).get_page(request.GET.get("page"))

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils.crypto import salted_hmac
 
@@ -43,6 +43,7 @@ from apps.core.errors import DomainError, NotAllowed, NotFound
 from apps.core.models import STAFF_ROLES, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
+from apps.core.transactions import in_callers_transaction
 
 SCORING = ("positive", "negative")
 DEFAULT_MAX_CHARS = 2000
@@ -120,7 +121,17 @@ def with_regrades(question_set: QuestionSet, rows: list[dict[str, Any]]) -> list
 
 def lock_written(question_set: QuestionSet) -> None:
     """Taken by a grading chunk before it reads marks, and by every mark or item change: the
-    two serialise on the set's written questions."""
+    two serialise on the set's written questions. The course row is share-locked first (FOR KEY
+    SHARE: it waits only for a change that locks the course, such as a roster import), so a
+    roster import that takes a grader off the staff (the course, then these questions, to hand
+    their answers back) and a mark being saved (these questions, then an audit row that refers
+    to the course) take the two in the same order and never deadlock."""
+    if connection.vendor == "postgresql":  # SQLite locks the whole file: nothing to order
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM core_course WHERE id = %s FOR KEY SHARE",
+                [question_set.course_id],
+            )
     list(
         Question.objects.select_for_update()
         .filter(question_set=question_set, kind=Question.Kind.WRITTEN)
@@ -177,15 +188,7 @@ def marks_apply(
 ) -> int:
     """Apply (`add`) and take off (`remove`) rubric items on many students' answers at once;
     their scores change in the same transaction. Returns how many students were touched."""
-    _written(actor, question)
-    if not student_ids:
-        raise DomainError("Choose at least one answer.", field="students")
-    if not add and not remove:
-        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
-    items = {i.pk: i for i in question.rubric_items.all()}
-    unknown = [i for i in [*add, *remove] if i not in items]
-    if unknown:
-        raise NotFound("No such rubric item on this question.", field="items")
+    items = marks_checked(actor, question, student_ids, add, remove)
     course = question.question_set.course
     students = set(
         Membership.objects.filter(
@@ -196,6 +199,7 @@ def marks_apply(
         raise NotFound("Some of those answers are not from students of this course.")
     with transaction.atomic():
         lock_written(question.question_set)
+        still_staff(actor, course)
         RubricMark.objects.bulk_create(
             [RubricMark(item_id=i, student_id=s, applied_by=actor) for i in add for s in students],
             ignore_conflicts=True,
@@ -203,18 +207,59 @@ def marks_apply(
         if remove:
             RubricMark.objects.filter(item_id__in=remove, student_id__in=students).delete()
         rescore(question, students)
-        audit_record(
-            actor=actor,
-            action="written.marked",
-            course=course,
-            obj=question,
-            after={
-                "students": len(students),
-                "added": [items[i].key for i in add],
-                "removed": [items[i].key for i in remove],
-            },
-        )
+        marks_audited(actor, "written.marked", question, len(students), items, add, remove)
     return len(students)
+
+
+def still_staff(actor: User, course: Any) -> None:
+    """Read again under the written-grading lock (not from the request's cache): a grader taken
+    off the staff while saving marks is refused, so their handed-back answers stay handed back."""
+    if actor.is_superuser:
+        return
+    if not Membership.objects.filter(
+        user=actor, course=course, role__in=STAFF_ROLES, is_active=True
+    ).exists():
+        raise NotAllowed("You are no longer on this course's staff; no mark was saved.")
+
+
+def marks_checked(
+    actor: User, question: Question, student_ids: list[int], add: list[int], remove: list[int]
+) -> dict[int, RubricItem]:
+    """The checks every change of rubric marks makes first (staff, a written question, some
+    answers, some items, items of this question); returns the question's items by id."""
+    _written(actor, question)
+    if not student_ids:
+        raise DomainError("Choose at least one answer.", field="students")
+    if not add and not remove:
+        raise DomainError("Choose at least one rubric item to apply or remove.", field="items")
+    items = {i.pk: i for i in question.rubric_items.all()}
+    if any(i not in items for i in [*add, *remove]):
+        raise NotFound("No such rubric item on this question.", field="items")
+    return items
+
+
+@in_callers_transaction
+def marks_audited(
+    actor: User,
+    action: str,
+    question: Question,
+    students: int,
+    items: dict[int, RubricItem],
+    add: list[int],
+    remove: list[int],
+) -> None:
+    """The audit row of a change of rubric marks: how many answers, which items on and off."""
+    audit_record(
+        actor=actor,
+        action=action,
+        course=question.question_set.course,
+        obj=question,
+        after={
+            "students": students,
+            "added": [items[i].key for i in add],
+            "removed": [items[i].key for i in remove],
+        },
+    )
 
 
 def item_save(

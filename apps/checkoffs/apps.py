@@ -15,7 +15,14 @@ class CheckoffsConfig(AppConfig):
         )
         from apps.core.invariants import register_check
         from apps.core.lifecycle import GroupDissolved, GroupMerged, describe, subscribe
+        from apps.core.lifecycle import StaffRemoved as Left  # a staff member off the staff
 
+        subscribe(Left, lifecycle.on_staff_removed)
+        describe(Left, lifecycle.staff_removed_preview)
+        register_check(
+            "no checkoff slot to come is run by someone off the staff",
+            lifecycle.slots_run_by_non_staff,
+        )
         subscribe(GroupDissolved, lifecycle.on_group_dissolved)
         subscribe(GroupMerged, lifecycle.on_group_merged)
         describe(GroupDissolved, lifecycle.dissolve_preview)

@@ -4,6 +4,8 @@
 - Merged A into B: B keeps one booking per sign-up. A's future booking in a sign-up where B has
   none moves to B; where B has one, A's is cancelled and the audit row says it was dropped.
 Past bookings (attendance and outcome recorded) stay where they were: they are history.
+
+And when a staff member leaves the staff (`StaffRemoved`), the slots to come they run name nobody.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from apps.checkoffs.models import HOLDS, Booking, CheckoffSlot
-from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent
-from apps.core.models import Course
+from apps.core.lifecycle import GroupDissolved, GroupMerged, LifecycleEvent, StaffRemoved
+from apps.core.models import STAFF_ROLES, Course, Membership
 from apps.core.services import audit_record
 from apps.core.transactions import in_callers_transaction
 
@@ -98,3 +100,43 @@ def booking_invariants(course_id: int) -> list[str]:
         if s.booked != s.held
     ]
     return found
+
+
+CLEARED = "checkoffs.slot_staff_cleared"  # a slot to come whose staff member left the staff
+
+
+@in_callers_transaction
+def on_staff_removed(event: StaffRemoved) -> None:
+    """A staff member left: the slots still to come that they run name nobody (the sign-up page
+    then shows no name, and staff pick who runs them); the slots they ran stay theirs."""
+    theirs = CheckoffSlot.objects.filter(
+        set__course=event.course, staff_id=event.user_id, starts_at__gt=event.at
+    )
+    for slot in theirs.select_for_update().order_by("pk"):
+        CheckoffSlot.objects.filter(pk=slot.pk).update(staff=None)
+        note = {**event.caused_by(), "staff": None}
+        audit_record(actor=event.actor, action=CLEARED, course=event.course, obj=slot, after=note)
+
+
+def staff_removed_preview(course: Course, user_id: int) -> list[str]:
+    """What a staff member leaving does to checkoffs, for the roster preview."""
+    n = CheckoffSlot.objects.filter(
+        set__course=course, staff_id=user_id, starts_at__gt=timezone.now()
+    ).count()
+    return [f"{n} checkoff slot(s) to come they run name nobody instead."] if n else []
+
+
+def slots_run_by_non_staff(course_id: int) -> list[str]:
+    """No slot still to come is run by someone off the course staff."""
+    staff = Membership.objects.filter(
+        course_id=course_id, role__in=STAFF_ROLES, is_active=True
+    ).values("user_id")
+    return [
+        f"slot #{s.pk} of “{s.set.title}” is run by {getattr(s.staff, 'email', '?')}, "
+        "who is not on the staff"
+        for s in CheckoffSlot.objects.filter(
+            set__course_id=course_id, staff__isnull=False, starts_at__gt=timezone.now()
+        )
+        .exclude(staff_id__in=staff)
+        .select_related("set", "staff")
+    ]

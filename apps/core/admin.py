@@ -1,7 +1,71 @@
+from typing import Any
+
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
 
-from apps.core.models import AuditEvent, Course, GradingComponent, Membership, User
+from apps.core.lifecycle import StaffRemoved, publish
+from apps.core.models import STAFF_ROLES, AuditEvent, Course, GradingComponent, Membership, User
+
+
+def _was(pks: list[Any]) -> dict[int, tuple[int, int, str, bool]]:
+    """{membership id: (course id, user id, role, active)} as the database has them now."""
+    rows = Membership.objects.filter(pk__in=[pk for pk in pks if pk]).values_list(
+        "pk", "course_id", "user_id", "role", "is_active"
+    )
+    return {pk: (course_id, user_id, role, active) for pk, course_id, user_id, role, active in rows}
+
+
+def _staff_left(
+    request: HttpRequest, was: tuple[int, int, str, bool], now: Membership | None
+) -> None:
+    """Publish `StaffRemoved` when a staff membership `was` ended, lost its staff role, or moved
+    to another person or course (`now`: the row as saved, None when deleted)."""
+    course_id, user_id, role, active = was
+    if not active or role not in STAFF_ROLES:
+        return
+    same = now is not None and (now.course_id, now.user_id) == (course_id, user_id)
+    if same and now is not None and now.is_active and now.role in STAFF_ROLES:
+        return
+    left_as = now.role if same and now is not None and now.is_active else ""
+    publish(
+        StaffRemoved(
+            course=Course.objects.get(pk=course_id),
+            actor=request.user if isinstance(request.user, User) else None,
+            at=timezone.now(),
+            user_id=user_id,
+            role=role,
+            now=left_as,
+        )
+    )
+
+
+class StaffAwareMembershipAdmin:
+    """Admin edits of memberships tell the apps when a staff member leaves (`StaffRemoved`), in
+    the edit's transaction, as the roster import does."""
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
+        with transaction.atomic():
+            was = _was([obj.pk]).get(obj.pk) if change else None
+            super().save_model(request, obj, form, change)  # type: ignore[misc]
+            if was:
+                _staff_left(request, was, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        with transaction.atomic():
+            was = _was([obj.pk]).get(obj.pk)
+            if was:
+                _staff_left(request, was, None)
+            super().delete_model(request, obj)  # type: ignore[misc]
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Membership]) -> None:
+        with transaction.atomic():
+            for was in _was(list(queryset.values_list("pk", flat=True))).values():
+                _staff_left(request, was, None)
+            super().delete_queryset(request, queryset)  # type: ignore[misc]
 
 
 @admin.register(User)
@@ -34,7 +98,7 @@ class CourseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(StaffAwareMembershipAdmin, admin.ModelAdmin):
     list_display = ("user", "course", "role", "is_active")
     list_filter = ("course", "role", "is_active")
     search_fields = ("user__email", "user__full_name", "user__sid")

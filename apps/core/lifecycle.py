@@ -83,6 +83,19 @@ class StudentDropped(LifecycleEvent):
     user_id: int = 0
 
 
+@dataclass(frozen=True)
+class StaffRemoved(LifecycleEvent):
+    """A member of the course staff (instructor or TA) is no longer on it: their membership
+    ended (admin), or their role became student (roster import, admin). Apps hand back the work
+    given to them that they have not done (split shares, second gradings, slots they run);
+    what they already did stays, with their name on it. Not published for a change between
+    staff roles (TA to instructor)."""
+
+    user_id: int = 0
+    role: str = ""  # the staff role they had
+    now: str = ""  # their role in the course now ("student"), or "" when they left it
+
+
 E = TypeVar("E", bound=LifecycleEvent)
 _SUBSCRIBERS: dict[type[LifecycleEvent], list[Callable[[Any], None]]] = {}
 _PREVIEWS: dict[type[LifecycleEvent], list[Callable[[Course, int], list[str]]]] = {}
@@ -108,13 +121,15 @@ def subscribers(kind: type[LifecycleEvent]) -> list[Callable[[Any], None]]:
 
 
 def describe(kind: type[LifecycleEvent], preview: Callable[[Course, int], list[str]]) -> None:
-    """Register what an app will do when `kind` happens to a group (by id), in sentences, so
-    the staff page that makes the change can show the consequences before confirming."""
+    """Register what an app will do when `kind` happens to a group or a person (by id: a group
+    for the group events, a user for StaffRemoved), in sentences, so the staff page that makes
+    the change can show the consequences before confirming."""
     previews = _PREVIEWS.setdefault(kind, [])
     if preview not in previews:
         previews.append(preview)
 
 
 def consequences(kind: type[LifecycleEvent], course: Course, group_id: int) -> list[str]:
-    """Every app's sentences about what `kind` would do to this group, in registration order."""
+    """Every app's sentences about what `kind` would do to this group (or person), in
+    registration order."""
     return [line for preview in _PREVIEWS.get(kind, []) for line in preview(course, group_id)]

@@ -4,7 +4,9 @@ The commit locks the course row so two imports of the same course serialise, re-
 preview against the database as it is then, and refuses if any row is bad. People new to
 courseops get an account with no password (they set one with "Forgot your password?").
 Students missing from the file are dropped: their membership becomes inactive and they leave
-their group; nothing is deleted. Staff memberships are never dropped by an import.
+their group; nothing is deleted. Staff memberships are never dropped by an import, but a row
+may give a TA or instructor the student role: `StaffRemoved` tells the apps holding work given
+to them (the preview lists what each will do, `staff_leaving`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,14 @@ from django.utils import timezone
 
 from apps.core.csvfile import refuse_unreadable
 from apps.core.errors import Conflict, NotAllowed, NotFound
-from apps.core.lifecycle import StudentDropped, StudentsEnrolled, publish
-from apps.core.models import Course, Membership, Role, User
+from apps.core.lifecycle import (
+    StaffRemoved,
+    StudentDropped,
+    StudentsEnrolled,
+    consequences,
+    publish,
+)
+from apps.core.models import STAFF_ROLES, Course, Membership, Role, User
 from apps.core.permissions import is_staff
 from apps.core.services import audit_record
 from apps.roster.models import RosterImport
@@ -127,6 +135,25 @@ def _plan(
     return preview, users, memberships
 
 
+def staff_leaving(course: Course, preview: Preview) -> list[tuple[Change, list[str]]]:
+    """The preview's staff members the file makes students, each with what every app will do
+    about the work given to them (`StaffRemoved`'s consequences)."""
+    rows = [c for c in preview.updated if c.role not in STAFF_ROLES]
+    if not rows:
+        return []
+    staff = dict(
+        Membership.objects.filter(
+            course=course,
+            role__in=STAFF_ROLES,
+            is_active=True,
+            user__email__in=[c.email for c in rows],
+        ).values_list("user__email", "user_id")
+    )
+    return [
+        (c, consequences(StaffRemoved, course, staff[c.email])) for c in rows if c.email in staff
+    ]
+
+
 def roster_preview(*, course: Course, data: bytes) -> Preview:
     """What committing `data` would do now. Pure read."""
     return _plan(course, parse_roster(data))[0]
@@ -182,10 +209,13 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
             batch_size=1000,
         )
         changed_users, changed_members = [], []
+        demoted: list[tuple[int, str]] = []
         for c in preview.updated:
             r: RosterRow = by_email[c.email]
             user = users[c.email]
             m = memberships[user.pk]
+            if m.is_active and m.role in STAFF_ROLES and r.role not in STAFF_ROLES:
+                demoted.append((user.pk, m.role))
             if r.name:
                 user.full_name = r.name
             if r.sid:
@@ -195,6 +225,17 @@ def roster_commit(*, actor: User, record: RosterImport) -> Preview:
             changed_members.append(m)
         User.objects.bulk_update(changed_users, ["full_name", "sid"], batch_size=1000)
         Membership.objects.bulk_update(changed_members, ["role", "is_active"], batch_size=1000)
+        for user_id, was in demoted:  # split shares, slots they run … are handed back
+            publish(
+                StaffRemoved(
+                    course=course,
+                    actor=actor,
+                    at=timezone.now(),
+                    user_id=user_id,
+                    role=was,
+                    now=Role.STUDENT,
+                )
+            )
         if preview.dropped:
             gone = [c.email for c in preview.dropped]
             Membership.objects.filter(course=course, user__email__in=gone).update(is_active=False)

@@ -17,7 +17,13 @@ from apps.core.services import account_unlock
 from apps.core.views_helpers import course_for
 from apps.roster.models import RosterImport
 from apps.roster.rules import MAX_BYTES
-from apps.roster.services import roster_commit, roster_import_get, roster_preview, roster_upload
+from apps.roster.services import (
+    roster_commit,
+    roster_import_get,
+    roster_preview,
+    roster_upload,
+    staff_leaving,
+)
 
 PAGE = 100
 
@@ -161,6 +167,7 @@ def preview(request: AuthedRequest, code: str, import_id: int) -> HttpResponse:
             "plan": plan,
             "summary": plan.summary(),
             "many_dropped": students and len(plan.dropped) > max(5, students // 5),
+            "leaving": staff_leaving(course, plan) if plan.ok and not record.committed_at else [],
         },
     )
 

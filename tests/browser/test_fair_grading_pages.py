@@ -45,8 +45,7 @@ def _state(world: World) -> dict[str, tuple[User, str, int]]:
     for n, s in enumerate(students):
         answer_submit(actor=s, question=q, answers={0: f"Amdahl caps the gain ({n})."})
     split_save(actor=prof, question=q, grader_ids=[ta.pk, ta2.pk], overlap=4)
-    item = q.rubric_items.first()
-    assert item is not None
+    item, other = list(q.rubric_items.order_by("position", "pk"))[:2]
     for grader in (ta, ta2):
         mine = list(
             AnswerGrader.objects.filter(question=q, grader=grader, second=False).values_list(
@@ -59,7 +58,9 @@ def _state(world: World) -> dict[str, tuple[User, str, int]]:
                 "student_id", flat=True
             )
         )
-        second_marks_apply(actor=grader, question=q, student_ids=theirs, add=[item.pk])
+        # Theo's second gradings add an item: answers graded differently to list and scan.
+        extra = [other.pk] if grader == ta2 else []
+        second_marks_apply(actor=grader, question=q, student_ids=theirs, add=[item.pk, *extra])
     names_hidden_set(actor=prof, question_set=qs, hidden=True)
     student = world.people["student_a"]
     assert student is not None
@@ -70,7 +71,11 @@ def _state(world: World) -> dict[str, tuple[User, str, int]]:
     practice.solution_show(actor=student, question=first)
     base = f"/c/{code}/questions/"
     return {
-        "set page, split with agreement": (prof, f"{base}lab09-numbers/?all=1", 200),
+        "set page, split with agreement and answers graded differently": (
+            prof,
+            f"{base}lab09-numbers/?all=1",
+            200,
+        ),
         "set page, names hidden (TA)": (ta, f"{base}lab09-numbers/", 200),
         "second grading": (ta, f"{base}lab09-numbers/written/why-8pct/?share=second", 200),
         "practice with a solution": (student, f"{base}{drill.key}/", 200),

@@ -176,12 +176,31 @@ class AgreementSerializer(serializers.Serializer):
     )
 
 
+class DisagreementSerializer(serializers.Serializer):
+    answer = serializers.IntegerField(
+        source="number", help_text="The answer's number in the split (1…n, as ranges count)."
+    )
+    student = serializers.IntegerField(
+        source="student_id", help_text="Open it with …/written/<question>/?answer=<student>."
+    )
+    first_score = serializers.FloatField(source="first", help_text="The score that counts.")
+    first_grader = StaffMemberSerializer(allow_null=True)
+    second_score = serializers.FloatField(source="second")
+    second_grader = StaffMemberSerializer()
+
+
 class SplitOutSerializer(serializers.Serializer):
     question = serializers.CharField(source="question.key")
     graders = GraderProgressSerializer(many=True)
     unassigned = serializers.IntegerField(help_text="Answers saved after the split: nobody's.")
     agreement = AgreementSerializer(
         allow_null=True, help_text="Instructors only (null for TAs): the overlap's agreement."
+    )
+    disagreements = DisagreementSerializer(
+        many=True,
+        help_text="Instructors only (empty for TAs): the overlap answers the two graders scored "
+        "differently, by answer number (at most the overlap the instructor chose; the set's "
+        "page shows them 20 a page).",
     )
 
 
