@@ -27,6 +27,7 @@ from apps.autograder.models import (
     SecondMark,
 )
 from apps.autograder.written import (
+    answer_key,
     lock_written,
     marks_audited,
     marks_checked,
@@ -226,6 +227,11 @@ class Disagreement:
     first_grader: User | None
     second_grader: User
 
+    @property
+    def key(self) -> str:
+        """The answer's key, as the written page and API take it (no id while names hide)."""
+        return answer_key(self.question.question_set, self.student_id)
+
 
 @dataclass
 class SplitView:
@@ -249,6 +255,8 @@ def split_views(question_set: QuestionSet, *, with_agreement: bool) -> dict[int,
         return {}
     qids = {r.question_id for r in rows}
     questions = {q.pk: q for q in Question.objects.filter(pk__in=qids)}
+    for q in questions.values():
+        q.question_set = question_set  # the answers' keys read it (no query per answer)
     marked: dict[int, set[int]] = defaultdict(set)  # question → students with a counted mark
     first_items: dict[tuple[int, int], list[RubricItem]] = defaultdict(list)
     items = {

@@ -55,12 +55,14 @@ def written_page(request: AuthedRequest, code: str, key: str, qkey: str) -> Http
     share = request.GET.get("share") or ("mine" if first else "second" if second else "all")
     if share not in ("mine", "second", "all"):
         share = "all"
-    # ?answer=<student id>: one answer alone (the set page's "answers graded differently" link)
+    # ?answer=<key>: one answer alone (the set page's "answers graded differently" link); the
+    # key is the one the page gives (an anonymous key while names are hidden)
     one = request.GET.get("answer", "")
     only = first if share == "mine" else second if share == "second" else None
     without = second if share != "second" else None
-    if one.isdigit():
-        share, only, without = "all", {int(one)}, None
+    found, _unknown = written.students_of_keys(q, [one]) if one else ([], [])
+    if found:
+        share, only, without = "all", set(found), None
     groups = written.answer_groups(
         q,
         q=search,

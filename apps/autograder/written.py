@@ -410,6 +410,14 @@ def anonymous_key(question_set_id: int, student_id: int) -> str:
     return ANONYMOUS_PREFIX + mac.hexdigest()[:20]
 
 
+def answer_key(question_set: QuestionSet, student_id: int) -> str:
+    """How pages and the API name a student's answer: their account id, or while the set grades
+    without names their anonymous key."""
+    if question_set.hide_names:
+        return anonymous_key(question_set.pk, student_id)
+    return str(student_id)
+
+
 def students_of_keys(question: Question, keys: Iterable[str]) -> tuple[list[int], list[str]]:
     """The students named by `keys` (account ids, or anonymous keys of this question's set),
     and the keys that name nobody who answered it."""

@@ -75,6 +75,19 @@ def test_the_instructor_lists_the_answers_graded_differently_page_and_api() -> N
     assert one.count("answer-group") == 1
     assert "Answer number 0:" in one
 
+    # With names hidden the link names the answer by its anonymous key, never the account id.
+    as_user(prof).post(f"/c/{course.code}/questions/{qs.key}/hide-names/", {"hide": "1"})
+    hidden = html.unescape(as_user(prof).get(set_url).content.decode())
+    link = re.search(
+        r'href="([^"]*\?answer=([^"&]+))"', hidden.split("Answers graded differently", 1)[1]
+    )
+    assert link is not None
+    assert link.group(2).startswith("a-")
+    one = as_user(prof).get(html.unescape(link.group(1))).content.decode()
+    assert one.count("answer-group") == 1
+    assert "Answer number 0:" in one
+    as_user(prof).post(f"/c/{course.code}/questions/{qs.key}/hide-names/", {"hide": "0"})
+
     # The API gives the same list on the split; a TA gets neither the list nor the table.
     api = APIClient()
     api.force_authenticate(prof)

@@ -180,8 +180,10 @@ class DisagreementSerializer(serializers.Serializer):
     answer = serializers.IntegerField(
         source="number", help_text="The answer's number in the split (1…n, as ranges count)."
     )
-    student = serializers.IntegerField(
-        source="student_id", help_text="Open it with …/written/<question>/?answer=<student>."
+    student = serializers.CharField(
+        source="key",
+        help_text="The answer's key (an account id, or an anonymous key while names are "
+        "hidden); the page opens it with …/written/<question>/?answer=<key>.",
     )
     first_score = serializers.FloatField(source="first", help_text="The score that counts.")
     first_grader = StaffMemberSerializer(allow_null=True)
