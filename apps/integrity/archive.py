@@ -133,8 +133,8 @@ def read_zip(
     budget.files += len(files)
     if budget.files > MAX_FILES:
         raise ArchiveRefused(
-            f"{name} brings the upload to {budget.files:,} files, counting every inner zip; "
-            f"the limit is {MAX_FILES:,}. Nothing was stored."
+            f"{name} holds {budget.files:,} files; the limit is {MAX_FILES:,} for the whole "
+            "upload, inner zips' files included. Nothing was stored."
         )
     for info in infos:
         problem = path_problem(info.filename)
