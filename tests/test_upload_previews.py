@@ -175,3 +175,78 @@ def test_the_similarity_upload_answers_junk_with_a_reason_and_stores_nothing() -
         assert "error" in page or "Nothing was stored" in page or "This field" in page, i
     assert SimilarityCheck.objects.count() == 0  # no group of this course: nothing kept
     assert SubmittedFile.objects.count() == 0
+
+
+def _zip_of(files: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, body in files.items():
+            z.writestr(name, body)
+    return buf.getvalue()
+
+
+def _nested_bomb() -> bytes:
+    """20 group zips, each real code beside 4 MiB of zeros in 1 MiB members (at the per-member
+    ratio floor): ~90 KB uploaded, 80 MiB inside. Before #70's fix each inner zip had a limit of
+    its own, and these groups' code was stored."""
+    return _zip_of(
+        {
+            f"G{i:02d}.zip": _zip_of(
+                {
+                    "train.py": f"def f{i}(x):\n    return x + {i}\n".encode() * 20,
+                    **{f"blob{j}.bin": bytes(1024 * 1024) for j in range(4)},
+                }
+            )
+            for i in range(20)
+        }
+    )
+
+
+def _alias_bomb() -> bytes:
+    """Gradescope's metadata file, 6 levels of YAML aliases: a few hundred bytes that expand to
+    18 M characters once the submitter's name is made a string (#70)."""
+    levels = ['a0: &a0 ["xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]']
+    for n in range(1, 7):
+        prev = f"*a{n - 1}"
+        levels.append(f"a{n}: &a{n} [{', '.join([prev] * 9)}]")
+    meta = "\n".join(levels) + "\nsubmission_1:\n  :submitters:\n  - :name: *a6\n"
+    meta += "    :email: a@uni.edu\n"
+    return _zip_of(
+        {
+            "submission_metadata.yml": meta.encode(),
+            "submission_1/a.py": b"def f(x):\n    return x\n" * 20,
+            "submission_2/b.py": b"def g(y):\n    return y\n" * 20,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (_nested_bomb, "The submissions archive › G"),
+        (_alias_bomb, "the metadata file uses YAML aliases, which a Gradescope export never does"),
+    ],
+    ids=["zip-of-zips-bomb", "yaml-alias-bomb"],
+)
+def test_a_hostile_similarity_upload_is_refused_by_name_and_stores_nothing(make, said) -> None:  # type: ignore[no-untyped-def]
+    from apps.integrity.models import SimilarityCheck, SubmittedFile
+    from tests.factories import GroupFactory, GroupMembershipFactory
+
+    course = CourseFactory()
+    for i in range(20):
+        g = GroupFactory(course=course, name=f"G{i:02d}")
+        GroupMembershipFactory(group=g, user=member(course, email=f"g{i}@uni.edu"))
+    ta = as_user(member(course, Role.TA))
+    sent = ta.post(
+        f"/c/{course.code}/integrity/upload/",
+        {"title": "hostile", "threshold": "50", "archive": SimpleUploadedFile("x.zip", make())},
+    )
+    assert sent.status_code == 302, sent.status_code
+    page = ta.get(sent["Location"]).content.decode()
+    assert said in page
+    assert "Nothing was stored." in page
+    assert SimilarityCheck.objects.count() == 0
+    assert SubmittedFile.objects.count() == 0

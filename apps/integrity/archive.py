@@ -3,8 +3,10 @@
 `read_zip` either returns every member's bytes or raises `ArchiveRefused` naming the first
 problem found, before anything is stored: not a zip, too large, too many files, a path that
 leaves the archive (`../`, an absolute or drive path), a symbolic link, or a zip bomb (a member
-that expands more than `MAX_RATIO` times, or members that expand past `MAX_TOTAL_BYTES` in all).
-Sizes are checked twice: as the archive declares them, and while reading, since a crafted
+that expands more than `MAX_RATIO` times, members that together expand more than `MAX_RATIO`
+times the upload, or past `MAX_TOTAL_BYTES` in all). The limits hold for the upload as a whole:
+a zip of zips shares one budget of bytes and files, so each inner zip does not get a fresh one.
+Sizes are checked twice: as the archives declare them, and while reading, since a crafted
 archive can understate them.
 """
 
@@ -73,9 +75,44 @@ def _is_symlink(info: zipfile.ZipInfo) -> bool:
     return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
 
 
-def read_zip(data: bytes, *, name: str = "the upload", depth: int = 0) -> list[Member]:
+@dataclass
+class _Budget:
+    """What the whole upload has used so far, across its nested zips: one limit for all."""
+
+    upload: int  # bytes of the outermost zip, as uploaded
+    declared: int = 0  # uncompressed sizes the archives declare, every level
+    read: int = 0  # bytes actually read, every level
+    files: int = 0  # files, every level
+
+
+def _over_ratio(n: int, budget: _Budget) -> bool:
+    """More than `MAX_RATIO` times the upload, past `RATIO_FLOOR`: a bomb made of many small
+    members (each under the per-member check) or of zips inside the zip."""
+    return n > RATIO_FLOOR and n > MAX_RATIO * max(budget.upload, 1)
+
+
+def _refuse_total(name: str, n: int, budget: _Budget, *, when: str) -> None:
+    if n > MAX_TOTAL_BYTES:
+        raise ArchiveRefused(
+            f"{name} expands past {_mib(MAX_TOTAL_BYTES)} {when}, counting every inner zip; "
+            f"the limit is {_mib(MAX_TOTAL_BYTES)} for the whole upload (a zip bomb?). "
+            "Nothing was stored."
+        )
+    if _over_ratio(n, budget):
+        raise ArchiveRefused(
+            f"{name} expands to more than {MAX_RATIO} times the {budget.upload:,} bytes uploaded "
+            f"{when} (a zip bomb). Nothing was stored."
+        )
+
+
+def read_zip(
+    data: bytes, *, name: str = "the upload", depth: int = 0, budget: _Budget | None = None
+) -> list[Member]:
     """Every file of the zip (folders left out), each checked; nested `.zip` members are opened
-    with the same checks (one level), their files named `<zip name without .zip>/<path>`."""
+    with the same checks (one level), their files named `<zip name without .zip>/<path>`. The
+    limits on size, ratio and file count hold for the upload as a whole, inner zips included."""
+    if budget is None:
+        budget = _Budget(upload=len(data))
     if len(data) > MAX_UPLOAD_BYTES:
         raise ArchiveRefused(
             f"{name} is {_mib(len(data))}; the limit is {_mib(MAX_UPLOAD_BYTES)}. "
@@ -93,11 +130,12 @@ def read_zip(data: bytes, *, name: str = "the upload", depth: int = 0) -> list[M
     except UNREADABLE as exc:
         raise ArchiveRefused(f"{name} is a damaged zip ({exc}). Nothing was stored.") from exc
     files = [i for i in infos if not i.is_dir()]
-    if len(files) > MAX_FILES:
+    budget.files += len(files)
+    if budget.files > MAX_FILES:
         raise ArchiveRefused(
-            f"{name} has {len(files):,} files; the limit is {MAX_FILES:,}. Nothing was stored."
+            f"{name} holds {budget.files:,} files; the limit is {MAX_FILES:,} for the whole "
+            "upload, inner zips' files included. Nothing was stored."
         )
-    declared = 0
     for info in infos:
         problem = path_problem(info.filename)
         if problem:
@@ -107,33 +145,19 @@ def read_zip(data: bytes, *, name: str = "the upload", depth: int = 0) -> list[M
                 f"{name}: “{info.filename}” is a symbolic link; links are refused. "
                 "Nothing was stored."
             )
-        declared += info.file_size
+        budget.declared += info.file_size
         _check_ratio(name, info.filename, info.file_size, info.compress_size)
-    if declared > MAX_TOTAL_BYTES:
-        raise ArchiveRefused(
-            f"{name} expands to {_mib(declared)}; the limit is {_mib(MAX_TOTAL_BYTES)} "
-            "(a zip bomb?). Nothing was stored."
-        )
+    _refuse_total(name, budget.declared, budget, when="as declared")
     out: list[Member] = []
-    total = 0
     for info in files:
         body = _read_member(archive, info, name)
-        total += len(body)
-        if total > MAX_TOTAL_BYTES:
-            raise ArchiveRefused(
-                f"{name} expands past {_mib(MAX_TOTAL_BYTES)} when read (a zip bomb that "
-                "understates its sizes). Nothing was stored."
-            )
+        budget.read += len(body)
+        _refuse_total(name, budget.read, budget, when="when read")
         path = info.filename.replace("\\", "/").strip("/")
         if path.lower().endswith(".zip") and depth < MAX_NESTING:
-            inner = read_zip(body, name=f"{name} › {path}", depth=depth + 1)
+            inner = read_zip(body, name=f"{name} › {path}", depth=depth + 1, budget=budget)
             stem = path[:-4]
             out += [Member(f"{stem}/{m.path}", m.data) for m in inner]
-            if len(out) > MAX_FILES:
-                raise ArchiveRefused(
-                    f"{name} holds more than {MAX_FILES:,} files with its inner zips. "
-                    "Nothing was stored."
-                )
         else:
             out.append(Member(path, body))
     return out

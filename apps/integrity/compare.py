@@ -25,6 +25,7 @@ WINDOW = 6  # guarantee threshold 30: every match of 30 tokens or more is found
 ENGINE = f"copydetect k={K} w={WINDOW}"  # part of the inputs' hash: a change recomputes
 
 Progress = Callable[[int, int], None]
+Heartbeat = Callable[[], None]  # "still working": called after each fingerprint and pair
 
 
 @dataclass
@@ -96,14 +97,24 @@ def compare(
     units: dict[Any, list[SourceFile]],
     starter: Sequence[SourceFile] = (),
     progress: Progress | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> list[GroupPair]:
     """Every pair of units (groups) with at least one matching file pair, best first. Files are
     compared only with files of the same kind and language."""
     from copydetect import compare_files
 
+    def beat() -> None:
+        if heartbeat is not None:
+            heartbeat()
+
     _quiet()
     base = boilerplate_hashes(starter)
-    prints = {key: [fingerprint(f, base) for f in files] for key, files in units.items()}
+    prints: dict[Any, list[Any]] = {}
+    for key, files in units.items():
+        prints[key] = []
+        for f in files:
+            prints[key].append(fingerprint(f, base))
+            beat()
     keys = sorted(units, key=str)
     pairs = list(combinations(keys, 2))
     out: list[GroupPair] = []
@@ -123,6 +134,7 @@ def compare(
         if gp.files:
             gp.files.sort(key=lambda f: -f.percent)
             out.append(gp)
+        beat()
         if progress is not None and (done % 20 == 0 or done == len(pairs)):
             progress(done, len(pairs))
     out.sort(key=lambda p: -p.percent)

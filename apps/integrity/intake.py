@@ -72,9 +72,21 @@ class Contents:
     skipped: list[str] = field(default_factory=list)
 
 
+class _AliasRefused(Exception):
+    pass
+
+
 class _RubyTolerantLoader(yaml.SafeLoader):
     """SafeLoader that reads Ruby-tagged values (`!ruby/object:BigDecimal 18:0.9E1`) as their
-    plain scalar, sequence or mapping instead of refusing the file."""
+    plain scalar, sequence or mapping instead of refusing the file, and refuses anchors and
+    aliases while composing, before anything is built: a few hundred bytes of nested aliases
+    expand to millions of characters (a "billion laughs"), and Gradescope never writes them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _AliasRefused
+        return super().compose_node(parent, index)
 
 
 def _untagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
@@ -93,10 +105,45 @@ def _plain(key: Any) -> str:
     return str(key).lstrip(":").strip()
 
 
+MAX_FIELD_CHARS = 320  # a submitter's name, email or SID (an email is at most 254)
+PERSON_FIELDS = ("email", "sid", "name")
+
+
+def _person(folder: str, person: dict[Any, Any]) -> dict[str, str]:
+    """A submitter's email, SID and name, each a single short value, checked before any of it
+    is turned into a string."""
+    fields = {_plain(k): v for k, v in person.items() if isinstance(k, str | int)}
+    out = {}
+    for name in PERSON_FIELDS:
+        value = fields.get(name)
+        if value is None:
+            out[name] = ""
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ArchiveRefused(
+                f"{METADATA}: {folder[:100]}: a submitter's {name} is not a single value. "
+                "Nothing was stored."
+            )
+        text = str(value).strip()
+        if len(text) > MAX_FIELD_CHARS:
+            raise ArchiveRefused(
+                f"{METADATA}: {folder[:100]}: a submitter's {name} is {len(text):,} characters "
+                f"long; at most {MAX_FIELD_CHARS} are read. Nothing was stored."
+            )
+        out[name] = text
+    return out
+
+
 def parse_metadata(data: bytes) -> dict[str, list[dict[str, str]]]:
     """Folder name → its submitters ({"email", "sid", "name"}), from submission_metadata.yml."""
     try:
         raw = yaml.load(data.decode("utf-8", "replace"), Loader=_RubyTolerantLoader)  # noqa: S506
+    except _AliasRefused as exc:
+        raise ArchiveRefused(
+            f"{METADATA} was refused: the metadata file uses YAML aliases, which a Gradescope "
+            "export never does (anchors `&` and aliases `*` can expand a small file to "
+            "gigabytes). Nothing was stored."
+        ) from exc
     except yaml.YAMLError as exc:
         raise ArchiveRefused(
             f"{METADATA} is not readable YAML ({exc}). Nothing was stored."
@@ -107,20 +154,19 @@ def parse_metadata(data: bytes) -> dict[str, list[dict[str, str]]]:
         )
     out: dict[str, list[dict[str, str]]] = {}
     for folder, entry in raw.items():
-        people: list[dict[str, str]] = []
+        if not isinstance(folder, str | int):
+            raise ArchiveRefused(
+                f"{METADATA} has a key that is not a submission folder's name. Nothing was stored."
+            )
+        submitters: Any = []
         if isinstance(entry, dict):
-            entry = {_plain(k): v for k, v in entry.items()}
-            for person in entry.get("submitters") or []:
-                if isinstance(person, dict):
-                    p = {_plain(k): str(v or "").strip() for k, v in person.items()}
-                    people.append(
-                        {
-                            "email": p.get("email", ""),
-                            "sid": p.get("sid", ""),
-                            "name": p.get("name", ""),
-                        }
-                    )
-        out[str(folder)] = people
+            entry = {_plain(k): v for k, v in entry.items() if isinstance(k, str | int)}
+            submitters = entry.get("submitters") or []
+        out[str(folder)] = [
+            _person(str(folder), person)
+            for person in (submitters if isinstance(submitters, list) else [])
+            if isinstance(person, dict)
+        ]
     return out
 
 

@@ -52,6 +52,17 @@ class SimilarityCheck(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="While running: the worker holds the check until then and renews it as it "
+        "works; past it, the sweeper takes the check over (queued again).",
+    )
+    takeovers = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How often a running check was taken over from a worker that stopped; the "
+        "worker that claimed it stores its results only if this has not changed.",
+    )
 
     class Meta:
         ordering = ("-created_at",)

@@ -32,9 +32,13 @@ def check_get(*, user: User, course: Course, check_id: int) -> SimilarityCheck:
 def pair_list(
     *, check: SimilarityCheck, q: str = "", flagged_only: bool = False
 ) -> QuerySet[SimilarityPair]:
-    """The check's group pairs, highest share first; `q` matches part of either group's name."""
-    rows = SimilarityPair.objects.filter(check_run=check).select_related(
-        "group_a", "group_b", "file_a", "file_b"
+    """The check's group pairs, highest share first; `q` matches part of either group's name.
+    The two files come with their paths only: their text (up to 400,000 characters each) is
+    read for one pair's page, never for a list."""
+    rows = (
+        SimilarityPair.objects.filter(check_run=check)
+        .select_related("group_a", "group_b", "file_a", "file_b")
+        .defer("file_a__text", "file_b__text")
     )
     if q:
         rows = rows.filter(Q(group_a__name__icontains=q) | Q(group_b__name__icontains=q))

@@ -12,8 +12,10 @@ part, reporting progress per block of pairs and ending done, or failed with the 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -34,37 +36,64 @@ from apps.integrity import compare, intake
 from apps.integrity.archive import ArchiveRefused, read_zip
 from apps.integrity.models import SimilarityCheck, SimilarityPair, SubmittedFile
 
+LEASE = dt.timedelta(minutes=10)  # a running check's worker holds it this long unrenewed
+RENEW_EVERY_S = 30.0  # how often a working worker renews its lease
+
 
 @dataclass(frozen=True)
 class Made:
     check: SimilarityCheck
     reused: bool  # the same inputs were checked before: that check, nothing recomputed
     was_threshold: float | None = None  # reused with another threshold: the one it had
+    was_milestone: str | None = None  # reused with another milestone: the one it had ("" none)
 
 
 @in_callers_transaction
-def _reflag(actor: User, check: SimilarityCheck, threshold: float) -> Made:
-    """The same inputs checked before: flag its stored pairs at `threshold` if it differs."""
+def _reflag(
+    actor: User, check: SimilarityCheck, threshold: float, milestone: Milestone | None = None
+) -> Made:
+    """The same inputs checked before: flag its stored pairs at `threshold` if it differs, and
+    show the declared sources of `milestone` if one was chosen and it differs (no milestone
+    chosen keeps the check's)."""
     check = SimilarityCheck.objects.select_for_update().get(pk=check.pk)
     was = check.threshold
-    if abs(was - threshold) < 1e-9:
+    was_milestone = check.milestone
+    new_threshold = abs(was - threshold) >= 1e-9
+    new_milestone = milestone is not None and milestone.pk != check.milestone_id
+    if not new_threshold and not new_milestone:
         return Made(check, reused=True)
-    check.threshold = threshold
-    fields = ["threshold", "updated_at"]
-    if check.status == SimilarityCheck.Status.DONE:
-        flagged = SimilarityPair.objects.filter(check_run=check, percent__gte=threshold).count()
-        check.stats = {**check.stats, "flagged": flagged}
-        fields.append("stats")
+    fields = ["updated_at"]
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    if new_threshold:
+        check.threshold = threshold
+        fields.append("threshold")
+        if check.status == SimilarityCheck.Status.DONE:
+            flagged = SimilarityPair.objects.filter(check_run=check, percent__gte=threshold).count()
+            check.stats = {**check.stats, "flagged": flagged}
+            fields.append("stats")
+        before["threshold"] = was
+        after |= {"threshold": threshold, "flagged": check.stats.get("flagged")}
+    if new_milestone:
+        check.milestone = milestone
+        fields.append("milestone")
+        before["milestone"] = was_milestone.name if was_milestone else None
+        after["milestone"] = milestone.name if milestone else None
     check.save(update_fields=fields)
     audit_record(
         actor=actor,
         action="integrity.similarity_reflagged",
         course=check.course,
         obj=check,
-        before={"threshold": was},
-        after={"threshold": threshold, "flagged": check.stats.get("flagged")},
+        before=before,
+        after=after,
     )
-    return Made(check, reused=True, was_threshold=was)
+    return Made(
+        check,
+        reused=True,
+        was_threshold=was if new_threshold else None,
+        was_milestone=(was_milestone.name if was_milestone else "") if new_milestone else None,
+    )
 
 
 def _groups_of_people(course: Course, people: list[dict[str, str]]) -> set[int]:
@@ -178,7 +207,7 @@ def similarity_upload(
         )
         earlier = same.first()
         if earlier is not None:
-            return _reflag(actor, earlier, threshold)
+            return _reflag(actor, earlier, threshold, milestone)
         try:
             with transaction.atomic():
                 check = SimilarityCheck.objects.create(
@@ -197,7 +226,7 @@ def similarity_upload(
                     created_by=actor,
                 )
         except IntegrityError:  # the same upload a moment ago, from another request
-            return _reflag(actor, same.get(), threshold)
+            return _reflag(actor, same.get(), threshold, milestone)
         SubmittedFile.objects.bulk_create(
             [
                 SubmittedFile(
@@ -260,13 +289,25 @@ def _as_source(f: SubmittedFile) -> intake.SourceFile:
 
 def similarity_run(check_id: int) -> str:
     """The worker's part: compare every pair of groups, report progress, store the pairs and
-    end done. A second delivery finds the check no longer queued and does nothing."""
+    end done. The worker holds the check on a lease it renews while fingerprinting and
+    comparing; if it stops, the sweeper queues the check again (`takeovers` + 1), and a worker
+    that was taken over from stores nothing. A second delivery finds the check no longer queued
+    and does nothing."""
+    now = timezone.now()
     claimed = SimilarityCheck.objects.filter(
         pk=check_id, status=SimilarityCheck.Status.QUEUED
-    ).update(status=SimilarityCheck.Status.RUNNING, progress=0, updated_at=timezone.now())
+    ).update(
+        status=SimilarityCheck.Status.RUNNING,
+        progress=0,
+        updated_at=now,
+        lease_until=now + LEASE,
+    )
     if not claimed:
         return "not queued"
     check = SimilarityCheck.objects.select_related("course").get(pk=check_id)
+    mine = SimilarityCheck.objects.filter(
+        pk=check_id, status=SimilarityCheck.Status.RUNNING, takeovers=check.takeovers
+    )
     files = list(SubmittedFile.objects.filter(check_run=check).order_by("group_id", "path", "pk"))
     starter = [_as_source(f) for f in files if f.group_id is None]
     rows: dict[int, list[SubmittedFile]] = defaultdict(list)
@@ -274,19 +315,30 @@ def similarity_run(check_id: int) -> str:
         if f.group_id is not None:
             rows[f.group_id].append(f)
     units = {gid: [_as_source(f) for f in fs] for gid, fs in rows.items()}
+    renewed = time.monotonic()
+
+    def heartbeat() -> None:
+        nonlocal renewed
+        if time.monotonic() - renewed >= RENEW_EVERY_S:
+            renewed = time.monotonic()
+            now = timezone.now()
+            mine.update(lease_until=now + LEASE, updated_at=now)
 
     def progress(done: int, total: int) -> None:
-        SimilarityCheck.objects.filter(pk=check_id, status="running").update(
-            progress=min(99, 100 * done // max(1, total)), updated_at=timezone.now()
+        nonlocal renewed
+        renewed = time.monotonic()
+        now = timezone.now()
+        mine.update(
+            progress=min(99, 100 * done // max(1, total)),
+            updated_at=now,
+            lease_until=now + LEASE,
         )
 
-    found = compare.compare(units, starter, progress)
+    found = compare.compare(units, starter, progress, heartbeat)
     with transaction.atomic():
-        live = SimilarityCheck.objects.select_for_update().filter(
-            pk=check_id, status=SimilarityCheck.Status.RUNNING
-        )
+        live = mine.select_for_update()
         threshold = live.values_list("threshold", flat=True).first()
-        if threshold is None:  # ended by the sweeper meanwhile
+        if threshold is None:  # taken over or ended by the sweeper meanwhile
             return "ended elsewhere"
         pairs = []
         for gp in found:
@@ -323,6 +375,7 @@ def similarity_run(check_id: int) -> str:
             progress=100,
             stats=stats,
             finished_at=timezone.now(),
+            lease_until=None,
         )
         audit_record(
             actor=check.created_by,
@@ -340,6 +393,7 @@ def similarity_crashed(check_id: int, reason: str) -> None:
         status=SimilarityCheck.Status.FAILED,
         note=f"The comparison stopped: {reason[:500]}. Upload again to retry.",
         updated_at=timezone.now(),
+        lease_until=None,
     )
 
 

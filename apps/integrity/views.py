@@ -79,19 +79,25 @@ def upload(request: AuthedRequest, course: Course) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, exc.message, extra_tags="refused-upload")
         return redirect("integrity:checks", code=course.code)
-    if made.reused and made.was_threshold is not None:
-        messages.info(
-            request,
-            f"These inputs were checked before ({made.check.title}): its pairs are now flagged "
-            f"at {round(made.check.threshold * 100)} % (was {round(made.was_threshold * 100)} %); "
-            "nothing was compared again.",
-        )
-    elif made.reused:
-        messages.info(
-            request,
-            f"These inputs were checked before ({made.check.title}): its results are shown, "
-            f"flagged at {round(made.check.threshold * 100)} %; nothing was compared again.",
-        )
+    if made.reused:
+        check = made.check
+        said = [f"These inputs were checked before ({check.title}): "]
+        if made.was_threshold is not None:
+            said.append(
+                f"its pairs are now flagged at {round(check.threshold * 100)} % "
+                f"(was {round(made.was_threshold * 100)} %)"
+            )
+        else:
+            said.append(f"its results are shown, flagged at {round(check.threshold * 100)} %")
+        if made.was_milestone is not None and check.milestone is not None:
+            said.append(
+                f"; declared sources are now from {check.milestone.name} "
+                f"(was {made.was_milestone or 'none'})"
+            )
+        elif check.milestone is not None:
+            said.append(f"; declared sources are from {check.milestone.name}")
+        said.append("; nothing was compared again.")
+        messages.info(request, "".join(said))
     else:
         messages.success(request, f"{made.check.title}: queued for a worker.")
     return redirect("integrity:check", code=course.code, check_id=made.check.pk)

@@ -19,6 +19,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.api.pagination import StandardPagination
 from apps.core.errors import NotFound
 from apps.core.timefmt import format_instant
 from apps.integrity import selectors
@@ -161,10 +162,14 @@ class PairListView(APIView):
             q=request.query_params.get("q", "").strip()[:100],
             flagged_only=request.query_params.get("flagged") == "1",
         )
-        ranked = list(rows)
-        ranks = {p.pk: i for i, p in enumerate(ranked, 1)}
-        return page_response(
-            request, ranked, lambda page: [pair_data(p, ranks[p.pk], check.threshold) for p in page]
+        # One page in SQL; a pair's rank is its place in the whole ordering: the page's offset
+        # plus its place on the page (not every pair of the check loaded to number them).
+        paginator = StandardPagination()
+        page = list(paginator.paginate_queryset(rows, request) or [])
+        number = paginator.page.number if paginator.page is not None else 1
+        offset = (number - 1) * paginator.get_page_size(request)
+        return paginator.get_paginated_response(
+            [pair_data(p, offset + i, check.threshold) for i, p in enumerate(page, 1)]
         )
 
 
