@@ -17,8 +17,8 @@ from apps.compute.cloud import preflight
 from apps.compute.cloud import sync as cloud
 from apps.compute.models import Node
 from apps.core.models import Role
-from tests.compute.test_os_login_names import lend_a_node
-from tests.compute.test_preflight import _clean, _flat, _plant, _preflight
+from tests.compute.board.test_os_login_names import lend_a_node
+from tests.compute.cloud.test_preflight import _clean, _flat, _plant, _preflight
 from tests.factories import member
 
 pytestmark = pytest.mark.django_db(transaction=True)

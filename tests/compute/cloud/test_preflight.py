@@ -216,7 +216,7 @@ def test_the_page_shows_the_same_table_to_staff_only(ee290, gce_peer) -> None:  
 
 
 def test_the_operator_guide_lists_exactly_the_permissions_the_preflight_tests() -> None:
-    guide = (Path(__file__).resolve().parents[2] / "docs" / "operators.md").read_text()
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "operators.md").read_text()
     start = guide.index("The least the service account needs")
     paragraph = guide[start : guide.index("\n\n", start)]
     assert tuple(re.findall(r"`(compute\.[A-Za-z.]+)`", paragraph)) == (

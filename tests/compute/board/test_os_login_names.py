@@ -15,7 +15,7 @@ from apps.compute.cloud import sync as cloud
 from apps.compute.models import Allocation, Node
 from apps.core.models import Role
 from apps.groups.models import GroupMembership
-from tests.compute.test_cloud import _with_keys
+from tests.compute.cloud.test_cloud import _with_keys
 from tests.factories import group_of, member
 
 
