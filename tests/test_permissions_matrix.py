@@ -312,7 +312,7 @@ EXPECTED: dict[str, str] = {
     f"POST {COURSE}incidents/": "member",
     f"POST {COURSE}incidents/<int:incident_id>/": "staff",
     # The world's incident is group A's own and not course-wide: nobody can say it affects them
-    # (tests/compute/test_incidents.py covers a course-wide one).
+    # (tests/compute/board/test_incidents.py covers a course-wide one).
     **actions("closed", f"{COURSE}incidents/<int:incident_id>/affects-us/"),
     # --- pages: slack days, autograder
     f"GET {COURSE}slack/": "member",

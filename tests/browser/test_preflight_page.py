@@ -10,7 +10,7 @@ from django.test import Client
 from apps.core.models import Role
 from tests.browser.conftest import wider_than_screen
 from tests.browser.test_accessibility import _violations
-from tests.compute.test_preflight import ALLOW_INTERNAL, _clean, _plant
+from tests.compute.cloud.test_preflight import ALLOW_INTERNAL, _clean, _plant
 from tests.factories import member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,12 @@ project, each turned into rows of (check, status, finding, fix).
   (what other instances in the project already hold counts too); **address quota** per region
   (static addresses still to reserve, external addresses in use).
 - **OS Login**: `enable-oslogin` in the project's or a node's metadata makes the VMs ignore
-  `ssh-keys`, which is how courseops lets students in.
+  `ssh-keys`, which is how courseops lets students in unless the board has recorded OS Login
+  for the node (then it grants roles/compute.osLogin instead). The organisation policy
+  `constraints/compute.requireOsLogin` (read with the Organization Policy API's
+  `getEffectivePolicy`) turns OS Login on whatever the metadata says: enforced, the course
+  must be set up for OS Login or every student is locked out; unreadable (403), the row names
+  the permission and the role that grants it.
 - **Firewall**: a rule on the course's network with no target that admits every TCP port from
   the nodes' internal addresses (`default-allow-internal`) lets every group reach every node.
 - **Inventory**: the instances and addresses the board expects, missing or extra (the same
@@ -292,29 +297,70 @@ def _on(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
 
 
-def check_os_login(
-    project: str, project_metadata: dict[str, str], instances: dict[str, Instance]
-) -> list[Row]:
-    """OS Login on means the guest ignores `ssh-keys` metadata. A node's own `enable-oslogin`
-    overrides the project's: https://cloud.google.com/compute/docs/oslogin/set-up-oslogin"""
-    org = (
-        "the organisation policy constraints/compute.requireOsLogin, when enforced, turns it on "
-        "and refuses turning it off (`gcloud resource-manager org-policies describe "
-        f"compute.requireOsLogin --project {project} --effective` shows it)"
+ORG_OS_LOGIN = "compute.requireOsLogin"
+ORG_POLICY_ROLE = "roles/orgpolicy.policyViewer"
+
+
+@dataclass(frozen=True)
+class OrgPolicy:
+    """What the Organization Policy API said of constraints/compute.requireOsLogin on the
+    project: enforced or not, or, when it could not be read, why (and which permission the
+    403 named)."""
+
+    enforced: bool | None
+    problem: str = ""
+    permission: str = ""
+
+
+def _org_text(project: str) -> str:
+    return (
+        f"the organisation policy constraints/{ORG_OS_LOGIN}, when enforced, turns it on "
+        "and refuses turning it off (`gcloud org-policies describe "
+        f"{ORG_OS_LOGIN} --project {project} --effective` shows it)"
     )
-    project_on = _on(project_metadata.get("enable-oslogin"))
-    on_nodes = sorted(
+
+
+def _os_login_nodes(project_on: bool, instances: dict[str, Instance]) -> list[str]:
+    return sorted(
         name
         for name, i in instances.items()
         if (_on(i.metadata.get("enable-oslogin")) if "enable-oslogin" in i.metadata else project_on)
     )
+
+
+def check_os_login(
+    project: str,
+    project_metadata: dict[str, str],
+    instances: dict[str, Instance],
+    recorded: dict[str, bool] | None = None,
+    org: OrgPolicy | None = None,
+) -> list[Row]:
+    """OS Login on means the guest ignores `ssh-keys` metadata. A node's own `enable-oslogin`
+    overrides the project's: https://cloud.google.com/compute/docs/oslogin/set-up-oslogin.
+    Where the board has recorded OS Login for every such node (`recorded`, Node.os_login, which
+    Sync and reconcile take from the instance), courseops grants roles/compute.osLogin on it to
+    the members' Google identities and shows their OS Login usernames, so it is no finding.
+    Where the organisation policy enforces OS Login (`org`), check_org_os_login says it."""
+    recorded = recorded or {}
+    org_text = _org_text(project)
+    if org is not None and org.enforced:
+        return [
+            Row(
+                "OS Login",
+                OK,
+                f"constraints/{ORG_OS_LOGIN} is enforced, so OS Login is on for every node "
+                "whatever the metadata says (see OS Login org policy)",
+            )
+        ]
+    project_on = _on(project_metadata.get("enable-oslogin"))
+    on_nodes = _os_login_nodes(project_on, instances)
     if not on_nodes and not project_on:
         return [
             Row(
                 "OS Login",
                 OK,
                 "enable-oslogin is not TRUE in the project or on any node, so the nodes honour "
-                f"the ssh-keys courseops writes; {org}",
+                f"the ssh-keys courseops writes; {org_text}",
             )
         ]
     where = (
@@ -323,16 +369,109 @@ def check_os_login(
         if project_on
         else "enable-oslogin=TRUE on " + ", ".join(on_nodes)
     )
+    unrecorded = [n for n in on_nodes if not recorded.get(n)]
+    if on_nodes and not unrecorded:
+        return [
+            Row(
+                "OS Login",
+                OK,
+                f"OS Login is on ({where}) and the board has recorded it for each: courseops "
+                "grants roles/compute.osLogin on each node to its group's Google identities "
+                "(their campus e-mail) and shows them their OS Login usernames",
+            )
+        ]
     return [
         Row(
             "OS Login",
             FINDING,
             f"OS Login is on ({where}): the nodes ignore ssh-keys metadata, so no student can "
-            "log in with the keys courseops puts there",
+            "log in with the keys courseops puts there"
+            + (
+                f"; the board still has {len(unrecorded)} of them on ssh-keys"
+                if unrecorded and len(unrecorded) < len(on_nodes)
+                else ""
+            ),
+            "keep OS Login and press “Check now and fix what differs” on the Cloud project "
+            "page (or wait for the next reconcile): courseops records it, grants "
+            "roles/compute.osLogin on each node to its "
+            "group's Google identities and shows their OS Login usernames; or turn it off with "
             f"`gcloud compute project-info add-metadata --project {project} --metadata "
             "enable-oslogin=FALSE` (and remove it from the nodes' own metadata); if "
-            + org
+            + org_text
             + ", ask the organisation's administrators for an exception for this project",
+        )
+    ]
+
+
+def check_org_os_login(
+    project: str,
+    org: OrgPolicy,
+    instances: dict[str, Instance],
+    recorded: dict[str, bool],
+) -> list[Row]:
+    """Many university organisations enforce constraints/compute.requireOsLogin, which turns
+    OS Login on for every VM whatever `enable-oslogin` says
+    (https://cloud.google.com/compute/docs/oslogin/manage-oslogin-in-an-org). Then the course is
+    set up only if courseops treats every node as OS Login — the instance's metadata says so
+    (which is what makes the provider grant roles/compute.osLogin instead of writing ssh-keys)
+    and the board recorded it (the usernames students are shown); otherwise every student on
+    the other nodes is locked out."""
+    check = "OS Login org policy"
+    if org.permission:
+        return [
+            Row(
+                check,
+                FINDING,
+                f"the service account may not read the organisation's policies on project "
+                f"{project}: getEffectivePolicy answered {org.problem}; so nothing says whether "
+                f"constraints/{ORG_OS_LOGIN} locks every student out",
+                f"grant {ORG_POLICY_ROLE} (Organization Policy Viewer, which holds "
+                f"{org.permission}) on project {project} to the service account courseops "
+                "runs as: `gcloud projects add-iam-policy-binding "
+                f"{project} --member serviceAccount:SA --role {ORG_POLICY_ROLE}`",
+            )
+        ]
+    if org.enforced is None:
+        return [Row(check, ERROR, f"the cloud did not answer: {org.problem}")]
+    if not org.enforced:
+        return [
+            Row(
+                check,
+                OK,
+                f"constraints/{ORG_OS_LOGIN} is not enforced on project {project} (its "
+                "effective policy, read just now): enable-oslogin decides",
+            )
+        ]
+    locked = sorted(n for n, i in instances.items() if not (i.os_login and recorded.get(n)))
+    if not locked:
+        return [
+            Row(
+                check,
+                OK,
+                f"constraints/{ORG_OS_LOGIN} is enforced on project {project}, and the course "
+                f"is set up for OS Login: all {len(instances)} node(s) are on OS Login on the "
+                "board, so courseops grants roles/compute.osLogin on each to its group's Google "
+                "identities (campus e-mail) and shows them their OS Login usernames",
+            )
+        ]
+    return [
+        Row(
+            check,
+            FINDING,
+            f"constraints/{ORG_OS_LOGIN} is enforced on project {project}, so OS Login is on "
+            "for every node whatever the metadata says, but courseops has "
+            f"{len(locked)} of {len(instances)} node(s) on ssh-keys ({', '.join(locked)}): "
+            "it writes keys those nodes ignore and grants no roles/compute.osLogin, so every "
+            "student will be locked out of them",
+            f"set up the course for OS Login: `gcloud compute project-info add-metadata "
+            f"--project {project} --metadata enable-oslogin=TRUE`, then press “Check now and "
+            "fix what differs” on the Cloud project page; courseops then records it, grants "
+            "roles/compute.osLogin on each node to "
+            "its group's Google identities (their campus e-mail, which must be an account the "
+            "organisation knows; outside accounts also need roles/compute.osLoginExternalUser "
+            "from its administrators) and shows each student their OS Login username. Or ask "
+            "the organisation's administrators for an exception: a policy on project "
+            f"{project} with constraints/{ORG_OS_LOGIN} not enforced",
         )
     ]
 
@@ -415,6 +554,7 @@ def not_run_rows(reason: str) -> list[Row]:
             "GPU quota",
             "Address quota",
             "OS Login",
+            "OS Login org policy",
             "Firewall",
             "Inventory",
         )
@@ -460,6 +600,17 @@ def _guard(check: str, fn: Callable[[], list[Row]]) -> list[Row]:
         return [Row(check, ERROR, f"the cloud did not answer: {exc.reason}", "")]
 
 
+def _org_policy(gcp: Any) -> OrgPolicy:
+    from apps.compute.cloud.providers.gcp_project import PermissionDenied
+
+    try:
+        return OrgPolicy(gcp.enforced(ORG_OS_LOGIN))
+    except PermissionDenied as exc:
+        return OrgPolicy(None, exc.reason, exc.permission)
+    except CloudError as exc:
+        return OrgPolicy(None, exc.reason)
+
+
 def run(course: Course) -> Report:
     """Read the course's project and check it; never writes."""
     from apps.compute.cloud.providers import is_live, provider_name
@@ -496,10 +647,15 @@ def run(course: Course) -> Report:
     inventory_problem = _guard("Inventory", inventory_read)
     instances: dict[str, Instance] = {i.name: i for i in read.get("instances", [])}
 
+    ours = {n.name: instances[n.name] for n in nodes if n.name in instances}
+    recorded = dict(
+        Node.objects.filter(course=course, name__in=list(ours)).values_list("name", "os_login")
+    )
+    org = _org_policy(gcp)
+
     def os_login() -> list[Row]:
         metadata, read["global"] = gcp.metadata_and_quotas()
-        ours = {n.name: instances[n.name] for n in nodes if n.name in instances}
-        return check_os_login(project, metadata, ours)
+        return check_os_login(project, metadata, ours, recorded, org)
 
     def quotas() -> list[Row]:
         board = [
@@ -521,6 +677,7 @@ def run(course: Course) -> Report:
     else:
         rows.append(Row("Quotas", ERROR, "the project could not be read (see OS Login)"))
     rows += os_login_rows
+    rows += check_org_os_login(project, org, ours, recorded)
     network = str(settings.COMPUTE_NETWORK)
     rows += _guard(
         f"Firewall ({network})",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from tests.peers.gce import orgpolicy
 from tests.peers.gce.validate import Fail
 
 LOGIN_ROLES = ("roles/compute.osLogin", "roles/compute.osAdminLogin")
@@ -37,7 +38,7 @@ def _item(items: list[dict[str, str]], key: str) -> str | None:
 
 
 def enabled(state: dict[str, Any], inst: dict[str, Any]) -> bool:
-    if "compute.requireOsLogin" in state.get("org_policies", []):
+    if orgpolicy.effective(state, "compute.requireOsLogin"):
         return True
     own = _truthy(_item(inst["metadata"]["items"], "enable-oslogin"))
     if own is not None:

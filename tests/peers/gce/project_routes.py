@@ -4,7 +4,8 @@
 - Compute Engine `projects.get` (common instance metadata, global quotas) and `regions.get`
   (regional quotas, with usage counted from the peer's own instances and addresses);
 - Cloud Resource Manager `projects.testIamPermissions` (v3), which the real client library
-  reaches at `/v3/projects/{project}:testIamPermissions` on the same loopback endpoint.
+  reaches at `/v3/projects/{project}:testIamPermissions` on the same loopback endpoint;
+- the Organization Policy API's `projects.policies.getEffectivePolicy` (v2, orgpolicy.py).
 
 `firewalls.list` stays serve.py's; planted rules are stored in its table as full `Firewall`
 JSON. Responses are built with the client library's own message types (`compute_v1`,
@@ -28,6 +29,8 @@ from typing import Any
 from google.cloud import compute_v1
 from google.iam.v1 import iam_policy_pb2
 from google.protobuf import json_format
+
+from tests.peers.gce import orgpolicy
 
 # A project the course's grant was approved for: room for the demo's 8 nodes × 8 H100s in one
 # region, and an address for each. New projects start far lower (GPU quotas often at 0):
@@ -260,6 +263,18 @@ def handle(
         if path == "/_project" and method == "POST":
             with lock:
                 handler._send(200, plant(state, body))
+            return True
+        m = re.match(r"^/v2/projects/([^/]+)/policies/([^/:]+):getEffectivePolicy$", path)
+        if m and method == "GET":
+            with lock:
+                try:
+                    answer = orgpolicy.get_effective_policy(
+                        state, PLANTED["denied"], m.group(1), m.group(2), query, body, SYSTEM_PARAMS
+                    )
+                except orgpolicy.Refused as exc:
+                    handler._send(exc.code, exc.body())
+                    return True
+                handler._send(200, answer)
             return True
         m = re.match(r"^/v3/projects/([^/:]+):testIamPermissions$", path)
         if m and method == "POST":

@@ -15,7 +15,8 @@ changes take.
 
 Every request body is parsed with the client library's own message types (validate.py); the
 documented rules live beside it: pagination (pages.py), power states and Local SSDs
-(lifecycle.py), OS Login and instance IAM (oslogin.py), firewall targets (policies.py).
+(lifecycle.py), OS Login and instance IAM (oslogin.py), firewall targets (policies.py), the
+organisation policies a project inherits (orgpolicy.py, read by compute_preflight).
 
 Run: python -m tests.peers.gce.serve PORT
 """
@@ -43,6 +44,7 @@ STATE: dict[str, Any] = {
     "project": "",
     "project_metadata": {"items": [], "fingerprint": ""},
     "org_policies": [],
+    "org_policy_exceptions": [],
     "instances": {},
     "addresses": {},
     "firewalls": {},
@@ -71,6 +73,7 @@ def seed(doc: dict[str, Any]) -> None:
                     "fingerprint": _fp(doc["project"]),
                 },
                 "org_policies": list(doc.get("org_policies", [])),
+                "org_policy_exceptions": list(doc.get("org_policy_exceptions", [])),
                 "instances": {},
                 "addresses": {},
                 "firewalls": {},
@@ -328,8 +331,9 @@ class Handler(BaseHTTPRequestHandler):
                         "items": body["project_metadata"],
                         "fingerprint": _fp(body["project_metadata"]),
                     }
-                if "org_policies" in body:
-                    STATE["org_policies"] = list(body["org_policies"])
+                for key in ("org_policies", "org_policy_exceptions"):
+                    if key in body:
+                        STATE[key] = list(body[key])
             return self._send(200, {"ok": True})
         m = re.match(r"^/compute/v1/projects/([^/]+)(?:/(.*))?$", path)
         if not m:

@@ -1,9 +1,11 @@
 """Project-level reads of the course's GCP project, for `compute_preflight`: which of a list of
 permissions the service account holds (Cloud Resource Manager's `projects.testIamPermissions`,
 the only API that answers for project-wide permissions such as `compute.firewalls.create`),
-the project's common instance metadata and quotas, each region's quotas, and the network's
-firewall rules with their targets. Read-only; the same credentials and endpoint as the provider
-(`COMPUTE_ENDPOINT` points both clients at the tests' local peer, which serves both APIs).
+the project's common instance metadata and quotas, each region's quotas, the network's
+firewall rules with their targets, and whether the organisation enforces a boolean constraint on
+the project (the Organization Policy API's `getEffectivePolicy`). Read-only; the same credentials
+and endpoint as the provider (`COMPUTE_ENDPOINT` points every client at the tests' local peer,
+which serves all these APIs).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.compute.cloud.providers.base import CloudError
 from apps.compute.cloud.providers.gcp import _last, _translate
 
 
@@ -34,6 +37,14 @@ class FirewallRule:
     target_tags: tuple[str, ...]
     target_service_accounts: tuple[str, ...]
     allowed: tuple[tuple[str, tuple[str, ...]], ...]  # (protocol, ports); no ports = every port
+
+
+class PermissionDenied(CloudError):
+    """403 PERMISSION_DENIED: the service account lacks `permission` on the project."""
+
+    def __init__(self, reason: str, permission: str) -> None:
+        super().__init__(reason, retryable=False, code=403)
+        self.permission = permission
 
 
 def _client_kwargs() -> dict[str, Any]:
@@ -109,3 +120,31 @@ class GcpProject:
             ]
         except Exception as exc:
             raise _translate(exc) from exc
+
+    def enforced(self, constraint: str) -> bool:
+        """Whether the boolean organisation policy `constraint` (e.g. compute.requireOsLogin)
+        is in force on the project, wherever in the hierarchy it was set: the effective policy's
+        rule `enforce: true`. No rule (no policy anywhere, or a `reset` to the default) is the
+        constraint's default, which for the constraints read here is not enforced
+        (https://cloud.google.com/resource-manager/docs/reference/orgpolicy/rest/v2/
+        projects.policies/getEffectivePolicy). PermissionDenied names the permission the
+        answer's ErrorInfo gives (orgpolicy.policy.get)."""
+        from google.api_core import exceptions as gx
+        from google.cloud import orgpolicy_v2
+
+        client = orgpolicy_v2.OrgPolicyClient(**_client_kwargs())
+        name = f"projects/{self.project}/policies/{constraint}"
+        try:
+            policy = client.get_effective_policy(name=name, retry=None, timeout=self.timeout)
+        except (gx.Forbidden, gx.PermissionDenied) as exc:  # 403 over REST, 7 over gRPC
+            metadata = getattr(exc, "metadata", None) or {}
+            if exc.reason != "IAM_PERMISSION_DENIED" and "permission" not in metadata:
+                raise _translate(exc) from exc  # e.g. 403 rateLimitExceeded
+            raise PermissionDenied(
+                f"403 {exc.message}", str(metadata.get("permission") or "orgpolicy.policy.get")
+            ) from exc
+        except Exception as exc:
+            raise _translate(exc) from exc
+        rules = policy.spec.rules
+        # Conditions are evaluated away in an effective policy; a rule without one decides.
+        return any(r.enforce for r in rules if not r.condition.expression)

@@ -1,6 +1,7 @@
 """`manage.py compute_preflight <code>`: read the course's GCP project and say what would stop
 the term — missing permissions, GPU and address quotas too low for the course's nodes, OS Login
-on, a firewall rule that opens every node to every group, instances and addresses the board
+on or enforced by the organisation policy compute.requireOsLogin while the course runs on
+ssh-keys, a firewall rule that opens every node to every group, instances and addresses the board
 expects but the project lacks (or the reverse). Read-only. Exit 0 when clean, 1 with findings
 (a check that could not be made is one)."""
 

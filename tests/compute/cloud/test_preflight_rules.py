@@ -91,3 +91,20 @@ def test_the_course_running_nodes_are_not_counted_twice_against_the_gpu_quota() 
         ("GPU quota GPUS_ALL_REGIONS", "finding"),
     ]
     assert "other instances already use 8" in rows[1].finding
+
+
+def test_os_login_the_board_has_recorded_is_no_finding_and_an_enforced_policy_speaks_for_it() -> (
+    None
+):
+    nodes = {"n1": _inst("n1"), "n2": _inst("n2")}
+    on = {"enable-oslogin": "TRUE"}
+    (row,) = preflight.check_os_login("p", on, nodes, {"n1": True, "n2": True})
+    assert row.status == "ok"
+    assert "grants roles/compute.osLogin" in row.finding
+    (row,) = preflight.check_os_login("p", on, nodes, {"n1": True})
+    assert row.status == "finding"
+    assert "the board still has 1 of them on ssh-keys" in row.finding
+    enforced = preflight.OrgPolicy(True)
+    (row,) = preflight.check_os_login("p", {}, nodes, {}, enforced)
+    assert row.status == "ok"
+    assert "see OS Login org policy" in row.finding

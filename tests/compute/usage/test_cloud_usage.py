@@ -171,7 +171,7 @@ def test_gpu_hours_and_the_burn_down_of_a_simulated_term(
 def test_a_real_worker_takes_the_cloud_job_to_the_peer(
     ee290, gce_peer, celery_worker_process
 ) -> None:  # type: ignore[no-untyped-def]
-    from tests.compute.test_cloud import _with_keys
+    from tests.compute.cloud.test_cloud import _with_keys
 
     gce_peer.seed_from_board(ee290)
     celery_worker_process(COMPUTE_CALL_TIMEOUT_S="2", COMPUTE_OP_BACKOFF_S="0.5")

@@ -21,7 +21,7 @@ from apps.compute.cloud.providers.gcp import Gcp
 from apps.compute.models import Allocation, CloudOp, Node
 from apps.core.models import Role
 from apps.groups.models import GroupMembership
-from tests.compute.test_cloud import _window, _with_keys
+from tests.compute.cloud.test_cloud import _window, _with_keys
 from tests.factories import group_of, member
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -92,6 +92,7 @@ def test_a_clean_project_has_no_finding_and_exits_0(ee290, gce_peer) -> None:  #
         "Address quota STATIC_ADDRESSES (us-central1)",
         "Address quota IN_USE_ADDRESSES (us-central1)",
         "OS Login",
+        "OS Login org policy",
         "Firewall (default)",
         "Inventory",
     ]
@@ -181,7 +182,13 @@ def test_a_cloud_that_does_not_answer_is_a_finding_not_a_crash(ee290, gce_peer, 
     assert report.exit_code == 1
     assert {r.status for r in report.rows} == {"could not check"}
     said = {r.check: r.finding for r in report.rows}
-    for check in ("Permissions", "OS Login", "Firewall (default)", "Inventory"):
+    for check in (
+        "Permissions",
+        "OS Login",
+        "OS Login org policy",
+        "Firewall (default)",
+        "Inventory",
+    ):
         assert said[check].startswith("the cloud did not answer: could not reach the cloud")
     assert said["Quotas"] == "the project could not be read (see OS Login)"
 
@@ -209,7 +216,7 @@ def test_the_page_shows_the_same_table_to_staff_only(ee290, gce_peer) -> None:  
 
 
 def test_the_operator_guide_lists_exactly_the_permissions_the_preflight_tests() -> None:
-    guide = (Path(__file__).resolve().parents[2] / "docs" / "operators.md").read_text()
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "operators.md").read_text()
     start = guide.index("The least the service account needs")
     paragraph = guide[start : guide.index("\n\n", start)]
     assert tuple(re.findall(r"`(compute\.[A-Za-z.]+)`", paragraph)) == (

@@ -4,6 +4,8 @@ the dashboard say that name, not the course's login name (issue #69)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.urls import reverse
 
@@ -13,7 +15,7 @@ from apps.compute.cloud import sync as cloud
 from apps.compute.models import Allocation, Node
 from apps.core.models import Role
 from apps.groups.models import GroupMembership
-from tests.compute.test_cloud import _with_keys
+from tests.compute.cloud.test_cloud import _with_keys
 from tests.factories import group_of, member
 
 
@@ -31,20 +33,26 @@ def test_the_os_login_username_joins_user_and_domain(email: str, name: str) -> N
     assert len(os_login_name(email)) <= 32
 
 
+def lend_a_node(course, email: str) -> tuple[Allocation, Any]:  # type: ignore[no-untyped-def]
+    """A group with SSH keys lent a node, the cloud converged; one member has `email`."""
+    staff = member(course, Role.INSTRUCTOR)
+    group = group_of(course, 4, "Alpha")
+    _with_keys(group)
+    student = GroupMembership.objects.filter(group=group).select_related("user").first().user
+    student.email = email
+    student.save(update_fields=["email"])
+    alloc = allocation_create(actor=staff, course=course, group_id=group.pk)
+    cloud.drain(course.pk)
+    return alloc, student
+
+
 @pytest.mark.django_db(transaction=True)
 def test_under_os_login_the_student_is_shown_their_google_identitys_username(
     ee290, gce_peer, client
 ) -> None:  # type: ignore[no-untyped-def]
     gce_peer.seed_from_board(ee290)
     gce_peer.set_project(project_metadata=[{"key": "enable-oslogin", "value": "TRUE"}])
-    staff = member(ee290, Role.INSTRUCTOR)
-    group = group_of(ee290, 4, "Alpha")
-    _with_keys(group)
-    student = GroupMembership.objects.filter(group=group).select_related("user").first().user
-    student.email = "Jane.Doe@university.edu"
-    student.save(update_fields=["email"])
-    alloc = allocation_create(actor=staff, course=ee290, group_id=group.pk)
-    cloud.drain(ee290.pk)
+    alloc, student = lend_a_node(ee290, "Jane.Doe@university.edu")
     node = Node.objects.get(pk=alloc.node_id)
     assert node.os_login is True  # what the cloud said, recorded for the board
     ip = Allocation.objects.get(pk=alloc.pk).static_ip.address
