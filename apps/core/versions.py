@@ -97,17 +97,28 @@ def course_changed(course_id: int) -> None:
     version_drop(course_version(course_id))
 
 
+def drop_version_on_write(model: type[Model], name_of: Callable[[Any], str | None]) -> None:
+    """Every save and delete of the model's rows drops the version `name_of(row)` names (None:
+    nothing to drop); connected once per model and name."""
+
+    def dropped(sender: Any, instance: Any, **kwargs: Any) -> None:
+        name = name_of(instance)
+        if name is not None:
+            version_drop(name)
+
+    uid = f"version-{model._meta.label}-{name_of.__qualname__}"
+    post_save.connect(dropped, sender=model, dispatch_uid=uid, weak=False)
+    post_delete.connect(dropped, sender=model, dispatch_uid=f"{uid}-del", weak=False)
+
+
 def drop_course_version_on_write(
     model: type[Model], course_of: Callable[[Any], int | None] | None = None
 ) -> None:
     """Every save and delete of the model's rows drops their course's version; `course_of`
     finds the course of a row without a `course_id` of its own (None: nothing to drop)."""
 
-    def dropped(sender: Any, instance: Any, **kwargs: Any) -> None:
+    def name_of(instance: Any) -> str | None:
         course_id = course_of(instance) if course_of else instance.course_id
-        if course_id is not None:
-            course_changed(course_id)
+        return course_version(course_id) if course_id is not None else None
 
-    uid = f"course-version-{model._meta.label}"
-    post_save.connect(dropped, sender=model, dispatch_uid=uid, weak=False)
-    post_delete.connect(dropped, sender=model, dispatch_uid=f"{uid}-del", weak=False)
+    drop_version_on_write(model, name_of)

@@ -10,35 +10,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models.signals import post_delete, post_save
-
 from apps.compute.models import Allocation, Node, NodeStatusChange
-from apps.compute.quota_version import quota_changed
+from apps.compute.quota_version import quota_version
 from apps.compute.usage_models import GroupQuota, UsagePolicy
+from apps.core.versions import drop_version_on_write
 from apps.groups.models import Group
 
 
-def _course_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    quota_changed(instance.course_id)
+def _of_course(instance: Any) -> str:
+    return quota_version(instance.course_id)
 
 
-def _status_changed(sender: Any, instance: NodeStatusChange, **kwargs: Any) -> None:
+def _of_node(instance: NodeStatusChange) -> str | None:
     if NodeStatusChange._meta.get_field("node").is_cached(instance):
         course_id: int | None = instance.node.course_id
     else:  # (deleted with its node: the node's own signal drops the version)
         course_id = (
             Node.objects.filter(pk=instance.node_id).values_list("course_id", flat=True).first()
         )
-    if course_id is not None:
-        quota_changed(course_id)
+    return quota_version(course_id) if course_id is not None else None
 
 
 def connect() -> None:
     for model in (Allocation, Node, Group, GroupQuota, UsagePolicy):
-        uid = f"quota-cache-{model.__name__}"
-        post_save.connect(_course_changed, sender=model, dispatch_uid=uid)
-        post_delete.connect(_course_changed, sender=model, dispatch_uid=f"{uid}-del")
-    post_save.connect(_status_changed, sender=NodeStatusChange, dispatch_uid="quota-cache-status")
-    post_delete.connect(
-        _status_changed, sender=NodeStatusChange, dispatch_uid="quota-cache-status-del"
-    )
+        drop_version_on_write(model, _of_course)
+    drop_version_on_write(NodeStatusChange, _of_node)
