@@ -216,7 +216,9 @@ def celery_worker_process(transactional_db):  # type: ignore[no-untyped-def]
 
 from tests.peers.fixtures import (  # noqa: E402, F401  (fixtures for every test)
     gce_peer,
+    gce_process,
     lti_platform,
+    oidc_process,
     oidc_provider,
     saml_idp,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from pathlib import Path
 from typing import Any
@@ -34,13 +36,10 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
     """Check the whole bank (apps.autograder.banklint) and load it, or refuse it whole. Keys of
     students' drawn instances are computed again from their parameters (which stay: students
     have seen them) whenever a question changes."""
-    try:
-        spec: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise BankError(path, [f"not valid YAML ({exc})"]) from None
-    problems = bank_problems(spec)
+    spec, problems = _checked(path.read_text(encoding="utf-8"))
     if problems:
-        raise BankError(path, problems)
+        raise BankError(path, list(problems))
+    spec = copy.deepcopy(spec)  # the cached parse stays as the file said
     with transaction.atomic():
         assignment = (
             Assignment.objects.filter(course=course, code=spec["assignment"]).first()
@@ -92,6 +91,18 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
             if question.kind == Question.Kind.WRITTEN:
                 _sync_items(question, q["rubric_items"])
     return qs
+
+
+@functools.lru_cache(maxsize=32)
+def _checked(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A bank's text parsed and checked, remembered by its text: the check evaluates every key
+    and worked solution, and a course (or a test, or a demo) loads the same few banks again and
+    again. A changed file is a different text, so it is parsed and checked anew."""
+    try:
+        spec: dict[str, Any] = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        return {}, (f"not valid YAML ({exc})",)
+    return spec, tuple(bank_problems(spec))
 
 
 def _sync_items(question: Question, items: list[dict[str, Any]]) -> None:

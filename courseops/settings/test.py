@@ -31,6 +31,12 @@ else:
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_courseops")}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": ""}  # in memory
+else:
+    # A commit returns before its WAL record reaches the disk: the suite commits tens of
+    # thousands of times (migrations, live servers, workers) and a CI disk's sync is slow. No
+    # test here is about durability; the failover test runs its own clusters, synchronous.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = f"{_options.get('options', '')} -c synchronous_commit=off".strip()
 
 # Tests use their own Redis database so they never touch a developer's queue.
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

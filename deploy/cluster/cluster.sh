@@ -17,7 +17,8 @@
 #   the machine itself       nginx in front of the two web hosts: http://$CLUSTER_NET.1:8080
 # Needs root, iproute2, nginx, redis-server, PostgreSQL's binaries; runs from the checkout's
 # .venv. CLUSTER_DB_FROM=postgres://… copies an already migrated database instead of migrating
-# from nothing (minutes). Any variable set in the caller's environment (JOB_SWEEP_EVERY_S, …) reaches every host.
+# from nothing (minutes). CLUSTER_PROXY_READ_TIMEOUT_S (default 120, gunicorn's --timeout): how
+# long nginx waits for a web host that took a request and went silent. Any variable set in the caller's environment (JOB_SWEEP_EVERY_S, …) reaches every host.
 set -Eeuo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 NET="${CLUSTER_NET:-10.99.0}"
@@ -142,7 +143,10 @@ http {
       # A host that does not answer a connection within 1 s is passed over (never a request it
       # may have acted on: POSTs are not retried once sent).
       proxy_connect_timeout 1s;
-      proxy_read_timeout 60s;
+      # A request the host took and never answered (its link cut mid-request) ends here: 504,
+      # said as 503 below. Production waits gunicorn's --timeout (120 s, deploy/nginx); the
+      # cluster test sets a shorter wait so the fault fits in CI.
+      proxy_read_timeout ${CLUSTER_PROXY_READ_TIMEOUT_S:-120}s;
       proxy_next_upstream error timeout;
     }
     # No web host answered (all cut, or the one holding the request was cut): say so as the app

@@ -1,8 +1,9 @@
 """axe-core (the engine behind Lighthouse's accessibility audit, shipped by axe-playwright-python)
 with the WCAG 2.1 A and AA rules on every HTML page of the URL conf — found by the phone test's
 walk, so a page is scanned the day its route exists — as a student, a TA and an instructor, at
-1280 px and at 390 px, with each menu section open, and after each core form is refused: no
-violation of any impact. The same walk checks that no card touches the one stacked above it.
+390 px (and at 1280 px: here for a student in no group, in the production crawl's term walk for
+the others), with each menu section open, and after each core form is refused: no violation of
+any impact. The same walk checks that no card touches the one stacked above it.
 
 The counts go to test-artifacts/accessibility-<role>.txt (the closing notes quote them)."""
 
@@ -66,7 +67,13 @@ def test_every_page_has_no_wcag_violation_at_both_widths(  # type: ignore[no-unt
     client.force_login(world.people[role])
     found: list[str] = []
     scans = 0
-    for width in WIDTHS:
+    from tests.termwalk import READERS
+
+    # The production crawl's term walk scans every page of its readers at 1280 px (a slice each
+    # week, on the served stack, in states the demo never reaches); here those readers' pages are
+    # scanned at 390 px, with the menus at 1280, and the other roles' at both widths.
+    widths = (390,) if role in READERS else WIDTHS
+    for width in sorted({*widths, WIDTHS[0]}, reverse=True):
         context = browser.new_context(viewport={"width": width, "height": 900})
         context.add_cookies(
             [
@@ -79,7 +86,7 @@ def test_every_page_has_no_wcag_violation_at_both_widths(  # type: ignore[no-unt
         )
         page = context.new_page()
         page.set_default_timeout(15_000)
-        for route, url in sorted(pages.items()):
+        for route, url in sorted(pages.items()) if width in widths else ():
             page.goto(f"{live_server.url}{url}", wait_until="load")  # server-rendered: all there
             found += _violations(axe, page, f"{width}px {route}")
             found += [
@@ -97,7 +104,7 @@ def test_every_page_has_no_wcag_violation_at_both_widths(  # type: ignore[no-unt
         context.close()
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"accessibility-{role}.txt").write_text(
-        f"{role}: {len(pages)} pages x {len(WIDTHS)} widths + menus = {scans} scans, "
+        f"{role}: {len(pages)} pages x {len(widths)} width(s) + menus = {scans} scans, "
         f"{len(found)} violations\n"
     )
     assert found == []

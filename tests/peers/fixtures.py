@@ -40,22 +40,33 @@ class Provider:
         }
 
 
-@pytest.fixture
-def oidc_provider(live_server, settings, tmp_path) -> Iterator[Provider]:  # type: ignore[no-untyped-def]
-    """django-oauth-toolkit's OpenID provider in its own process on 127.0.0.1 (the live server
-    is `localhost`, so the two keep apart cookies), configured as the campus IdP."""
+@pytest.fixture(scope="session")
+def oidc_process(live_server, tmp_path_factory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The OpenID provider's process, one per pytest worker (it migrates its own database and
+    makes its people on start: seconds). It keeps nothing a test relies on between tests: each
+    sign-on is a new authorization code for a browser or client session of that test's own."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with peer(
         "tests.peers.oidc_op.serve",
         [str(port), f"{live_server.url}/oidc/callback/"],
         f"{base}/o/.well-known/openid-configuration",
-        {"OP_DATABASE": str(tmp_path / "op.sqlite3"), "OP_PEOPLE": json.dumps(PEOPLE)},
+        {
+            "OP_DATABASE": str(tmp_path_factory.mktemp("oidc-op") / "op.sqlite3"),
+            "OP_PEOPLE": json.dumps(PEOPLE),
+        },
     ):
-        provider = Provider(base)
-        for key, value in provider.rp_settings().items():
-            setattr(settings, key, value)
-        yield provider
+        yield base
+
+
+@pytest.fixture
+def oidc_provider(oidc_process: str, settings) -> Provider:  # type: ignore[no-untyped-def]
+    """django-oauth-toolkit's OpenID provider in its own process on 127.0.0.1 (the live server
+    is `localhost`, so the two keep apart cookies), configured as the campus IdP."""
+    provider = Provider(oidc_process)
+    for key, value in provider.rp_settings().items():
+        setattr(settings, key, value)
+    return provider
 
 
 @dataclass
@@ -289,21 +300,33 @@ class ComputePeer:
         return access["natIP"] if access else None
 
 
-@pytest.fixture
-def gce_peer(settings) -> Iterator[ComputePeer]:  # type: ignore[no-untyped-def]
-    """A local Compute Engine (tests/peers/gce) that the real google-cloud-compute client talks
-    to over REST; courseops's provider is `gcp`, pointed at it with anonymous credentials."""
+@pytest.fixture(scope="session")
+def gce_process() -> Iterator[str]:
+    """The Compute Engine peer's process, one per pytest worker: starting it imports the client
+    library's message types (seconds of CPU), so the tests share it and each resets it."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with peer("tests.peers.gce.serve", [str(port)], f"{base}/ready", {}):
-        settings.COMPUTE_PROVIDER = "gcp"
-        settings.COMPUTE_ENDPOINT = base
-        settings.COMPUTE_CALL_TIMEOUT_S = 2.0
-        settings.COMPUTE_OP_BACKOFF_S = 0.2
-        settings.COMPUTE_RATE_LIMIT_WAIT_S = 0.2
-        os.environ["COMPUTE_PROVIDER"], os.environ["COMPUTE_ENDPOINT"] = "gcp", base
-        try:
-            yield ComputePeer(base, "ee290-sp26-compute")
-        finally:
-            os.environ.pop("COMPUTE_PROVIDER", None)
-            os.environ.pop("COMPUTE_ENDPOINT", None)
+        yield base
+
+
+@pytest.fixture
+def gce_peer(settings, gce_process: str) -> Iterator[ComputePeer]:  # type: ignore[no-untyped-def]
+    """A local Compute Engine (tests/peers/gce) that the real google-cloud-compute client talks
+    to over REST; courseops's provider is `gcp`, pointed at it with anonymous credentials. Each
+    test starts with the peer reset: an empty project, no faults, no calls, default timings."""
+    import requests
+
+    base = gce_process
+    requests.post(f"{base}/_reset", timeout=10).raise_for_status()
+    settings.COMPUTE_PROVIDER = "gcp"
+    settings.COMPUTE_ENDPOINT = base
+    settings.COMPUTE_CALL_TIMEOUT_S = 2.0
+    settings.COMPUTE_OP_BACKOFF_S = 0.2
+    settings.COMPUTE_RATE_LIMIT_WAIT_S = 0.2
+    os.environ["COMPUTE_PROVIDER"], os.environ["COMPUTE_ENDPOINT"] = "gcp", base
+    try:
+        yield ComputePeer(base, "ee290-sp26-compute")
+    finally:
+        os.environ.pop("COMPUTE_PROVIDER", None)
+        os.environ.pop("COMPUTE_ENDPOINT", None)

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,11 +43,14 @@ def free_port() -> int:
 
 @contextmanager
 def peer(module: str, args: list[str], ready_url: str, env: dict[str, str]) -> Iterator[None]:
+    # Its output goes to a file, never a pipe nobody reads: a peer serving a whole pytest
+    # worker's tests logs every request and would block once a pipe's 64 KB filled.
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args],
         cwd=ROOT,
         env={**os.environ, **env},
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -54,7 +58,8 @@ def peer(module: str, args: list[str], ready_url: str, env: dict[str, str]) -> I
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                out = proc.stdout.read().decode() if proc.stdout else ""
+                log.seek(0)
+                out = log.read().decode(errors="replace")
                 raise RuntimeError(f"{module} exited with {proc.returncode}:\n{out[-3000:]}")
             try:
                 if requests.get(ready_url, timeout=2).status_code == 200:
@@ -67,3 +72,4 @@ def peer(module: str, args: list[str], ready_url: str, env: dict[str, str]) -> I
         yield
     finally:
         stop(proc, timeout=10)
+        log.close()

@@ -54,7 +54,9 @@ FAULTS: dict[str, list[Any]] = {}
 CALLS: list[str] = []
 SEQ = itertools.count(1)
 TIMEOUT_SLEEP_S = 4.0
+EPOCH = [0]  # one more at each seed: a late "timeout" answer of an earlier project changes nothing
 BASE = ""
+INITIAL_DELAYS = dict(lifecycle.DELAYS)
 
 
 def _fp(value: Any) -> str:
@@ -63,8 +65,20 @@ def _fp(value: Any) -> str:
     ).hexdigest()[:16]
 
 
+def reset() -> None:
+    """Back to the state the process started in: one peer serves a pytest worker's tests one
+    after another (starting one costs seconds of importing the client library's types), and each
+    test begins with an empty project, no faults, no calls and the default timings."""
+    seed({"project": ""})
+    with LOCK:
+        lifecycle.DELAYS.clear()
+        lifecycle.DELAYS.update(INITIAL_DELAYS)
+    project_routes.reset()
+
+
 def seed(doc: dict[str, Any]) -> None:
     with LOCK:
+        EPOCH[0] += 1
         STATE.update(
             {
                 "project": doc["project"],
@@ -303,6 +317,9 @@ class Handler(BaseHTTPRequestHandler):
             return None  # the project-level reads compute_preflight makes
         if path == "/ready":
             return self._send(200, {"ok": True})
+        if path == "/_reset":
+            reset()
+            return self._send(200, {"ok": True})
         if path == "/_seed":
             seed(body)
             return self._send(200, {"ok": True})
@@ -353,7 +370,10 @@ class Handler(BaseHTTPRequestHandler):
                 + (f" [{fault}]" if fault else "")
             )
         if fault == "timeout":
+            epoch = EPOCH[0]
             time.sleep(TIMEOUT_SLEEP_S)
+            if epoch != EPOCH[0]:  # the project was seeded anew meanwhile (the next test's)
+                return self._error(503, "the project this call was for is gone", "backendError")
         elif fault in FAULT_ANSWERS:
             return self._error(*FAULT_ANSWERS[fault])
         elif isinstance(fault, int):
