@@ -53,7 +53,7 @@ test: $(STAMP)
 	$(PY) manage.py makemigrations --check --dry-run
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
 	$(BIN)/sphinx-build -q -W --keep-going -b html docs docs/_build/html
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 	@echo "== the first look on SQLite, the database make run uses"
 	DATABASE_URL=sqlite:///:memory: $(BIN)/pytest -q -p no:cacheprovider tests/core/test_first_look.py
 

@@ -51,6 +51,34 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing(f"{NGINX} is missing (apt-get install nginx)")
 
 
+# The files that take minutes, longest first (a run's --durations): they start first, so the two
+# pytest workers end together instead of one running the crawl alone at the end. `make test`
+# keeps this order (--no-loadscope-reorder; xdist would otherwise put files with many tests
+# first, and these have one or a few). Every other file follows in its usual order.
+LONGEST_FIRST = (
+    "tests/test_production_crawl.py",
+    "tests/cluster/test_cluster.py",
+    "tests/autograder/test_workers.py",
+    "tests/browser/test_accessibility.py",
+    "tests/test_schema_fuzz.py",
+    "tests/browser/test_accessibility_gaps.py",
+    "tests/browser/test_phone.py",
+    "tests/test_aria_references.py",
+    "tests/test_permissions_matrix.py",
+    "tests/cluster/test_beat_failover.py",
+    "tests/core/test_make_run_again.py",
+    "tests/core/test_first_look.py",
+    "tests/test_query_budgets.py",
+    "tests/test_stateful_course.py",
+    "tests/cluster/test_db_failover.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 _RAN: Counter[str] = Counter()
 
 
