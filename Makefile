@@ -113,4 +113,4 @@ lock:
 	rm -rf .lockenv
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache .mypy_cache .ruff_cache docs/_build
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm .pytest_cache .mypy_cache .ruff_cache docs/_build

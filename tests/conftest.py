@@ -75,6 +75,9 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).resolve().parents[1]
+    stale = [path for path in LONGEST_FIRST if not (root / path).is_file()]
+    assert not stale, f"tests/conftest.py LONGEST_FIRST names files that are gone: {stale}"
     rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 

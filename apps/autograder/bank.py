@@ -36,7 +36,7 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
     """Check the whole bank (apps.autograder.banklint) and load it, or refuse it whole. Keys of
     students' drawn instances are computed again from their parameters (which stay: students
     have seen them) whenever a question changes."""
-    spec, problems = _checked(path.read_text(encoding="utf-8"))
+    spec, problems = bank_checked(path.read_text(encoding="utf-8"))
     if problems:
         raise BankError(path, list(problems))
     spec = copy.deepcopy(spec)  # the cached parse stays as the file said
@@ -94,10 +94,11 @@ def bank_load(*, course: Course, path: Path) -> QuestionSet:
 
 
 @functools.lru_cache(maxsize=32)
-def _checked(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """A bank's text parsed and checked, remembered by its text: the check evaluates every key
-    and worked solution, and a course (or a test, or a demo) loads the same few banks again and
-    again. A changed file is a different text, so it is parsed and checked anew."""
+def bank_checked(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A bank's text parsed and checked (its problems; none: it loads), remembered by its text:
+    the check evaluates every key and worked solution, and the start-up check, `load_course` and
+    the demo read the same few banks in one process. A changed file is a new text, checked anew.
+    Callers copy the spec before changing it."""
     try:
         spec: dict[str, Any] = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -9,39 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from django.core.checks import CheckMessage, Error, register
 
-from apps.autograder.banklint import bank_problems
 from apps.core.checks import see
 
 
 @register()
 def shipped_banks_load(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    from apps.autograder.bank import BANKS
+    from apps.autograder.bank import BANKS, bank_checked
 
-    errors: list[CheckMessage] = []
-    for path in sorted(BANKS.glob("*.yaml")):
-        try:
-            spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            errors.append(
-                Error(
-                    f"{path.name} is not valid YAML ({exc})",
-                    hint=see("autograder.E001", "Fix the file's YAML."),
-                    id="autograder.E001",
-                )
-            )
-            continue
-        errors += [
-            Error(
-                f"{path.name}: {problem}",
-                hint=see(
-                    "autograder.E001",
-                    "The bank would be refused by load_course and load_demo; fix the file.",
-                ),
-                id="autograder.E001",
-            )
-            for problem in bank_problems(spec)
-        ]
-    return errors
+    return [
+        Error(
+            f"{path.name}: {problem}",
+            hint=see(
+                "autograder.E001",
+                "The bank would be refused by load_course and load_demo; fix the file.",
+            ),
+            id="autograder.E001",
+        )
+        for path in sorted(BANKS.glob("*.yaml"))
+        for problem in bank_checked(path.read_text(encoding="utf-8"))[1]
+    ]
