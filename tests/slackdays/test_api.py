@@ -155,3 +155,30 @@ def test_anonymous_401_and_outsiders_404(world) -> None:  # type: ignore[no-unty
         api(member(CourseFactory())).get(f"/api/v1/courses/{course.code}/slack/me/").status_code
         == 404
     )
+
+
+def test_my_slack_costs_the_same_queries_however_long_the_ledger(world) -> None:  # type: ignore[no-untyped-def]
+    """`slack/me` names the student of every ledger entry: read with the entries, not one
+    entry at a time (it cost two queries an entry)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    course, a, pair, _other, _ta = world
+    base = f"/api/v1/courses/{course.code}/slack"
+    client = api(pair[0])
+
+    def queries() -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as seen:
+            me = client.get(f"{base}/me/").json()
+        return len(seen), len(me["ledger"])
+
+    assert client.post(f"{base}/apply/", {"assignment": a.pk}, format="json").status_code == 201
+    short = queries()
+    for code in ("A2", "A3"):
+        more = AssignmentFactory(course=course, code=code)
+        assert (
+            client.post(f"{base}/apply/", {"assignment": more.pk}, format="json").status_code == 201
+        )
+    long = queries()
+    assert long[1] >= short[1] + 2, (short, long)  # the ledger grew by the two spends
+    assert long[0] == short[0], (short, long)
