@@ -7,6 +7,8 @@ import zoneinfo
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from apps.core.models import Role, User
@@ -160,9 +162,6 @@ def test_anonymous_401_and_outsiders_404(world) -> None:  # type: ignore[no-unty
 def test_my_slack_costs_the_same_queries_however_long_the_ledger(world) -> None:  # type: ignore[no-untyped-def]
     """`slack/me` names the student of every ledger entry: read with the entries, not one
     entry at a time (it cost two queries an entry)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     course, a, pair, _other, _ta = world
     base = f"/api/v1/courses/{course.code}/slack"
     client = api(pair[0])
