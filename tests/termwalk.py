@@ -1,8 +1,9 @@
 """The production crawl walks the term: every state a course reaches, read by every role.
 
-Run by tests/test_production_crawl.py after its form and write crawl, on the same stack
-(gunicorn with the production settings on PostgreSQL, a Celery worker and beat on Redis, an
-SMTP sink), so the term costs no second start-up. On it:
+Run by tests/test_production_crawl.py on the app as it ships (nginx with TLS, gunicorn with the
+production settings on PostgreSQL, a Celery worker and beat on Redis, an SMTP sink); the form
+and write crawl of the same world runs across the cluster (tests/cluster/test_cluster.py). On
+it:
 
 1. **Every question set the course ships** (each bank of courses/banks/, the lab's included) is
    graded, released, graded again and hidden by the instructor over the API, as staff do; after

@@ -1,43 +1,33 @@
-"""Every form and every API write, over HTTPS, against the app as it ships: Debian's nginx
-ending TLS in front of gunicorn with the production settings on PostgreSQL, a real Celery worker
-and beat on Redis, e-mail to an SMTP server on loopback — not the test client inside the test's
-transaction. nginx runs the site file and gunicorn, the worker and beat the systemd units that
-the operator guide includes (deploy/, read by tests/edge.py).
+"""The term walked against the app as it ships: Debian's nginx ending TLS in front of gunicorn
+with the production settings on PostgreSQL, a real Celery worker and beat on Redis, e-mail to an
+SMTP server on loopback — not the test client inside the test's transaction. nginx runs the site
+file and gunicorn, the worker and beat the systemd units that the operator guide includes
+(deploy/, read by tests/edge.py).
 
-For the student, a TA and the instructor: log in through the log-in form; open every HTML page
-of the URL configuration (found the way the phone test finds them); fill and submit every form
-each page carries, as a person would (hidden values kept, empty fields filled by their type, the
-first choice of a select, a small file for an upload); then call every write operation of the
-OpenAPI schema once with a body made from its request schema. No answer may be a 5xx, and every
-change must show its effect: a redirect, or a page or JSON body that says what happened (a
-search form's GET only has to answer).
+A student, a TA and the instructor log in through the log-in form; then every shipped question
+set is graded, released, regraded and hidden and the processes' clock steps through every week of
+the term (tests/termwalk.py), every page and API read answered at each step. Every form and API
+write (tests/crawl.py) is crawled across the cluster's two web hosts, behind a proxy with TLS
+(tests/cluster/test_cluster.py), on the same world.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import time
-from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
-import requests
 from aiosmtpd.controller import Controller
 
-from tests.browser.test_phone import html_pages
 from tests.conftest import _database_url
+from tests.crawl import Browser, crawl_world
 from tests.edge import collect_static, nginx_in_front, unit_command, wait_listening
 from tests.peers.run import free_port, stop
-from tests.termwalk import clock_hooks, walk_the_term
-from tests.world import World, build_world
+from tests.termwalk import READERS, clock_hooks, walk_the_term
 
 pytestmark = [
     pytest.mark.postgres,
@@ -49,119 +39,6 @@ pytestmark = [
 ]
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-PASSWORD = "crawl-Password-2026!"
-ROLES = ("student_a", "student_solo", "ta", "instructor")
-# Forms that end the session or leave the site; everything else is submitted.
-SKIP_ACTIONS = ("/accounts/logout/", "/oidc/", "/saml2/", "/lti/")
-FEEDBACK = re.compile(
-    r'errorlist|role="alert"|class="[^"]*\b(messages|message|error|errors|notice|success)\b'
-    r'|aria-invalid="true"',
-)
-
-
-class Forms(HTMLParser):
-    """The forms of a page: action, method, and their controls in document order."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.forms: list[dict[str, Any]] = []
-        self._form: dict[str, Any] | None = None
-        self._select: dict[str, Any] | None = None
-        self._textarea: dict[str, Any] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k: (v if v is not None else "") for k, v in attrs}
-        if tag == "form":
-            self._form = {
-                "action": a.get("action", ""),
-                "method": a.get("method", "get").lower(),
-                "enctype": a.get("enctype", ""),
-                "controls": [],
-            }
-            self.forms.append(self._form)
-        elif self._form is None:
-            return
-        elif tag in {"input", "button"} and a.get("name"):
-            kind = a.get("type", "text" if tag == "input" else "submit").lower()
-            self._form["controls"].append({**a, "tag": tag, "type": kind})
-        elif tag == "select" and a.get("name"):
-            self._select = {**a, "tag": "select", "options": [], "selected": None}
-            self._form["controls"].append(self._select)
-        elif tag == "option" and self._select is not None:
-            value = a.get("value", "")
-            self._select["options"].append(value)
-            if "selected" in a:
-                self._select["selected"] = value
-        elif tag == "textarea" and a.get("name"):
-            self._textarea = {**a, "tag": "textarea", "text": ""}
-            self._form["controls"].append(self._textarea)
-
-    def handle_data(self, data: str) -> None:
-        if self._textarea is not None:
-            self._textarea["text"] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form":
-            self._form = None
-        elif tag == "select":
-            self._select = None
-        elif tag == "textarea":
-            self._textarea = None
-
-
-def _by_type(control: dict[str, Any]) -> str:
-    """What a person types into an empty field of this kind."""
-    kind = control.get("type", "text")
-    soon = dt.datetime.now(dt.UTC) + dt.timedelta(days=3)
-    if kind == "number":
-        low = control.get("min") or "1"
-        return low if low not in {"", "0"} else "1"
-    if kind == "date":
-        return soon.date().isoformat()
-    if kind == "datetime-local":
-        return soon.strftime("%Y-%m-%dT10:00")
-    if kind == "time":
-        return "10:00"
-    if kind == "email":
-        return "student02@example.edu"
-    if kind == "url":
-        return "https://github.com/example/repo"
-    return "Checked by the production crawl: a sentence long enough for any reason field."
-
-
-def fill(form: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
-    """(fields, files) a person would send: what the page set, empty fields filled."""
-    data: dict[str, str] = {}
-    files: dict[str, Any] = {}
-    radios: set[str] = set()
-    pressed = False
-    for c in form["controls"]:
-        name, kind = c["name"], c.get("type", "")
-        if c["tag"] == "select":
-            options = [o for o in c["options"] if o]
-            chosen = c["selected"] if c["selected"] is not None else (options or [""])[0]
-            data.setdefault(name, chosen)
-        elif c["tag"] == "textarea":
-            data.setdefault(name, c["text"].strip() or _by_type({"type": "text"}))
-        elif kind in {"submit", "button", "image"}:
-            if not pressed and kind == "submit":
-                data[name] = c.get("value", "")
-                pressed = True
-        elif kind == "checkbox":
-            if "checked" in c:
-                data[name] = c.get("value", "on")
-        elif kind == "radio":
-            if name not in radios and ("checked" in c or name not in data):
-                data[name] = c.get("value", "on")
-                if "checked" in c:
-                    radios.add(name)
-        elif kind == "file":
-            files[name] = ("crawl.csv", b"email,q1\nnobody@example.edu,1\n", "text/csv")
-        elif kind == "hidden" or c.get("value"):
-            data.setdefault(name, c.get("value", ""))
-        else:
-            data.setdefault(name, _by_type(c))
-    return data, files
 
 
 class Inbox:
@@ -174,33 +51,25 @@ class Inbox:
 
 
 @pytest.fixture
-def stack(ee290_live, settings):  # type: ignore[no-untyped-def]
+def stack(ee290_live):  # type: ignore[no-untyped-def]
     """The demo world served as production serves it, its processes following a clock the term
-    walk steps (tests.termwalk); yields (base URL, world, inbox, logs, origin, clock): the base
-    URL is nginx's https address, the origin gunicorn's own (plain HTTP on loopback)."""
+    walk steps (tests.termwalk); yields (base URL, world, pages of each role, inbox, logs, origin,
+    clock): the base URL is nginx's https address, the origin gunicorn's own (plain HTTP on
+    loopback)."""
     clock, env, web_args = clock_hooks()
-    for served in serve(ee290_live, settings, env_extra=env, web_extra=web_args):
+    for served in serve(ee290_live, env_extra=env, web_extra=web_args):
         yield (*served, clock)
 
 
 def serve(  # type: ignore[no-untyped-def]
-    course, settings, *, env_extra: dict[str, str] | None = None, web_extra: str = ""
+    course, *, env_extra: dict[str, str] | None = None, web_extra: str = ""
 ):
     """Build the world on `course` and serve it as production does (nginx with TLS in front of
-    gunicorn, worker, beat, SMTP sink); yields (https base URL, world, inbox, logs, gunicorn's
-    own URL). `env_extra`
-    is added to the processes' environment and `web_extra` to gunicorn's command line (the term
-    crawl's clock). While it serves, REQUESTS_CA_BUNDLE names the test's self-signed
+    gunicorn, worker, beat, SMTP sink); yields (https base URL, world, pages of each role, inbox,
+    logs, gunicorn's own URL). `env_extra` is added to the processes' environment and `web_extra`
+    to gunicorn's command line (the term crawl's clock). While it serves, REQUESTS_CA_BUNDLE names the test's self-signed
     certificate, so every requests call of the crawl verifies nginx's certificate."""
-    from django.contrib.auth.hashers import make_password
-
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
-    world = build_world(course)
-    for role in ROLES:
-        user = world.people[role]
-        assert user is not None
-        user.password = make_password(PASSWORD)
-        user.save(update_fields=["password"])
+    world, pages, _ = crawl_world(course)
 
     inbox = Inbox()
     smtp_port, web_port = free_port(), free_port()
@@ -258,7 +127,7 @@ def serve(  # type: ignore[no-untyped-def]
                 )
             os.environ["REQUESTS_CA_BUNDLE"] = str(front.ca)
             wait_listening(web_port, procs["web"], "gunicorn", work / "web.log")
-            yield front.base, world, inbox, logs, f"http://127.0.0.1:{web_port}"
+            yield front.base, world, pages, inbox, logs, f"http://127.0.0.1:{web_port}"
     finally:
         if trusted is None:
             os.environ.pop("REQUESTS_CA_BUNDLE", None)
@@ -271,205 +140,25 @@ def serve(  # type: ignore[no-untyped-def]
         smtp.stop()
 
 
-class Browser:
-    """A person at the app over HTTPS through nginx: cookies kept by hand (sent to every path,
-    as the browser would), CSRF token sent back with each form, the page's address as Referer
-    (Django's CSRF check on HTTPS requires it)."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.http = requests.Session()
-        self.jar: dict[str, str] = {}
-
-    def request(self, method: str, url: str, **kw: Any) -> requests.Response:
-        full = urljoin(self.base + "/", url)
-        headers = {"Referer": full, **kw.pop("headers", {})}
-        self.http.cookies.clear()
-        r = self.http.request(
-            method, full, cookies=self.jar, headers=headers, allow_redirects=False, **kw
-        )
-        self.jar.update({c.name: c.value or "" for c in r.cookies})
-        return r
-
-    def log_in(self, email: str) -> None:
-        self.request("GET", "/accounts/login/")
-        r = self.request(
-            "POST",
-            "/accounts/login/",
-            data={
-                "username": email,
-                "password": PASSWORD,
-                "csrfmiddlewaretoken": self.jar.get("csrftoken", ""),
-            },
-        )
-        assert r.status_code == 302, (email, r.status_code, r.text[:500])
-
-
-def _main_text(html: str) -> str:
-    """The words of a page's <main>, tags and the per-request CSRF token left out."""
-    start, end = html.find("<main"), html.rfind("</main>")
-    body = html[start:end] if start >= 0 and end > start else html
-    body = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", body)
-    return " ".join(re.sub(r"<[^>]+>", " ", body).split())
-
-
-def _feedback(r: requests.Response, before: str = "") -> bool:
-    """The answer tells the person what happened: a redirect, an error or message, or a page
-    whose content is not the page the form was on, unchanged."""
-    if 300 <= r.status_code < 400 or r.status_code == 204:
-        return True
-    kind = r.headers.get("Content-Type", "")
-    if "json" in kind:
-        return bool(r.content)
-    if "html" in kind:
-        return bool(FEEDBACK.search(r.text)) or _main_text(r.text) != _main_text(before)
-    return bool(r.content)  # a file: CSV, iCal, a download
-
-
-def crawl_forms(browser: Browser, email: str, pages: dict[str, str]) -> Counter[str]:
-    seen: Counter[str] = Counter()
-    done: set[tuple[str, str, tuple[str, ...]]] = set()
-    for path in sorted(set(pages.values())):
-        r = browser.request("GET", path)
-        if r.status_code in {301, 302} and "/accounts/login/" in r.headers.get("Location", ""):
-            browser.log_in(email)
-            r = browser.request("GET", path)
-        assert r.status_code < 500, f"GET {path} → {r.status_code}"
-        seen["pages"] += 1
-        if "html" not in r.headers.get("Content-Type", ""):
-            continue
-        parser = Forms()
-        parser.feed(r.text)
-        for form in parser.forms:
-            action = urljoin(path, form["action"] or path)
-            if urlsplit(action).netloc or action.startswith(SKIP_ACTIONS):
-                continue
-            fields, files = fill(form)
-            key = (form["method"], urlsplit(action).path, tuple(sorted(fields)))
-            if key in done:
-                continue  # the same form on another page
-            done.add(key)
-            fields["csrfmiddlewaretoken"] = browser.jar.get("csrftoken", "")
-            if form["method"] == "post":
-                answer = browser.request("POST", action, data=fields, files=files or None)
-            else:
-                answer = browser.request("GET", action, params=fields)
-            seen[f"{form['method']} {answer.status_code // 100}xx"] += 1
-            seen["forms"] += 1
-            assert answer.status_code < 500, (
-                f"{form['method'].upper()} {action} from {path} → {answer.status_code}: "
-                f"{fields}\n{answer.text[:800]}"
-            )
-            assert form["method"] == "get" or _feedback(answer, r.text), (
-                f"{form['method'].upper()} {action} from {path} → {answer.status_code} "
-                "with nothing said about what happened"
-            )
-            if "/accounts/login/" in answer.headers.get("Location", ""):
-                browser.log_in(email)
-    return seen
-
-
-def _sample(schema: dict[str, Any], components: dict[str, Any]) -> Any:
-    """A value valid by `schema` (the first enum choice, required properties only)."""
-    if "$ref" in schema:
-        return _sample(components[schema["$ref"].rsplit("/", 1)[-1]], components)
-    for combo in ("allOf", "oneOf", "anyOf"):
-        if combo in schema:
-            return _sample(schema[combo][0], components)
-    if "enum" in schema:
-        return next((v for v in schema["enum"] if v not in {None, ""}), None)
-    kind = schema.get("type", "object")
-    fmt = schema.get("format", "")
-    soon = dt.datetime.now(dt.UTC) + dt.timedelta(days=3)
-    if kind == "object":
-        props = schema.get("properties", {})
-        return {
-            k: _sample(v, components)
-            for k, v in props.items()
-            if k in schema.get("required", []) and not v.get("readOnly")
-        }
-    if kind == "array":
-        return [_sample(schema.get("items", {}), components)] if schema.get("minItems") else []
-    if kind == "integer":
-        return max(1, int(schema.get("minimum", 1)))
-    if kind == "number":
-        return max(1.0, float(schema.get("minimum", 1)))
-    if kind == "boolean":
-        return True
-    if fmt == "date-time":
-        return soon.isoformat()
-    if fmt == "date":
-        return soon.date().isoformat()
-    if fmt == "email":
-        return "student02@example.edu"
-    if fmt == "uri":
-        return "https://github.com/example/repo"
-    return "Checked by the production crawl, a sentence long enough."
-
-
-def crawl_api(base: str, world: World, token: str) -> Counter[str]:
-    seen: Counter[str] = Counter()
-    http = requests.Session()
-    http.headers["Authorization"] = f"Token {token}"
-    schema = http.get(f"{base}/api/schema/", params={"format": "json"}).json()
-    components = schema.get("components", {}).get("schemas", {})
-    ids = {**world.ids}
-    for route, item in sorted(schema["paths"].items()):
-        for method in ("post", "put", "patch", "delete"):
-            op = item.get(method)
-            if op is None or route.startswith("/api/v1/auth/"):
-                continue  # the token endpoints: crawled by test_api, they end this session
-
-            def value(name: str) -> str:
-                return str(ids.get(name, ids.get("code") if name == "code" else 1))
-
-            path = re.sub(r"\{(\w+)\}", lambda m: value(m.group(1)), route)
-            content = op.get("requestBody", {}).get("content", {})
-            body = None
-            if "application/json" in content:
-                body = _sample(content["application/json"].get("schema", {}), components)
-            r = http.request(method.upper(), base + path, json=body, allow_redirects=False)
-            seen["operations"] += 1
-            seen[f"{r.status_code // 100}xx"] += 1
-            assert r.status_code < 500, f"{method.upper()} {path} → {r.status_code}: {r.text[:800]}"
-            assert _feedback(r), f"{method.upper()} {path} → {r.status_code} with an empty answer"
-    return seen
-
-
-def test_every_form_and_api_write_against_the_production_stack(stack) -> None:  # type: ignore[no-untyped-def]
-    from apps.core.tokens import token_create
-
-    base, world, inbox, logs, origin, clock = stack
-    started = time.monotonic()
-    totals: dict[str, Counter[str]] = {}
-    pages_of: dict[str, list[str]] = {}
-    browsers: dict[str, Browser] = {}
-    for role in ROLES:
+def test_the_term_walked_against_the_production_stack(stack) -> None:  # type: ignore[no-untyped-def]
+    base, world, pages, inbox, logs, origin, clock = stack
+    browsers = {}
+    for role in READERS:
         user = world.people[role]
-        pages = html_pages(world, role)
-        assert len(pages) >= 20, sorted(pages)  # the walk really found the app's pages
-        pages_of[role] = list(pages.values())
-        browser = browsers[role] = Browser(base)
-        browser.log_in(user.email)
-        totals[role] = crawl_forms(browser, user.email, pages)
-        _, key = token_create(user=user, name="production crawl")
-        totals[role] += crawl_api(base, world, key)
-    forms_s = time.monotonic() - started
-    # Then the term (tests.termwalk): every shipped set graded, released, regraded and hidden,
-    # every week of the calendar stepped through, every page and API read at each step.
-    term = _in_own_thread(walk_the_term, base, world, clock, browsers, pages_of, origin)
-    summary = "; ".join(f"{role}: {dict(c)}" for role, c in totals.items())
+        assert user is not None
+        browsers[role] = Browser(base)
+        browsers[role].log_in(user.email)
+    # Every shipped set graded, released, regraded and hidden, every week of the calendar
+    # stepped through, every page and API read at each step (tests.termwalk).
+    term = _in_own_thread(walk_the_term, base, world, clock, browsers, pages, origin)
     report = (
-        f"production crawl through nginx + TLS at {base} (forms and writes {forms_s:.0f} s) — "
-        f"{summary}; e-mails delivered to the SMTP server: {inbox.count}\n{term}"
+        f"the term through nginx + TLS at {base}; e-mails delivered to the SMTP server: "
+        f"{inbox.count}\n{term}"
     )
     artifacts = ROOT / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
     (artifacts / "production-crawl.txt").write_text(report + "\n")
     sys.stdout.write("\n" + report + "\n")
-    for role in ROLES:
-        assert totals[role]["forms"] >= 5, summary
-        assert totals[role]["operations"] >= 50, summary
     logs["web"].seek(0)
     assert b"Internal Server Error" not in logs["web"].read()  # Django's line for every 500
     logs["worker"].seek(0)

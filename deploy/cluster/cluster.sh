@@ -14,7 +14,9 @@
 #   web1 .21, web2 .22      gunicorn (production settings)
 #   worker1 .31, worker2 .32 celery worker
 #   beat1 .41, beat2 .42     celery beat, each restarted by a loop as a supervisor would
-#   the machine itself       nginx in front of the two web hosts: http://$CLUSTER_NET.1:8080
+#   the machine itself       nginx in front of the two web hosts: http://$CLUSTER_NET.1:8080, and
+#                            https://$CLUSTER_NET.1:8443 with a self-signed certificate made at
+#                            `up` ($CLUSTER_DIR/nginx/tls.pem: the one to trust)
 # Needs root, iproute2, nginx, redis-server, PostgreSQL's binaries; runs from the checkout's
 # .venv. CLUSTER_DB_FROM=postgres://… copies an already migrated database instead of migrating
 # from nothing (minutes). CLUSTER_PROXY_READ_TIMEOUT_S (default 120, gunicorn's --timeout): how
@@ -34,7 +36,7 @@ export DATABASE_URL="postgres://postgres@$NET.10:5432/courseops"
 export REDIS_URL="redis://$NET.10:6379/0"
 export SECRET_KEY="${CLUSTER_SECRET_KEY:-cluster-test-key-not-for-production-0123456789abcdefghij}"
 export ALLOWED_HOSTS="$NET.1,localhost"
-export SITE_URL="http://$NET.1:8080"
+export SITE_URL="https://$NET.1:8443"
 export SECURE_SSL_REDIRECT=false EMAIL_HOST="$NET.10" EMAIL_PORT=2525 EMAIL_USE_TLS=false
 export AXES_PROXY_COUNT=1 LOG_LEVEL="${LOG_LEVEL:-WARNING}"
 export PYTHONUNBUFFERED=1
@@ -119,13 +121,21 @@ app_up() {
     start "$host" "$host" bash -c "while :; do '$bin/celery' -A courseops beat --loglevel=INFO; sleep 1; done"
   done
   mkdir -p "$STATE/nginx"
+  # The production settings send the session and CSRF cookies over HTTPS only: logging in needs
+  # TLS, so nginx ends it, as in front of a real deployment (deploy/nginx), with a certificate
+  # for the bridge's address made now.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=courseops cluster" -addext "subjectAltName=IP:$NET.1" \
+    -keyout "$STATE/nginx/tls.key" -out "$STATE/nginx/tls.pem" 2>/dev/null
   cat >"$STATE/nginx/nginx.conf" <<CONF
 worker_processes 1;
 pid $STATE/nginx/nginx.pid;
 error_log $STATE/nginx/error.log warn;
 events { worker_connections 1024; }
 http {
-  access_log $STATE/nginx/access.log;
+  # Which web host answered each request (\$upstream_addr): the test counts each host's share.
+  log_format hosts '\$remote_addr \$request_method \$uri \$status \$upstream_addr';
+  access_log $STATE/nginx/access.log hosts;
   client_body_temp_path $STATE/nginx/body; proxy_temp_path $STATE/nginx/proxy;
   fastcgi_temp_path $STATE/nginx/fastcgi; uwsgi_temp_path $STATE/nginx/uwsgi;
   scgi_temp_path $STATE/nginx/scgi;
@@ -135,11 +145,15 @@ http {
   }
   server {
     listen $NET.1:8080;
+    listen $NET.1:8443 ssl;
+    ssl_certificate $STATE/nginx/tls.pem;
+    ssl_certificate_key $STATE/nginx/tls.key;
     client_max_body_size 60m;
     location / {
       proxy_pass http://web;
       proxy_set_header Host \$http_host;
       proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto \$scheme;
       # A host that does not answer a connection within 1 s is passed over (never a request it
       # may have acted on: POSTs are not retried once sent).
       proxy_connect_timeout 1s;
@@ -198,7 +212,7 @@ case "${1:-}" in
     data_up
     echo "cluster: network and data host up (${SECONDS}s)"
     app_up
-    echo "cluster: up after ${SECONDS}s, http://$NET.1:8080 (logs and mail in $STATE)"
+    echo "cluster: up after ${SECONDS}s, http://$NET.1:8080 and https://$NET.1:8443 (logs and mail in $STATE)"
     ;;
   down) down ;;
   # The bridge's end of the host's link: packets each way are dropped without a word (no reset,
