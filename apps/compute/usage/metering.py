@@ -68,6 +68,9 @@ def _overlap(a: Interval, b: Interval) -> float:
     return max((hi - lo).total_seconds(), 0.0)
 
 
+RUN_OUT_HORIZON = 36_525  # days (a century): a run-out day beyond it is not named
+
+
 @dataclass(frozen=True)
 class GroupHours:
     group: str
@@ -138,8 +141,9 @@ def budget(course: Course, now: dt.datetime | None = None) -> Budget:
     recent = sum(_overlap((week_ago, now), iv) for ivs in runs.values() for iv in ivs)
     rate = (Decimal(str(recent / 3600 / 7)) * price).quantize(Decimal("0.01"))
     runs_out = None
-    if rate > 0 and total > 0:
-        left_days = float((total - spent) / rate)
+    # A run-out day further than a century is said as such, not as a day: a few minutes of
+    # running against a large budget would put it past year 9999, which no date can hold.
+    if rate > 0 and total > 0 and (left_days := float((total - spent) / rate)) <= RUN_OUT_HORIZON:
         runs_out = (now + dt.timedelta(days=max(left_days, 0))).astimezone(tz).date()
     return Budget(price, total, spent, daily, rate, runs_out, groups)
 

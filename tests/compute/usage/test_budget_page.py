@@ -114,3 +114,26 @@ def test_a_run_out_day_inside_the_chart_is_where_the_projection_meets_the_budget
     assert float(line.get("y2", "0")) == pytest.approx(budget_y)
     assert float(line.get("x2", "0")) == pytest.approx(640 - 16)
     assert not [t for t in texts if "beyond the chart" in t]
+
+
+def test_a_burn_so_slow_it_would_outlast_the_calendar_says_so_instead_of_failing(
+    ee290, time_machine
+) -> None:  # type: ignore[no-untyped-def]
+    """Seconds of one node in the last week against a large budget: the run-out day would fall
+    past year 9999, which no date can hold (the term walk met it in week 1: a 500). The page
+    says the credits outlast a century, and names no day."""
+    staff = member(ee290, Role.INSTRUCTOR)
+    ComputePolicy.objects.filter(course=ee290).update(
+        price_per_node_hour=Decimal("1.00"), credit_budget=Decimal("9000000")
+    )
+    node = Node.objects.filter(course=ee290).order_by("name").first()
+    t0 = dt.datetime(2026, 1, 20, 17, 0, tzinfo=dt.UTC)
+    _run(node, t0, 3 / 60)  # three minutes: $0.01 a day over the week, 900 million days left
+    now = t0 + dt.timedelta(days=3)
+    time_machine.move_to(now)
+    b = usage.budget(ee290, now)
+    assert b.rate_per_day == Decimal("0.01")
+    assert b.runs_out is None
+    page = _page(ee290, staff)
+    assert "At that rate the credits last more than a century." in page
+    assert "they do not run out" not in page
