@@ -261,7 +261,10 @@ def test_injected_faults_end_with_the_cloud_matching_the_board_and_a_history_tha
     allocation_release(actor=staff, course=ee290, allocation_id=alloc.pk)
     cloud.drain(ee290.pk)
     assert gce_peer.keys_on(name) == []
-    assert gce_peer.address_of(name) is None
+    assert gce_peer.address_of(name) is None, [
+        (op.kind, op.status, op.reason, op.calls)
+        for op in CloudOp.objects.filter(course=ee290).order_by("pk")
+    ]
 
 
 def run_checks_lines(course_id: int) -> list[str]:

@@ -5,8 +5,9 @@ It keeps one project in memory: instances (metadata with fingerprints, nic0 acce
 power), static addresses and firewall rules, and zone/global operations the client polls.
 Faults are injected per call name with POST /_faults, e.g. {"setMetadata": [412, 503],
 "addAccessConfig": ["timeout"], "insert": ["quota"]}: each entry is used once, in order. A
-"timeout" answers only after the client gave up (the change is still made, as a real cloud
-may); "slow" keeps the operation RUNNING for a few polls; "rateLimitExceeded" and 429 are
+"timeout" makes the change when the call arrives and answers only after the client gave up, as
+a lost or slow answer of a real cloud would: the operation exists from the request on, so a
+retry reads the change, and nothing lands seconds later behind the client's back; "slow" keeps the operation RUNNING for a few polls; "rateLimitExceeded" and 429 are
 Compute Engine's rate-quota answers (https://cloud.google.com/compute/api-quota: "If your
 project exceeds a rate quota, you receive a 403 error with the reason rateLimitExceeded … wait a
 minute then try your request again"). GET /_state shows everything, with who can log in to
@@ -369,14 +370,9 @@ class Handler(BaseHTTPRequestHandler):
                 + (f"?{url.query}" if url.query else "")
                 + (f" [{fault}]" if fault else "")
             )
-        if fault == "timeout":
-            epoch = EPOCH[0]
-            time.sleep(TIMEOUT_SLEEP_S)
-            if epoch != EPOCH[0]:  # the project was seeded anew meanwhile (the next test's)
-                return self._error(503, "the project this call was for is gone", "backendError")
-        elif fault in FAULT_ANSWERS:
+        if fault in FAULT_ANSWERS:
             return self._error(*FAULT_ANSWERS[fault])
-        elif isinstance(fault, int):
+        if isinstance(fault, int):
             return self._error(fault, "error", "backendError")
         try:
             with LOCK:
@@ -386,7 +382,14 @@ class Handler(BaseHTTPRequestHandler):
                     parse(cls, body, where)
                 code, out = self._handle(method, rest, query, body, fault)
         except Fail as exc:
-            return self._error(exc.code, exc.message, exc.reason, exc.status)
+            code, out = exc.code, exc
+        if fault == "timeout":  # the change is made; the answer comes after the client gave up
+            epoch = EPOCH[0]
+            time.sleep(TIMEOUT_SLEEP_S)
+            if epoch != EPOCH[0]:  # the project was seeded anew meanwhile (the next test's)
+                return self._error(503, "the project this call was for is gone", "backendError")
+        if isinstance(out, Fail):
+            return self._error(out.code, out.message, out.reason, out.status)
         return self._send(code, out)
 
     @staticmethod
