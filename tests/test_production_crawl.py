@@ -67,8 +67,9 @@ def serve(  # type: ignore[no-untyped-def]
     """Build the world on `course` and serve it as production does (nginx with TLS in front of
     gunicorn, worker, beat, SMTP sink); yields (https base URL, world, pages of each role, inbox,
     logs, gunicorn's own URL). `env_extra` is added to the processes' environment and `web_extra`
-    to gunicorn's command line (the term crawl's clock). While it serves, REQUESTS_CA_BUNDLE names the test's self-signed
-    certificate, so every requests call of the crawl verifies nginx's certificate."""
+    to gunicorn's command line (the term crawl's clock). While it serves, REQUESTS_CA_BUNDLE
+    names the test's self-signed certificate, so every requests call of the crawl verifies
+    nginx's certificate."""
     world, pages, _ = crawl_world(course)
 
     inbox = Inbox()

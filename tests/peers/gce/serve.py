@@ -7,7 +7,8 @@ Faults are injected per call name with POST /_faults, e.g. {"setMetadata": [412,
 "addAccessConfig": ["timeout"], "insert": ["quota"]}: each entry is used once, in order. A
 "timeout" makes the change when the call arrives and answers only after the client gave up, as
 a lost or slow answer of a real cloud would: the operation exists from the request on, so a
-retry reads the change, and nothing lands seconds later behind the client's back; "slow" keeps the operation RUNNING for a few polls; "rateLimitExceeded" and 429 are
+retry reads the change, and nothing lands seconds later behind the client's back; "slow" keeps
+the operation RUNNING for a few polls; "rateLimitExceeded" and 429 are
 Compute Engine's rate-quota answers (https://cloud.google.com/compute/api-quota: "If your
 project exceeds a rate quota, you receive a 403 error with the reason rateLimitExceeded … wait a
 minute then try your request again"). GET /_state shows everything, with who can log in to
