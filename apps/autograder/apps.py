@@ -66,6 +66,11 @@ class AutograderConfig(AppConfig):
         from apps.core.registry import TodaySource, register_today
 
         register_today(
-            TodaySource("autograder-student", today.for_student, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "autograder-student",
+                today.for_student,
+                roles=frozenset({Role.STUDENT}),
+                reads=("autograder", "slackdays", "coursecalendar", "groups"),
+            )
         )
         register_today(TodaySource("autograder-regrades", today.for_staff, roles=STAFF))

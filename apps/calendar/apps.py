@@ -21,7 +21,7 @@ class CalendarConfig(AppConfig):
         register_sweeper("reminders", jobs.sweep)
         register_jobs("reminders", jobs.listed)
         from apps.calendar import today
-        from apps.calendar.registry import register_events
+        from apps.calendar.registry import event_reads, register_events
         from apps.core.models import Role
         from apps.core.registry import (
             STAFF,
@@ -33,7 +33,7 @@ class CalendarConfig(AppConfig):
             register_today,
         )
 
-        register_events("calendar", sources.calendar_events)
+        register_events("calendar", sources.calendar_events, reads=("coursecalendar",))
         register_nav(
             NavItem(
                 "Calendar",
@@ -51,6 +51,7 @@ class CalendarConfig(AppConfig):
                 context=panels.deadlines_context,
                 order=10,
                 wide=True,
+                reads=lambda: ("coursecalendar", "core.Course", *event_reads()),
             )
         )
         register_panel(
@@ -70,6 +71,7 @@ class CalendarConfig(AppConfig):
                 template="calendar/panels/about.html",
                 context=panels.about_context,
                 order=90,
+                reads=("coursecalendar", "core.Course"),
             )
         )
         register_panel(
@@ -79,8 +81,14 @@ class CalendarConfig(AppConfig):
                 template="calendar/panels/lectures.html",
                 context=panels.lectures_context,
                 order=30,
+                reads=("coursecalendar",),
             )
         )
         register_today(
-            TodaySource("calendar-due", today.due_this_week, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "calendar-due",
+                today.due_this_week,
+                roles=frozenset({Role.STUDENT}),
+                reads=lambda: ("coursecalendar", *event_reads()),
+            )
         )

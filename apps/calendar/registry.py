@@ -71,11 +71,20 @@ EventSource = Callable[[EventQuery], Iterable[Event]]
 ReminderSource = Callable[[Course, dt.datetime, dt.datetime], Iterable[tuple[int, Event]]]
 
 _EVENTS: dict[str, EventSource] = {}
+_EVENT_READS: dict[str, tuple[str, ...]] = {}
 _REMINDERS: dict[str, ReminderSource] = {}
 
 
-def register_events(name: str, source: EventSource) -> None:
+def register_events(name: str, source: EventSource, *, reads: tuple[str, ...]) -> None:
+    """`reads`: the app or model labels whose writes change what the source gives a person
+    (a student's Today is kept until one of them is written: apps.core.todaycache)."""
     _EVENTS[name] = source
+    _EVENT_READS[name] = reads
+
+
+def event_reads() -> tuple[str, ...]:
+    """Every label an event source reads."""
+    return tuple(label for reads in _EVENT_READS.values() for label in reads)
 
 
 def register_reminders(name: str, source: ReminderSource) -> None:

@@ -50,6 +50,7 @@ class CheckoffsConfig(AppConfig):
                 context=panels.student_context,
                 roles=frozenset({Role.STUDENT}),
                 order=12,
+                reads=("checkoffs", "groups"),
             )
         )
         register_panel(
@@ -62,12 +63,17 @@ class CheckoffsConfig(AppConfig):
                 order=26,
             )
         )
-        register_events("checkoffs", sources.booking_events)
+        register_events("checkoffs", sources.booking_events, reads=("checkoffs", "groups"))
         register_reminders("checkoffs", sources.booking_reminders)
 
         from apps.checkoffs import today
         from apps.core.registry import TodaySource, register_today
 
         register_today(
-            TodaySource("checkoff-bookings", today.bookings, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "checkoff-bookings",
+                today.bookings,
+                roles=frozenset({Role.STUDENT}),
+                reads=("checkoffs", "groups"),
+            )
         )

@@ -36,7 +36,7 @@ class ComputeConfig(AppConfig):
             "no live window borrows a node its lender no longer holds",
             lifecycle.windows_on_held_nodes,
         )
-        register_events("windows", sources.window_events)
+        register_events("windows", sources.window_events, reads=("compute",))
         from apps.core.models import Role
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
@@ -89,6 +89,7 @@ class ComputeConfig(AppConfig):
                 context=panels.my_node_context,
                 roles=frozenset({Role.STUDENT}),
                 order=2,
+                reads=("compute", "groups", "core.User"),
             )
         )
 
@@ -96,7 +97,9 @@ class ComputeConfig(AppConfig):
         from apps.core.registry import TodaySource, register_today
 
         register_today(TodaySource("compute-decisions", today.decisions, roles=STAFF))
-        register_today(TodaySource("compute-course-wide", today.course_wide))
+        register_today(
+            TodaySource("compute-course-wide", today.course_wide, reads=("compute", "groups"))
+        )
 
     def _cloud(self) -> None:
         from apps.compute.cloud import (
@@ -135,7 +138,9 @@ class ComputeConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, TodaySource, register_nav, register_today
 
         STUDENT = frozenset({Role.STUDENT})
-        register_today(TodaySource("compute-quota", today.quota, roles=STUDENT))
+        register_today(
+            TodaySource("compute-quota", today.quota, roles=STUDENT, reads=("compute", "groups"))
+        )
         register_today(TodaySource("compute-opt-outs", today.opt_outs, roles=STAFF))
         register_check(
             "no stop courseops made on its own lacks its audit row", autostop.stops_without_audit

@@ -13,12 +13,14 @@ class CoreConfig(AppConfig):
             outbox,
             panels,
             tasks,  # noqa: F401  (queued by name: register it in every process)
+            todaycache,
         )
         from apps.core.accounts import one_account_per_email
         from apps.core.invariants import register_check
         from apps.core.jobs import register_jobs, register_sweeper
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
 
+        todaycache.connect()
         register_check("one account per e-mail (any spelling)", one_account_per_email)
         register_sweeper("outbox", outbox.sweep)
         register_sweeper("doors", doors.sweep)

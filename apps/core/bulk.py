@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import connection, models
 
+from apps.core.todaycache import rows_written
 from apps.core.transactions import require_own_transaction
 
 SQLITE_ROWS = 400  # SQLite allows 32,766 parameters per statement; rows × columns stays under it
@@ -67,6 +68,7 @@ def insert(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequ
     whole statement (IntegrityError), so use it where the caller's lock already rules repeats
     out. Returns the rows given."""
     _in_transaction("insert")
+    rows_written(model)
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     col_sql = ", ".join(quote(c) for c in _names(model, fields))
@@ -89,6 +91,7 @@ def upsert(
     given. Must run inside a transaction (it is the caller's unit of work); `rows` must not repeat
     a `unique` key (PostgreSQL refuses to update one row twice in a statement)."""
     _in_transaction("upsert")
+    rows_written(model)
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
     col_sql = ", ".join(quote(c) for c in _names(model, fields))

@@ -141,6 +141,60 @@ def registries_resolve(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
 
 
 @register()
+def today_sources_say_what_they_read(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A student's Today is cached until a write to what its sources read (apps.core.todaycache):
+    each source students see names it, with labels that resolve."""
+    from apps.core import registry
+    from apps.core.models import Role
+
+    errors: list[CheckMessage] = []
+    for source in registry._TODAY:
+        if Role.STUDENT not in source.roles:
+            continue
+        labels = source.read_labels()
+        bad = [label for label in labels if not _label_resolves(label)]
+        if not labels or bad:
+            what = (
+                f"reads {', '.join(map(repr, sorted(set(bad))))}: no installed app or model"
+                if bad
+                else "does not say what it reads"
+            )
+            errors.append(
+                Error(
+                    f"Today source {source.key!r} {what}; a student's Today would be kept in "
+                    "the cache after a write that changes it.",
+                    hint=see("courseops.E007", "Give it reads=(app or model labels, …)."),
+                    id="courseops.E007",
+                )
+            )
+    from apps.core.todaycache import declared_labels
+
+    named = declared_labels() | {label for p in registry._PANELS for label in p.read_labels()}
+    bad = sorted(label for label in named if not _label_resolves(label))
+    if bad:
+        errors.append(
+            Error(
+                f"A cached read names {', '.join(map(repr, bad))}: no installed app or model; "
+                "its writes would not be watched.",
+                hint=see("courseops.E007", "Fix the label given to todaycache.reads()."),
+                id="courseops.E007",
+            )
+        )
+    return errors
+
+
+def _label_resolves(label: str) -> bool:
+    try:
+        if "." in label:
+            apps.get_model(label)
+        else:
+            apps.get_app_config(label)
+    except (LookupError, ValueError):
+        return False
+    return True
+
+
+@register()
 def door_limits_configured(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """Every door a stranger can knock on has a limit in `DOOR_LIMITS` (apps.core.doors)."""
     from apps.core.doors import check_limits

@@ -84,6 +84,15 @@ class TodaySource:
     key: str
     items: Callable[[HttpRequest, Course, Role, dt.datetime], list[TodayItem]]
     roles: frozenset[Role] = ALL_ROLES
+    # What a write must touch for the items to change: app labels ("slackdays") or model
+    # labels ("core.Membership"), or a callable giving them once every app has registered. A
+    # student's Today is kept in the cache until a save or delete in one of these (or the
+    # minute) turns (apps.core.todaycache); a source students see must name them
+    # (courseops.E007).
+    reads: tuple[str, ...] | Callable[[], Iterable[str]] = ()
+
+    def read_labels(self) -> tuple[str, ...]:
+        return tuple(self.reads() if callable(self.reads) else self.reads)
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,13 @@ class Panel:
     roles: frozenset[Role] = ALL_ROLES
     order: int = 100
     wide: bool = field(default=False)
+    # What a write must touch to change the panel (labels, as `TodaySource.reads`): given, a
+    # student's panel is rendered once and kept until then or the minute turns; left empty,
+    # rendered on every request (a panel with a form, or one that follows the clock closely).
+    reads: tuple[str, ...] | Callable[[], Iterable[str]] = ()
+
+    def read_labels(self) -> tuple[str, ...]:
+        return tuple(self.reads() if callable(self.reads) else self.reads)
 
 
 _NAV: list[NavItem] = []

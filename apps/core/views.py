@@ -1,17 +1,22 @@
 from __future__ import annotations
 
+import datetime as dt
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from apps.core.http import AuthedRequest
 from apps.core.invariants import checks, run_checks
-from apps.core.models import Role
+from apps.core.models import Course, Role
 from apps.core.permissions import role_in
-from apps.core.registry import panels_for, today_merge, today_sources
+from apps.core.registry import Panel, TodayItem, panels_for, today_merge, today_sources
 from apps.core.selectors import course_get, membership_list
+from apps.core.todaycache import student_cached, today_labels
 from apps.core.views_helpers import course_for
 
 
@@ -34,26 +39,61 @@ def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
     role = role_in(request.user, course)
     assert role is not None  # course_get already refused non-members  # noqa: S101
     now = timezone.now()
-    todo = today_merge(
-        item
-        for source in today_sources(Role(role))
-        for item in source.items(request, course, Role(role), now)
+
+    def build() -> list[TodayItem]:
+        return today_merge(
+            item
+            for source in today_sources(Role(role))
+            for item in source.items(request, course, Role(role), now)
+        )
+
+    # A student's list is kept between the writes that could change it (apps.core.todaycache).
+    todo = (
+        list(student_cached(course, request.user.pk, now, "items", today_labels(), build))
+        if role == Role.STUDENT
+        else build()
     )
     if role == Role.STUDENT:  # one list in time order: the overdue and the soonest first
         todo.sort(key=lambda i: (i.when or now, i.title))
     else:  # decisions waiting (no time of their own) lead
         todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
     # A panel whose context is None has nothing to show now (e.g. check-in outside lectures).
-    panels = [
-        {"panel": p, "ctx": ctx}
-        for p in panels_for(Role(role))
-        if (ctx := p.context(request, course, role)) is not None
-    ]
+    # A student's panels that say what they read are rendered once and kept like the list.
+    panels = []
+    for p in panels_for(Role(role)):
+        labels = p.read_labels() if role == Role.STUDENT else ()
+        if labels:
+            html = student_cached(
+                course,
+                request.user.pk,
+                now,
+                f"panel:{p.key}",
+                labels,
+                lambda p=p: _panel_html(p, request, course, role, now),  # type: ignore[misc]
+            )
+            if html is not None:
+                panels.append({"panel": p, "html": html})
+        elif (ctx := p.context(request, course, role)) is not None:
+            panels.append({"panel": p, "ctx": ctx})
     return render(
         request,
         "core/dashboard.html",
         {"course": course, "role": role, "panels": panels, "todo": todo, "now": now},
     )
+
+
+def _panel_html(
+    panel: Panel, request: AuthedRequest, course: Course, role: str, now: dt.datetime
+) -> SafeString | None:
+    """The panel's HTML (None: nothing to show now), from its template alone: a kept panel
+    uses only its context, the course, the role and the time, never the request's."""
+    ctx = panel.context(request, course, role)  # type: ignore[arg-type]
+    if ctx is None:
+        return None
+    html = render_to_string(
+        panel.template, {"ctx": ctx, "course": course, "role": role, "now": now}
+    )
+    return mark_safe(html)
 
 
 @login_required

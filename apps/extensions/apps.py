@@ -42,6 +42,11 @@ class ExtensionsConfig(AppConfig):
             )
         )
         register_today(
-            TodaySource("extensions-student", today.for_student, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "extensions-student",
+                today.for_student,
+                roles=frozenset({Role.STUDENT}),
+                reads=("extensions",),
+            )
         )
         register_today(TodaySource("extensions-queue", today.for_staff, roles=STAFF))

@@ -33,6 +33,7 @@ class GroupsConfig(AppConfig):
                 context=panels.my_group_context,
                 roles=frozenset({Role.STUDENT}),
                 order=20,
+                reads=("groups", "core.User"),
             )
         )
         register_panel(

@@ -21,4 +21,8 @@ class LabsConfig(AppConfig):
         from apps.core.registry import TodaySource, register_today
         from apps.labs import today
 
-        register_today(TodaySource("labs-open", today.open_labs, roles=frozenset({Role.STUDENT})))
+        register_today(
+            TodaySource(
+                "labs-open", today.open_labs, roles=frozenset({Role.STUDENT}), reads=("labs",)
+            )
+        )

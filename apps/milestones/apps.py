@@ -19,11 +19,20 @@ class MilestonesConfig(AppConfig):
                 staff_section="project",
             )
         )
-        register_events("milestones", sources.milestone_events)
+        register_events(
+            "milestones", sources.milestone_events, reads=("milestones", "coursecalendar", "groups")
+        )
         register_reminders("milestones", sources.milestone_reminders)
 
         from apps.core.models import Role
         from apps.core.registry import TodaySource, register_today
         from apps.milestones import today
 
-        register_today(TodaySource("milestones-due", today.due, roles=frozenset({Role.STUDENT})))
+        register_today(
+            TodaySource(
+                "milestones-due",
+                today.due,
+                roles=frozenset({Role.STUDENT}),
+                reads=("milestones", "coursecalendar", "groups"),
+            )
+        )

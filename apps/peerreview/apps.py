@@ -33,7 +33,7 @@ class PeerReviewConfig(AppConfig):
                 staff_section="project",
             )
         )
-        register_events("peerreview", sources.review_events)
+        register_events("peerreview", sources.review_events, reads=("peerreview", "groups"))
         register_reminders("peerreview", sources.review_reminders)
 
         from apps.core.models import Role
@@ -41,5 +41,10 @@ class PeerReviewConfig(AppConfig):
         from apps.peerreview import today
 
         register_today(
-            TodaySource("reviews-to-write", today.to_write, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "reviews-to-write",
+                today.to_write,
+                roles=frozenset({Role.STUDENT}),
+                reads=("peerreview", "groups"),
+            )
         )

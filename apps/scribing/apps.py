@@ -33,12 +33,19 @@ class ScribingConfig(AppConfig):
                 "Scribing", "scribing:page", order=27, section="coursework", staff_section="grading"
             )
         )
-        register_events("scribing", sources.duty_events)
+        register_events("scribing", sources.duty_events, reads=("scribing", "coursecalendar"))
         register_reminders("scribing", sources.duty_reminders)
 
         from apps.core.models import Role
         from apps.core.registry import STAFF, TodaySource, register_today
         from apps.scribing import today
 
-        register_today(TodaySource("scribe-duties", today.duties, roles=frozenset({Role.STUDENT})))
+        register_today(
+            TodaySource(
+                "scribe-duties",
+                today.duties,
+                roles=frozenset({Role.STUDENT}),
+                reads=("scribing", "coursecalendar"),
+            )
+        )
         register_today(TodaySource("scribe-notes", today.to_review, roles=STAFF))

@@ -34,7 +34,11 @@ class SlackdaysConfig(AppConfig):
         from apps.core.registry import STAFF, NavItem, Panel, register_nav, register_panel
         from apps.slackdays import panels, sources
 
-        register_events("assignments", sources.assignment_events)
+        register_events(
+            "assignments",
+            sources.assignment_events,
+            reads=("slackdays", "coursecalendar", "groups", "core.Membership"),
+        )
         register_reminders("assignments", sources.assignment_reminders)
 
         register_nav(
@@ -59,6 +63,7 @@ class SlackdaysConfig(AppConfig):
                 context=panels.glance_context,
                 roles=frozenset({Role.STUDENT}),
                 order=1,
+                reads=("slackdays", "coursecalendar", "groups", "core.Course"),
             )
         )
 
@@ -66,6 +71,11 @@ class SlackdaysConfig(AppConfig):
         from apps.slackdays import today
 
         register_today(
-            TodaySource("slack-deadlines", today.deadlines, roles=frozenset({Role.STUDENT}))
+            TodaySource(
+                "slack-deadlines",
+                today.deadlines,
+                roles=frozenset({Role.STUDENT}),
+                reads=("slackdays", "coursecalendar", "groups", "core.Membership"),
+            )
         )
         register_today(TodaySource("slack-late-work", today.late_work, roles=STAFF))

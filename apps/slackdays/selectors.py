@@ -17,6 +17,7 @@ from apps.calendar.models import Assignment
 from apps.core.compiled import compiled_query
 from apps.core.models import Course, Membership, Role, User
 from apps.core.permissions import is_staff
+from apps.core.todaycache import reads, student_cached
 from apps.groups.models import GroupMembership
 from apps.groups.selectors import current_group_id
 from apps.slackdays import rules
@@ -106,12 +107,31 @@ def _account_rows(course_id: int, student_id: int) -> QuerySet[Any]:
     )
 
 
+# What a student's slack standing is computed from (apps.core.todaycache watches their tables).
+SLACK_READS = reads("slackdays", "coursecalendar", "groups", "core.Course")
+
+
 def student_slack_full(
     *, course: Course, student: User, memo: dict[str, Any] | None = None
 ) -> tuple[int, int, list[StudentDeadline]]:
     """(days left, allowance, deadlines) from 2 queries whatever the course's size: the
     student's and their group's exceptions, and the slack account joined to its active spends
-    (the assignments come from the course's cached calendar)."""
+    (the assignments come from the course's cached calendar). Kept in the cache until one of
+    `SLACK_READS` is written (or the minute turns): the slack page, `slack/me`, Today and the
+    question sets all show it."""
+    return student_cached(
+        course,
+        student.pk,
+        timezone.now(),
+        "slack",
+        SLACK_READS,
+        lambda: _student_slack_full(course=course, student=student, memo=memo),
+    )
+
+
+def _student_slack_full(
+    *, course: Course, student: User, memo: dict[str, Any] | None
+) -> tuple[int, int, list[StudentDeadline]]:
     ext: dict[int, list[rules.ReliefPart]] = defaultdict(list)
     acc: list[rules.ReliefPart] = []
     # Only this student's and their group's exceptions: the course may hold thousands.

@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from django.db import connection
+import time_machine
+from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -20,7 +21,7 @@ from apps.labs.models import CourseLab
 from apps.labs.today import _windows
 from apps.setup.liveterm import move_term
 from apps.slackdays.moves import assignment_update
-from tests.factories import AssignmentFactory, CourseFactory, member
+from tests.factories import AssignmentFactory, CourseFactory, group_of, member
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 LAB = "lab09-perf-engr"
@@ -95,3 +96,121 @@ def test_a_labs_line_follows_its_window_and_the_term_moved(redis_cache) -> None:
     assert "0 of 4 steps done" in _today(student, course)
     move_term(course, 1)  # a bulk update of every window: a week later, out of this week
     assert "steps done" not in _today(student, course)
+
+
+# A student's whole Today (its items and the deadlines panel) is kept per person until a table
+# it reads is written (apps.core.todaycache).
+
+
+def _queries(client: Client, course: Course) -> tuple[str, int]:
+    with CaptureQueriesContext(connection) as ctx:
+        page = _today(client, course)
+    return page, len(ctx.captured_queries)
+
+
+def test_a_students_today_is_kept_until_their_group_spends_a_slack_day(redis_cache) -> None:  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    a = AssignmentFactory(course=course, code="A1", due_at=timezone.now() + dt.timedelta(days=3))
+    group = group_of(course, 2)
+    ada, bo = (m.user for m in group.memberships.order_by("pk"))
+    ada_page, bo_page = _login(ada), _login(bo)
+    first, built = _queries(bo_page, course)
+    assert "A1" in first
+    assert "3 slack day(s) left" in first
+    again, kept = _queries(bo_page, course)
+    assert again == first
+    assert kept <= built - 5  # the sources were not asked again
+
+    # Ada spends a day for the group (one WITH … UPDATE … INSERT statement, no model signal):
+    # Bo's next Today shows it, with no wait.
+    r = ada_page.post(
+        f"/api/v1/courses/{course.code}/slack/apply/",
+        {"assignment": a.pk},
+        content_type="application/json",
+    )
+    assert r.status_code == 201, r.content
+    after = _today(bo_page, course)
+    assert "1 slack day(s) spent on it; 2 slack day(s) left" in after
+
+
+def test_a_write_around_the_models_and_a_bulk_copy_drop_it_too(redis_cache) -> None:  # type: ignore[no-untyped-def]
+    from apps.core import bulk
+    from apps.core.todaycache import version
+    from apps.core.versions import version_of
+    from apps.slackdays.models import SlackAccount
+
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1", due_at=timezone.now() + dt.timedelta(days=3))
+    student = member(course)
+    SlackAccount.objects.create(course=course, student=student, allowance=3, balance=3)
+    client = _login(student)
+    assert "3 slack day(s) left" in _today(client, course)
+    SlackAccount.objects.filter(course=course, student=student).update(balance=1)  # staff tool
+    assert "1 slack day(s) left" in _today(client, course)
+
+    before = version_of(version("slackdays"))
+    with transaction.atomic():
+        bulk.upsert(
+            SlackAccount,
+            ["course", "student", "allowance", "balance", "last_seq"],
+            [(course.pk, student.pk, 3, 2, 0)],
+            unique=["course", "student"],
+            update=["balance"],
+        )
+    assert version_of(version("slackdays")) != before
+    assert "2 slack day(s) left" in _today(client, course)
+
+
+def test_a_write_elsewhere_keeps_it_and_the_minute_turning_rebuilds_it(redis_cache) -> None:  # type: ignore[no-untyped-def]
+    course = CourseFactory()
+    AssignmentFactory(course=course, code="A1", due_at=timezone.now() + dt.timedelta(hours=30))
+    client = _login(member(course))
+    staff = member(course, Role.INSTRUCTOR)
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        _, built = _queries(client, course)
+        staff.full_name = "Renamed"  # a table no student Today source reads
+        staff.save()
+        _, kept = _queries(client, course)
+        assert kept <= built - 5
+        clock.shift(dt.timedelta(seconds=61))
+        _, rebuilt = _queries(client, course)
+        assert rebuilt >= kept + 5  # the person's parts built again (the course's still kept)
+
+
+def test_staff_today_is_never_kept(redis_cache) -> None:  # type: ignore[no-untyped-def]
+    from apps.contributions.models import QuestionProposal
+
+    course = CourseFactory()
+    p = QuestionProposal.objects.create(
+        course=course, proposer=member(course), kind="numeric", prompt="?", status="changes"
+    )
+    staff = _login(member(course, Role.INSTRUCTOR))
+    assert "contributed question(s) to review" not in _today(staff, course)
+    # A table no student Today reads, written in the same minute: staff see it at once.
+    QuestionProposal.objects.filter(pk=p.pk).update(status="proposed")
+    assert "1 contributed question(s) to review" in _today(staff, course)
+
+
+def test_a_today_source_students_see_must_say_what_it_reads() -> None:
+    from apps.core import registry
+    from apps.core.checks import today_sources_say_what_they_read
+
+    def nothing(*args: object) -> list[registry.TodayItem]:
+        return []
+
+    saved = list(registry._TODAY)
+    try:
+        registry.register_today(
+            registry.TodaySource("t-silent", nothing, roles=frozenset({Role.STUDENT}))
+        )
+        registry.register_today(
+            registry.TodaySource("t-typo", nothing, reads=("slackday", "core.Nope"))
+        )
+        registry.register_today(registry.TodaySource("t-staff", nothing, roles=registry.STAFF))
+        errors = today_sources_say_what_they_read()
+    finally:
+        registry._TODAY[:] = saved
+    assert [e.id for e in errors] == ["courseops.E007", "courseops.E007"]
+    assert "'t-silent' does not say what it reads" in errors[0].msg
+    assert "'t-typo' reads 'core.Nope', 'slackday': no installed app or model" in errors[1].msg
+    assert today_sources_say_what_they_read() == []
