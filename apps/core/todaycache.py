@@ -37,7 +37,13 @@ from django.db.models import Model
 
 from apps.core.models import Course, Role
 from apps.core.registry import _PANELS, _TODAY
-from apps.core.versions import _in_transaction, course_version, version_drop, versions_of
+from apps.core.versions import (
+    _in_transaction,
+    course_version,
+    version_drop,
+    version_key,
+    versions_of,
+)
 
 T = TypeVar("T")
 # The table each INSERT, UPDATE or DELETE of a statement writes (a CTE may hold several).
@@ -154,18 +160,49 @@ def student_cached(
     labels: Iterable[str],
     build: Callable[[], T],
 ) -> T:
-    """`build()` (one student's `part`: "items", "deadlines", "slack"), or the copy kept since
-    no table of `labels` (declared with `reads` or by a Today source) was written, within the
-    same minute."""
-    tokens = versions_of([course_version(course.pk), *map(version, sorted(set(labels)))])
-    if tokens is None or _in_transaction():
-        return build()
+    """`build()` (one student's `part`: "deadlines", "slack" …), or the copy kept since no table
+    of `labels` (declared with `reads` or by a Today source or panel) was written, within the
+    same minute: `student_kept` with one part."""
+    return student_kept(course, user_id, now, [(part, labels, build)])[0]
+
+
+def student_kept(
+    course: Course,
+    user_id: int,
+    now: dt.datetime,
+    parts: list[tuple[str, Iterable[str], Callable[[], Any]]],
+) -> list[Any]:
+    """Each part's `build()`, or its copy kept since none of its labels' tables was written
+    (and within the minute), in one round trip to Redis when all are kept: the versions and the
+    entries, each entry carrying the versions it was built under. A part missing or built under
+    older versions is built again and kept, alone: a write drops only the parts that read it."""
+    if settings.COURSE_CACHE_SECONDS <= 0 or _in_transaction():
+        return [build() for _, _, build in parts]
+    per_part = [
+        [course_version(course.pk), *map(version, sorted(set(labels)))] for _, labels, _ in parts
+    ]
+    names = sorted({n for part_names in per_part for n in part_names})
+    keys = [f"today:{course.pk}:{user_id}:{part}" for part, _, _ in parts]
+    found = cache.get_many([*map(version_key, names), *keys])
+    tokens: dict[str, Any] = {n: found.get(version_key(n)) for n in names}
+    if None in tokens.values():
+        made = versions_of(names)  # the first reader since a drop makes the new tokens
+        if made is None:
+            return [build() for _, _, build in parts]
+        tokens = dict(zip(names, made, strict=True))
     minute = int(now.timestamp()) // 60
-    built_from = hashlib.blake2b(".".join(tokens).encode(), digest_size=12).hexdigest()
-    key = f"today:{course.pk}:{user_id}:{part}:{minute}:{built_from}"
-    hit = cache.get(key)
-    if hit is not None:
-        return hit[0]
-    value = build()
-    cache.set(key, (value,), min(60, settings.COURSE_CACHE_SECONDS))
-    return value
+    out: list[Any] = []
+    fresh: dict[str, Any] = {}
+    for (_, _, build), part_names, key in zip(parts, per_part, keys, strict=True):
+        built_from = ".".join(str(tokens[n]) for n in part_names)
+        stamp = (minute, hashlib.blake2b(built_from.encode(), digest_size=12).hexdigest())
+        hit = found.get(key)
+        if hit is not None and hit[0] == stamp:
+            out.append(hit[1])
+            continue
+        value = build()
+        fresh[key] = (stamp, value)
+        out.append(value)
+    if fresh:
+        cache.set_many(fresh, min(60, settings.COURSE_CACHE_SECONDS))
+    return out

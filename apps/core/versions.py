@@ -26,8 +26,12 @@ from django.db.models.signals import post_delete, post_save
 T = TypeVar("T")
 
 
-def _key(name: str) -> str:
+def version_key(name: str) -> str:
+    """The cache key holding the token of `name`."""
     return f"ver:{name}"
+
+
+_key = version_key
 
 
 _generation = [0]  # bumped by every drop in this process: a memo of older tokens is not used

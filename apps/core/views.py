@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -16,7 +18,7 @@ from apps.core.models import Course, Role
 from apps.core.permissions import role_in
 from apps.core.registry import Panel, TodayItem, panels_for, today_merge, today_sources
 from apps.core.selectors import course_get, membership_list
-from apps.core.todaycache import student_cached, today_labels
+from apps.core.todaycache import student_kept, today_labels
 from apps.core.views_helpers import course_for
 
 
@@ -47,32 +49,40 @@ def dashboard(request: AuthedRequest, code: str) -> HttpResponse:
             for item in source.items(request, course, Role(role), now)
         )
 
-    # A student's list is kept between the writes that could change it (apps.core.todaycache).
-    todo = (
-        list(student_cached(course, request.user.pk, now, "items", today_labels(), build))
-        if role == Role.STUDENT
-        else build()
-    )
-    if role == Role.STUDENT:  # one list in time order: the overdue and the soonest first
-        todo.sort(key=lambda i: (i.when or now, i.title))
-    else:  # decisions waiting (no time of their own) lead
-        todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))
+    as_role = Role(role)
+    kept: dict[str, SafeString | None] = {}
+    if role == Role.STUDENT:
+        # A student's list and each panel that says what it reads are kept, rendered, between
+        # the writes that could change them, all read in one round trip (apps.core.todaycache).
+        cached = [p for p in panels_for(as_role) if p.read_labels()]
+        items, *html = student_kept(
+            course,
+            request.user.pk,
+            now,
+            [
+                ("items", today_labels(), build),
+                *(
+                    (
+                        f"panel:{p.key}",
+                        p.read_labels(),
+                        partial(_panel_html, p, request, course, role, now),
+                    )
+                    for p in cached
+                ),
+            ],
+        )
+        kept = {p.key: h for p, h in zip(cached, html, strict=True)}
+        todo = list(items)
+        todo.sort(key=lambda i: (i.when or now, i.title))  # the overdue and the soonest first
+    else:
+        todo = build()
+        todo.sort(key=lambda i: (not i.urgent, i.when or now, i.title))  # decisions lead
     # A panel whose context is None has nothing to show now (e.g. check-in outside lectures).
-    # A student's panels that say what they read are rendered once and kept like the list.
-    panels = []
-    for p in panels_for(Role(role)):
-        labels = p.read_labels() if role == Role.STUDENT else ()
-        if labels:
-            html = student_cached(
-                course,
-                request.user.pk,
-                now,
-                f"panel:{p.key}",
-                labels,
-                lambda p=p: _panel_html(p, request, course, role, now),  # type: ignore[misc]
-            )
-            if html is not None:
-                panels.append({"panel": p, "html": html})
+    panels: list[dict[str, Any]] = []
+    for p in panels_for(as_role):
+        if p.key in kept:
+            if (shown := kept[p.key]) is not None:
+                panels.append({"panel": p, "html": shown})
         elif (ctx := p.context(request, course, role)) is not None:
             panels.append({"panel": p, "ctx": ctx})
     return render(
