@@ -101,18 +101,28 @@ def _table_versions() -> dict[str, frozenset[str]]:
 
 
 def _changed(connection: Any, names: Iterable[str]) -> None:
-    """Drop the versions, each once per transaction of the code's (a test case's own block
-    aside): at the first write and again at commit (`version_drop`)."""
-    block = next(
-        (b for b in connection.atomic_blocks if not getattr(b, "_from_testcase", False)), None
+    """Drop the versions, each once per transaction of the code's (at its first write here and
+    again at its commit, by `version_drop`). A transaction is told apart by the list of commit
+    hooks its connection starts it with (a new one after every commit and rollback) and, under a
+    test case's own block, by the savepoint the code's outermost block made; not by the block
+    object, which a function decorated with `transaction.atomic` reuses for every call."""
+    blocks = connection.atomic_blocks
+    first = next((i for i, b in enumerate(blocks) if not getattr(b, "_from_testcase", False)), None)
+    if first is None:  # autocommit: every statement is its own transaction
+        for name in names:
+            version_drop(name)
+        return
+    sid = connection.savepoint_ids[first - 1] if first > 0 else None
+    seen: tuple[list[Any], str | None, set[str]] | None = getattr(
+        connection, "_today_dropped", None
     )
+    if seen is None or seen[0] is not connection.run_on_commit or seen[1] != sid:
+        seen = (connection.run_on_commit, sid, set())
+        connection._today_dropped = seen
     for name in names:
-        if block is not None:
-            done = block.__dict__.setdefault("_today_dropped", set())
-            if name in done:
-                continue
-            done.add(name)
-        version_drop(name)
+        if name not in seen[2]:
+            seen[2].add(name)
+            version_drop(name)
 
 
 def _watch(execute: Callable[..., Any], sql: Any, params: Any, many: bool, context: Any) -> Any:

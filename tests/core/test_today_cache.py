@@ -214,3 +214,30 @@ def test_a_today_source_students_see_must_say_what_it_reads() -> None:
     assert "'t-silent' does not say what it reads" in errors[0].msg
     assert "'t-typo' reads 'core.Nope', 'slackday': no installed app or model" in errors[1].msg
     assert today_sources_say_what_they_read() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_transaction_drops_the_version_even_through_the_same_decorated_function(
+    redis_cache,
+) -> None:  # type: ignore[no-untyped-def]
+    """`transaction.atomic` as a decorator reuses one block object for every call: each call is
+    a transaction of its own all the same, and each write must drop what it changes."""
+    from django.db.models import F
+
+    from apps.core.todaycache import version
+    from apps.core.versions import version_of
+    from apps.slackdays.models import SlackAccount
+
+    course = CourseFactory()
+    student = member(course)
+    SlackAccount.objects.create(course=course, student=student, allowance=3, balance=3)
+
+    @transaction.atomic
+    def spend() -> None:
+        SlackAccount.objects.filter(student=student).update(balance=F("balance") - 1)
+
+    seen = [version_of(version("slackdays"))]
+    for _ in range(3):
+        spend()
+        seen.append(version_of(version("slackdays")))
+    assert len(set(seen)) == 4, seen
