@@ -9,32 +9,18 @@ from django.utils import timezone
 
 from apps.calendar.cache import course_calendar
 from apps.calendar.models import CourseEvent
-from apps.calendar.registry import event_reads
-from apps.calendar.selectors import Deadline, deadline_list, lecture_upcoming
+from apps.calendar.selectors import deadline_list, lecture_upcoming
 from apps.core.models import Course, Role
-from apps.core.todaycache import student_cached
 
 
 def deadlines_context(request: HttpRequest, course: Course, role: Role) -> dict[str, Any]:
     """Upcoming assignments and milestones in the tables, today's marked; past ones folded. A
     student's tables fold too: their next 7 days are Today's list, so A3 is not listed twice."""
     memo = request.__dict__.setdefault("_memo", {})  # shared by the panels of this page
-    user = request.user
-
-    def build() -> list[Deadline]:
-        return deadline_list(course=course, user=user, memo=memo)  # type: ignore[arg-type]
-
-    now = timezone.now()
-    # A student's are kept with their Today list, until a write to what it reads.
-    if role == Role.STUDENT:
-        deadlines = student_cached(
-            course, int(user.pk or 0), now, "deadlines", ("coursecalendar", *event_reads()), build
-        )
-    else:
-        deadlines = build()
+    deadlines = deadline_list(course=course, user=request.user, memo=memo)  # type: ignore[arg-type]
     upcoming = [d for d in deadlines if not d.is_past]
     zone = zoneinfo.ZoneInfo(course.timezone)
-    today = now.astimezone(zone).date()
+    today = timezone.now().astimezone(zone).date()
 
     def rows(kind: str) -> list[dict[str, Any]]:
         return [

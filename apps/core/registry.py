@@ -79,6 +79,11 @@ class TodayItem:
     also: tuple[TodayItem, ...] = ()  # the other items of its subject (set by `today_merge`)
 
 
+def labels_of(reads: tuple[str, ...] | Callable[[], Iterable[str]]) -> tuple[str, ...]:
+    """A `reads` field's labels (a callable is asked when every app has registered)."""
+    return tuple(reads() if callable(reads) else reads)
+
+
 @dataclass(frozen=True)
 class TodaySource:
     key: str
@@ -92,7 +97,7 @@ class TodaySource:
     reads: tuple[str, ...] | Callable[[], Iterable[str]] = ()
 
     def read_labels(self) -> tuple[str, ...]:
-        return tuple(self.reads() if callable(self.reads) else self.reads)
+        return labels_of(self.reads)
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,7 @@ class Panel:
     reads: tuple[str, ...] | Callable[[], Iterable[str]] = ()
 
     def read_labels(self) -> tuple[str, ...]:
-        return tuple(self.reads() if callable(self.reads) else self.reads)
+        return labels_of(self.reads)
 
 
 _NAV: list[NavItem] = []
