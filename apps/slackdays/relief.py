@@ -57,10 +57,15 @@ def deadline_stack(course: Course, assignment: Assignment, student: User) -> rul
 
 
 def deadline_stacks(
-    course: Course, assignment: Assignment, students: list[User], group: Group | None = None
+    course: Course,
+    assignment: Assignment,
+    students: list[User],
+    group: Group | None = None,
+    spends_here: dict[int, int] | None = None,
 ) -> dict[int, rules.ReliefStack]:
     """`deadline_stack` for many students in 2–3 queries, whatever their number (`group`: the
-    current group of them all, when the caller knows it)."""
+    current group of them all, when the caller knows it; `spends_here`: their live slack days
+    on the assignment, when the caller read them with their locked accounts)."""
     if group is not None:
         groups: dict[int, int | None] = {s.pk: group.pk for s in students}
     else:
@@ -70,7 +75,9 @@ def deadline_stacks(
             ).values_list("user_id", "group_id")
         )
         groups = {s.pk: found.get(s.pk) for s in students}
-    return assignment_stacks(course=course, assignment=assignment, groups=groups)
+    return assignment_stacks(
+        course=course, assignment=assignment, groups=groups, spends_here=spends_here
+    )
 
 
 @dataclass(frozen=True)
@@ -94,12 +101,13 @@ def relief_judge(
     adding_hours: int,
     kind: str,
     group: Group | None = None,
+    spends_here: dict[int, int] | None = None,
 ) -> Judgement:
     """Would `adding_hours` more relief of `kind` ("slack", "extension", "accommodation") on
     this assignment keep every one of these students within the cap? An extension in a course
     where extensions refund slack is judged without the slack it will give back."""
     policy = relief_policy(course)
-    stacks = deadline_stacks(course, assignment, students, group)
+    stacks = deadline_stacks(course, assignment, students, group, spends_here)
     refusal, confirm = None, 0
     counted = kind != "accommodation" or policy.accommodations_count
     for s in students:

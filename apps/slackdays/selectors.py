@@ -217,18 +217,25 @@ def students_slack(
 
 
 def assignment_stacks(
-    *, course: Course, assignment: Assignment, groups: dict[int, int | None]
+    *,
+    course: Course,
+    assignment: Assignment,
+    groups: dict[int, int | None],
+    spends_here: dict[int, int] | None = None,
 ) -> dict[int, rules.ReliefStack]:
     """Each student's relief on one assignment, from 2 queries whatever their number; `groups`
-    is {student id: their current group id or None}, which the caller has already locked."""
-    ext, acc, slack, _ = relief_rows(course, set(groups), groups)
+    is {student id: their current group id or None}, which the caller has already locked.
+    `spends_here` ({student id: live slack days on this assignment}), when the caller read them
+    with the accounts it locked, saves the second query."""
+    ext, acc, slack, _ = relief_rows(course, set(groups), groups, accounts=spends_here is None)
     policy = relief_policy(course)
+    here = spends_here if spends_here is not None else {i: slack[i][assignment.pk] for i in groups}
     return {
         i: rules.relief_stack(
             assignment.due_at,
             tz=course.timezone,
             policy=policy,
-            parts=[rules.ReliefPart(kind="slack", hours=24)] * slack[i][assignment.pk]
+            parts=[rules.ReliefPart(kind="slack", hours=24)] * here[i]
             + ext[i][assignment.pk]
             + acc[i],
         )
@@ -236,8 +243,50 @@ def assignment_stacks(
     }
 
 
+# Up to this many students (a group is at most six) relief_rows' reads are compiled once per
+# shape and process (apps/core/compiled.py): a slack spend's relief check was a third of its
+# Python in building these two querysets anew.
+COMPILED_MAX = 8
+
+
+def _exceptions_of(course_id: int, *ids: int) -> QuerySet[DeadlineException]:
+    """Live exceptions of these students (a `compiled_query` builder: one `=` lookup per id, so
+    the SQL's shape depends only on how many there are)."""
+    return _exceptions_filter(course_id, None, ids)
+
+
+def _group_exceptions_of(course_id: int, group_id: int, *ids: int) -> QuerySet[DeadlineException]:
+    """Live exceptions of these students and of their group (a `compiled_query` builder)."""
+    return _exceptions_filter(course_id, group_id, ids)
+
+
+def _exceptions_filter(
+    course_id: int, group_id: int | None, ids: tuple[int, ...]
+) -> QuerySet[DeadlineException]:
+    who = Q()
+    for pk in ids:
+        who |= Q(student_id=pk)
+    if group_id is not None:
+        who |= Q(group_id=group_id)
+    return DeadlineException.objects.filter(
+        who, course_id=course_id, revoked_at__isnull=True
+    ).order_by()
+
+
+def _accounts_of(course_id: int, *ids: int) -> QuerySet[Any]:
+    """(student id, balance, assignment id of each live spend or None) of these students."""
+    who = Q()
+    for pk in ids:
+        who |= Q(student_id=pk)
+    return (
+        SlackAccount.objects.filter(who, course_id=course_id)
+        .order_by()
+        .values_list("student_id", "balance", "active_spends__assignment_id")
+    )
+
+
 def relief_rows(
-    course: Course, ids: set[int], known: dict[int, int | None] | None
+    course: Course, ids: set[int], known: dict[int, int | None] | None, *, accounts: bool = True
 ) -> tuple[
     dict[int, dict[int, list[rules.ReliefPart]]],
     dict[int, list[rules.ReliefPart]],
@@ -245,7 +294,8 @@ def relief_rows(
     dict[int, int],
 ]:
     """(extensions by student and assignment, accommodations, slack days by student and
-    assignment, days left) for these students; their groups read unless `known`."""
+    assignment, days left) for these students; their groups read unless `known`. With
+    `accounts` False the accounts are not read: no slack days, and the allowance as days left."""
     if known is None:
         groups = dict(
             GroupMembership.objects.filter(
@@ -259,15 +309,32 @@ def relief_rows(
     members: dict[int, list[int]] = defaultdict(list)
     for uid, gid in groups.items():
         members[gid].append(uid)
-    for e in _sort_parts(
-        list(
+    few = 0 < len(ids) <= COMPILED_MAX and len(members) <= 1
+    if few:  # a group's spend or one student's page: SQL built once per shape and process
+        the_group = next(iter(members), None)
+        who = sorted(ids)
+        exceptions: list[DeadlineException] = (
+            compiled_query(
+                f"slack.relief.exceptions.{len(who)}.group",
+                _group_exceptions_of,
+                course.pk,
+                the_group,
+                *who,
+            )
+            if the_group is not None
+            else compiled_query(
+                f"slack.relief.exceptions.{len(who)}", _exceptions_of, course.pk, *who
+            )
+        )
+    else:
+        exceptions = list(
             DeadlineException.objects.filter(
                 Q(student_id__in=ids) | Q(group_id__in=list(members)),
                 course=course,
                 revoked_at__isnull=True,
             ).order_by()
         )
-    ):
+    for e in _sort_parts(exceptions):
         if e.kind == "accommodation" and e.student_id in ids:
             acc[e.student_id].append(_part(e))
         elif e.kind == "extension" and e.assignment_id:
@@ -276,9 +343,18 @@ def relief_rows(
                     ext[uid][e.assignment_id].append(_part(e, group=e.group_id is not None))
     slack: dict[int, dict[int, int]] = {i: defaultdict(int) for i in ids}
     left: dict[int, int] = dict.fromkeys(ids, course.slack_days_allowance)
-    for uid, balance, a_id in SlackAccount.objects.filter(
-        course=course, student_id__in=ids
-    ).values_list("student_id", "balance", "active_spends__assignment_id"):
+    rows: Iterable[tuple[int, int, int | None]] = (
+        ()
+        if not accounts
+        else compiled_query(
+            f"slack.relief.accounts.{len(ids)}", _accounts_of, course.pk, *sorted(ids)
+        )
+        if few
+        else SlackAccount.objects.filter(course=course, student_id__in=ids).values_list(
+            "student_id", "balance", "active_spends__assignment_id"
+        )
+    )
+    for uid, balance, a_id in rows:
         left[uid] = balance
         if a_id is not None:
             slack[uid][a_id] += 1

@@ -292,7 +292,7 @@ def _apply_locked(
     with transaction.atomic():
         accounts = _lock_accounts(course, members, spends_on=assignment)
         active: dict[int, int] = {s.pk: getattr(accounts[s.pk], "spends_here", 0) for s in members}
-        stacks = _relief_allows_slack(course, assignment, members, group)
+        stacks = _relief_allows_slack(course, assignment, members, group, active)
         if charged_by is None:
             mine = stacks[actor.pk]
             without = mine.base + dt.timedelta(hours=mine.exception_hours)
@@ -337,13 +337,26 @@ def _apply_locked(
 
 
 def _relief_allows_slack(
-    course: Course, assignment: Assignment, members: list[User], group: Group | None
+    course: Course,
+    assignment: Assignment,
+    members: list[User],
+    group: Group | None,
+    spends_here: dict[int, int],
 ) -> dict[int, rules.ReliefStack]:
-    """The relief rule for one more slack day on every member's deadline (accounts locked):
-    within the cap, and, where extensions refund slack, not on a deadline with an extension."""
+    """The relief rule for one more slack day on every member's deadline (accounts locked, with
+    their live days on the assignment): within the cap, and, where extensions refund slack, not
+    on a deadline with an extension."""
     from apps.slackdays import relief
 
-    j = relief.relief_judge(course, assignment, members, adding_hours=24, kind="slack", group=group)
+    j = relief.relief_judge(
+        course,
+        assignment,
+        members,
+        adding_hours=24,
+        kind="slack",
+        group=group,
+        spends_here=spends_here,
+    )
     if j.refusal:
         raise Conflict(f"Nothing was charged: {j.refusal}")
     if course.relief_slack_with_extension == "refund":

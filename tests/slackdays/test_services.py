@@ -212,6 +212,45 @@ def test_group_extension_applies_to_every_member() -> None:
         )
 
 
+def test_the_cap_counts_a_groups_extension_and_the_days_it_already_spent() -> None:
+    """The cap counts the group's extension (read by the group's id) and the days the group has
+    already spent on the deadline (read with the locked accounts): the third day is refused with
+    the arithmetic and charges no one, though every member still has a day left."""
+    course = CourseFactory(relief_cap_days=3, slack_days_max_per_assignment=3)
+    a = AssignmentFactory(course=course, code="A2")
+    group = group_of(course, 4)
+    members = [m.user for m in group.memberships.order_by("user_id")]
+    other = group_of(course, 4).memberships.first().user
+    staff = member(course, Role.TA)
+    exception_grant(
+        actor=staff,
+        course=course,
+        kind="extension",
+        hours=24,
+        reason="node outage",
+        assignment_id=a.pk,
+        group_id=group.pk,
+    )
+    exception_grant(  # another group's: not this group's relief
+        actor=staff,
+        course=course,
+        kind="extension",
+        hours=48,
+        reason="illness",
+        assignment_id=a.pk,
+        student_ids=[other.pk],
+    )
+    slack_apply(actor=members[0], course=course, assignment_id=a.pk)
+    slack_apply(actor=members[1], course=course, assignment_id=a.pk)  # 24 h + 2 days: the cap
+    with pytest.raises(
+        Conflict,
+        match=r"A2 \(for .+\) already has \+1 day \(slack\), \+1 day \(slack\) and \+1 day \(group extension",
+    ):
+        slack_apply(actor=members[2], course=course, assignment_id=a.pk)
+    assert [balance(course, u) for u in members] == [1, 1, 1, 1]
+    assert slack_apply(actor=other, course=course, assignment_id=a.pk)  # 48 h + 1 day fits
+
+
 # ------------------------------------------------------------ concurrency on PostgreSQL
 
 
