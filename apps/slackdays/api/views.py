@@ -20,6 +20,7 @@ from apps.core.api.helpers import (
     page_response,
     paginated,
 )
+from apps.core.api.serializers import FieldsOnceModelSerializer
 from apps.core.compiled import compiled_query
 from apps.core.errors import DomainError, NotFound
 from apps.slackdays import services
@@ -41,7 +42,7 @@ TAGS = ["slack days"]
 _ctx = api_course
 
 
-class LedgerEntrySerializer(serializers.ModelSerializer):
+class LedgerEntrySerializer(FieldsOnceModelSerializer):
     assignment = serializers.CharField(source="assignment.code", allow_null=True, default=None)
     student = serializers.EmailField(source="account.student.email")
     actor = serializers.EmailField(source="actor.email", allow_null=True, default=None)
