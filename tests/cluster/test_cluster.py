@@ -61,6 +61,7 @@ WEB_HOSTS = {f"{NET}.21:8000": "web1", f"{NET}.22:8000": "web2"}
 CRASHES = ("Internal Server Error", "WORKER TIMEOUT", "raised unexpected", "NotRegistered")
 BIG = "@big.example"  # the seeded course's people (tests.bigcourse); the crawl mails others
 STUDENTS = int(os.environ.get("CLUSTER_STUDENTS", "2000"))
+BROKEN_OFF = -1  # a Reader's status for an answer whose body broke off after its headers
 PROXY_READ_TIMEOUT_S = 20  # cluster.sh's nginx: how long a request held by a cut host waits
 QUESTIONS = 10  # the MLSys·im quiz's graded parts
 ENV = {
@@ -131,6 +132,7 @@ class Reader(threading.Thread):
         self.pause = pause
         self.answers: list[tuple[float, int]] = []
         self.sent: list[float] = []  # when each answered request was sent
+        self.bad: list[tuple[float, str, str]] = []  # (when, path, what) of each answer not wanted
         self.stopping = threading.Event()
 
     def run(self) -> None:
@@ -141,10 +143,18 @@ class Reader(threading.Thread):
             i += 1
             sent = time.monotonic()
             try:
-                status = http.get(BASE + path, headers=headers, timeout=60).status_code
-            except requests.RequestException:
-                status = 0  # no answer at all (the proxy is on this machine: never expected)
-            self.answers.append((time.monotonic(), status))
+                r = http.get(BASE + path, headers=headers, timeout=60)
+                status, what = r.status_code, r.text[:200]
+            except requests.exceptions.ChunkedEncodingError as exc:
+                # The headers came and the body broke off: a link cut inside an answer the proxy
+                # had begun to pass on (it cannot take headers back to retry elsewhere).
+                status, what = BROKEN_OFF, repr(exc)[:200]
+            except requests.RequestException as exc:
+                status, what = 0, repr(exc)[:200]  # no answer at all (the proxy is on this machine)
+            now = time.monotonic()
+            if status <= 0 or (status >= 500 and status != 503):
+                self.bad.append((now, path, f"{status}: {what}"))
+            self.answers.append((now, status))
             self.sent.append(sent)
             time.sleep(self.pause)
 
@@ -166,7 +176,8 @@ class Reader(threading.Thread):
             "requests": len(self.answers),
             "statuses": dict(sorted(statuses.items())),
             "503_seconds": round(unavailable[-1] - unavailable[0], 1) if unavailable else 0,
-            "bad": sum(n for s, n in statuses.items() if s == 0 or (s >= 500 and s != 503)),
+            "bad": sum(n for s, n in statuses.items() if s <= 0 or (s >= 500 and s != 503)),
+            "bad_answers": self.bad,
         }
 
 
@@ -372,19 +383,30 @@ def test_the_cluster_survives_cut_links_with_every_grade_and_email_once(ee290_li
                 "statuses": dict(sorted(statuses.items())),
                 "503_seconds": max(float(part["503_seconds"]) for part in parts),  # type: ignore[arg-type]
                 "bad": sum(int(part["bad"]) for part in parts),  # type: ignore[call-overload]
+                "bad_answers": [
+                    (round(t - cut_at, 1), path, what)
+                    for part in parts
+                    for t, path, what in part["bad_answers"]  # type: ignore[attr-defined]
+                ],
                 "held_by_the_cut_host": held,
                 "attempt": attempt + 1,
             }
-            assert report["web_cut"]["bad"] == 0, report  # type: ignore[index]
+            # Only a request the cut host held may break off (see below); nothing else fails.
+            broken_off = sum(s == BROKEN_OFF for _, s in held)
+            report["web_cut"]["broken_off_while_held"] = broken_off  # type: ignore[index]
+            assert report["web_cut"]["bad"] == broken_off, report["web_cut"]  # type: ignore[index]
             if held:
                 break
         assert held, f"no request was in flight on web1 at either cut: {report['web_cut']}"
         # Each request the cut host held ends once the proxy's read timeout passes: a read is
         # sent again to the other host (proxy_next_upstream; never a POST) and answered, or
-        # 503 when none answers. Never a hang past it, nor a 5xx of another kind.
-        assert all(s in (200, 503) and waited <= PROXY_READ_TIMEOUT_S + 5 for waited, s in held), (
-            report
-        )
+        # 503 when none answers, or, when the cut fell inside an answer whose headers the proxy
+        # had already passed on, broken off there (a CI run caught one, /accounts/login/ at
+        # 20.0 s). Never a hang past it, nor a 5xx of another kind; and only a held request
+        # breaks off.
+        assert all(
+            s in (200, 503, BROKEN_OFF) and waited <= PROXY_READ_TIMEOUT_S + 5 for waited, s in held
+        ), report["web_cut"]
 
         # Both courses: the seeded one the faults ran on, and EE 290 the crawl changed.
         report["check_course"] = {}
